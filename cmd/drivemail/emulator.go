@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/drivemail/drivemail/emulator"
+)
+
+func runEmulator(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flagSet("emulator", "A local Google emulator: Drive v3, Sheets v4, Gmail v1 and OAuth 2 on one origin.", stderr)
+	addr := fs.String("addr", envString(getenv, "DRIVEMAIL_EMULATOR_ADDR", "127.0.0.1:9090"), "listen address [DRIVEMAIL_EMULATOR_ADDR]")
+	seed := fs.String("seed", envString(getenv, "DRIVEMAIL_EMULATOR_SEED", ""), "folder of files to preload: one sub-folder per user email [DRIVEMAIL_EMULATOR_SEED]")
+	autoDef, err := envBool(getenv, "DRIVEMAIL_EMULATOR_AUTO_APPROVE", false)
+	if err != nil {
+		return err
+	}
+	auto := fs.Bool("auto-approve", autoDef, "the consent page approves at once, as the login_hint user or "+emulator.DemoUser+" [DRIVEMAIL_EMULATOR_AUTO_APPROVE]")
+	ttlDef, err := envDuration(getenv, "DRIVEMAIL_EMULATOR_TOKEN_TTL", time.Hour)
+	if err != nil {
+		return err
+	}
+	ttl := fs.Duration("token-ttl", ttlDef, "lifetime of issued access tokens [DRIVEMAIL_EMULATOR_TOKEN_TTL]")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	emu, err := emulator.New(emulator.Config{AccessTTL: *ttl, AutoApprove: *auto})
+	if err != nil {
+		return err
+	}
+	defer emu.Close()
+	if *seed != "" {
+		if err := emu.Seed(*seed); err != nil {
+			return fmt.Errorf("seed %s: %w", *seed, err)
+		}
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(stdout, "outbox: http://%s/_emulator/outbox\n", ln.Addr())
+	return serveUntilDone(ctx, srv, ln)
+}
+
+// serveUntilDone serves until ctx ends, then shuts down gracefully.
+func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

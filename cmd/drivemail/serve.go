@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/drivemail/drivemail/server"
+)
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flagSet("serve", "The drivemail MCP server (streamable HTTP at BASE/mcp).", stderr)
+	var cfg server.Config
+	fs.StringVar(&cfg.Addr, "addr", envString(getenv, "DRIVEMAIL_ADDR", "127.0.0.1:8080"), "listen address [DRIVEMAIL_ADDR]")
+	fs.StringVar(&cfg.BaseURL, "base-url", envString(getenv, "DRIVEMAIL_BASE_URL", ""), "public origin; the protected resource is BASE/mcp (default http://ADDR) [DRIVEMAIL_BASE_URL]")
+	fs.StringVar(&cfg.Store, "store", envString(getenv, "DRIVEMAIL_STORE", "sqlite:drivemail.db"), "sqlite:PATH or postgres://… (replicas share a PostgreSQL store) [DRIVEMAIL_STORE]")
+	secret := fs.String("secret", envString(getenv, "DRIVEMAIL_SECRET", ""), "base64 key of at least 32 bytes; encrypts Google tokens at rest and signs upload tickets. To rotate, give NEW,OLD: the first encrypts, all decrypt (required unless --demo) [DRIVEMAIL_SECRET]")
+	fs.StringVar(&cfg.GoogleClientID, "google-client-id", envString(getenv, "GOOGLE_CLIENT_ID", ""), "Google OAuth web client id [GOOGLE_CLIENT_ID]")
+	fs.StringVar(&cfg.GoogleClientSecret, "google-client-secret", envString(getenv, "GOOGLE_CLIENT_SECRET", ""), "Google OAuth web client secret [GOOGLE_CLIENT_SECRET]")
+	fs.StringVar(&cfg.GoogleEndpoint, "google-endpoint", envString(getenv, "DRIVEMAIL_GOOGLE_ENDPOINT", ""), "base URL of a Google emulator; every Google API and OAuth URL goes there (default Google itself) [DRIVEMAIL_GOOGLE_ENDPOINT]")
+	fs.BoolVar(&cfg.Demo, "demo", false, "start a seeded Google emulator in-process and use it; needs no credentials")
+	drafts, err := envBool(getenv, "DRIVEMAIL_DRAFTS", false)
+	if err != nil {
+		return err
+	}
+	fs.BoolVar(&cfg.Drafts, "drafts", drafts, "also ask Google for gmail.compose so create_draft works (a restricted scope) [DRIVEMAIL_DRAFTS]")
+	maxUpload, err := envInt64(getenv, "DRIVEMAIL_MAX_UPLOAD_BYTES", 1<<30)
+	if err != nil {
+		return err
+	}
+	fs.Int64Var(&cfg.MaxUploadBytes, "max-upload-bytes", maxUpload, "largest file /upload accepts [DRIVEMAIL_MAX_UPLOAD_BYTES]")
+	sends, err := envInt64(getenv, "DRIVEMAIL_MAX_CONCURRENT_SENDS", 8)
+	if err != nil {
+		return err
+	}
+	fs.IntVar(&cfg.MaxConcurrentSends, "max-concurrent-sends", int(sends), "messages streamed at once; more wait their turn (bounds memory) [DRIVEMAIL_MAX_CONCURRENT_SENDS]")
+	shutdown, err := envDuration(getenv, "DRIVEMAIL_SHUTDOWN_GRACE", 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", shutdown, "how long a stopping server lets running sends finish [DRIVEMAIL_SHUTDOWN_GRACE]")
+	fs.StringVar(&cfg.LogLevel, "log-level", envString(getenv, "DRIVEMAIL_LOG_LEVEL", "info"), "debug, info, warn or error [DRIVEMAIL_LOG_LEVEL]")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	keys, err := parseSecrets(*secret)
+	if err != nil {
+		return err
+	}
+	cfg.Secrets = keys
+	cfg.Version = version
+	return server.Run(ctx, cfg, stdout, stderr)
+}
+
+// parseSecrets decodes a comma-separated list of base64 keys of at least 32 bytes.
+func parseSecrets(s string) ([][]byte, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var keys [][]byte
+	for i, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		k, err := base64.StdEncoding.DecodeString(part)
+		if err != nil {
+			k, err = base64.RawURLEncoding.DecodeString(strings.TrimRight(part, "="))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: --secret key %d is not base64 (make one with: openssl rand -base64 32)", errUsage, i+1)
+		}
+		if len(k) < 32 {
+			return nil, fmt.Errorf("%w: --secret key %d has %d bytes; it needs at least 32 (make one with: openssl rand -base64 32)", errUsage, i+1, len(k))
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}

@@ -1,0 +1,186 @@
+// Package emulator is a local stand-in for the Google endpoints drivemail
+// uses (Drive v3, Sheets v4, Gmail v1, OAuth 2), faithful enough that the
+// real google.golang.org/api clients and golang.org/x/oauth2 run against it
+// unchanged but for the endpoint. Tests and `serve --demo` use it in
+// process; `drivemail emulator` serves it on its own.
+package emulator
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/drivemail/drivemail/emulator/authsvc"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/emulator/gmailsvc"
+	"github.com/drivemail/drivemail/emulator/internal/core"
+)
+
+// DemoUser is the user the demo seed belongs to and whom --auto-approve
+// signs in when no login_hint is given.
+const DemoUser = "demo@example.com"
+
+// Config tunes an emulator.
+type Config struct {
+	// AccessTTL is the lifetime of access tokens (default one hour).
+	AccessTTL time.Duration
+	// AutoApprove makes the consent page approve at once.
+	AutoApprove bool
+	// DataDir keeps file content; empty uses a temporary directory removed on Close.
+	DataDir string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Stats is the JSON of GET /_emulator/stats.
+type Stats = core.StatsSnapshot
+
+// Fault is an injected failure (see POST /_emulator/faults).
+type Fault = core.Fault
+
+// Emulator is one emulated Google, with every user's data in memory and
+// file content on disk.
+type Emulator struct {
+	deps   core.Deps
+	faults *core.Faults
+	drive  *drivesvc.Service
+	gmail  *gmailsvc.Service
+	auth   *authsvc.Service
+}
+
+// New returns an emulator with no users.
+func New(cfg Config) (*Emulator, error) {
+	if cfg.AccessTTL <= 0 {
+		cfg.AccessTTL = time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	blobs, err := core.NewBlobs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
+	deps := core.Deps{
+		Accounts: core.NewAccounts(cfg.AccessTTL, cfg.Now),
+		Blobs:    blobs,
+		Stats:    core.NewStats(),
+		Now:      cfg.Now,
+	}
+	return &Emulator{
+		deps:   deps,
+		faults: &core.Faults{},
+		drive:  drivesvc.New(deps),
+		gmail:  gmailsvc.New(deps),
+		auth:   authsvc.New(deps, authsvc.Config{AutoApprove: cfg.AutoApprove, DefaultUser: DemoUser}),
+	}, nil
+}
+
+// Close releases the emulator's temporary storage.
+func (e *Emulator) Close() error { return e.deps.Blobs.Close() }
+
+// Handler serves every emulated Google path and the /_emulator/ controls.
+func (e *Emulator) Handler() http.Handler {
+	mux := http.NewServeMux()
+	e.drive.Register(mux)
+	e.gmail.Register(mux)
+	e.auth.Register(mux)
+	e.registerControls(mux)
+	return e.faults.Middleware(e.countRequests(mux))
+}
+
+// countRequests records each request under the route pattern that served it.
+func (e *Emulator) countRequests(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, pattern := mux.Handler(r)
+		if pattern == "" {
+			pattern = r.Method + " (unrouted)"
+		}
+		e.deps.Stats.Request(pattern)
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// Drive is the emulated Drive, for tests that seed files directly.
+func (e *Emulator) Drive() *drivesvc.Service { return e.drive }
+
+// Gmail is the emulated Gmail, for tests that read the outbox directly.
+func (e *Emulator) Gmail() *gmailsvc.Service { return e.gmail }
+
+// AddUser registers a Google account.
+func (e *Emulator) AddUser(email string) { e.deps.Accounts.AddUser(email) }
+
+// AccessToken mints a Google access token for email with the given scopes,
+// as if the user had consented; tests use it to skip the browser.
+func (e *Emulator) AccessToken(email string, scopes ...string) string {
+	return e.deps.Accounts.IssueAccess(email, "emulator-test", scopes)
+}
+
+// RefreshToken mints a Google refresh token for email and clientID.
+func (e *Emulator) RefreshToken(email, clientID string, scopes ...string) string {
+	return e.deps.Accounts.IssueRefresh(email, clientID, scopes)
+}
+
+// ExpireAccessTokens makes every access token of email expire now.
+func (e *Emulator) ExpireAccessTokens(email string) { e.deps.Accounts.ExpireAccess(email) }
+
+// Stats returns the counters.
+func (e *Emulator) Stats() Stats { return e.deps.Stats.Snapshot() }
+
+// ResetStats zeroes the counters.
+func (e *Emulator) ResetStats() { e.deps.Stats.Reset() }
+
+// InjectFault queues a failure rule.
+func (e *Emulator) InjectFault(f Fault) error { return e.faults.Add(f) }
+
+// registerControls adds the /_emulator/ routes tests and the demo use.
+func (e *Emulator) registerControls(mux *http.ServeMux) {
+	mux.HandleFunc("GET /_emulator/stats", func(w http.ResponseWriter, r *http.Request) {
+		core.WriteJSON(w, http.StatusOK, e.Stats())
+	})
+	mux.HandleFunc("DELETE /_emulator/stats", func(w http.ResponseWriter, r *http.Request) {
+		e.ResetStats()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /_emulator/faults", func(w http.ResponseWriter, r *http.Request) {
+		core.WriteJSON(w, http.StatusOK, e.faults.Pending())
+	})
+	mux.HandleFunc("POST /_emulator/faults", func(w http.ResponseWriter, r *http.Request) {
+		var f Fault
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			core.WriteError(w, http.StatusBadRequest, "badRequest", "fault: "+err.Error())
+			return
+		}
+		if err := e.faults.Add(f); err != nil {
+			core.WriteError(w, http.StatusBadRequest, "badRequest", "fault: "+err.Error())
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("DELETE /_emulator/faults", func(w http.ResponseWriter, r *http.Request) {
+		e.faults.Clear()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /_emulator/users", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Email  string   `json:"email"`
+			Scopes []string `json:"scopes"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&body); err != nil || body.Email == "" {
+			core.WriteError(w, http.StatusBadRequest, "badRequest", `want {"email": "...", "scopes": [...]}`)
+			return
+		}
+		e.AddUser(body.Email)
+		resp := map[string]string{"email": body.Email}
+		if len(body.Scopes) > 0 {
+			resp["access_token"] = e.AccessToken(body.Email, body.Scopes...)
+		}
+		core.WriteJSON(w, http.StatusOK, resp)
+	})
+}
+
+// Seed preloads files from dir: one sub-folder per user email (see
+// docs/emulator.md for the conventions for native files).
+func (e *Emulator) Seed(dir string) error { return e.drive.SeedDir(dir) }

@@ -1,0 +1,197 @@
+package core
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Fault is one injected failure rule, matched by method and path prefix.
+// It applies to the next Times matching requests (0 means once).
+type Fault struct {
+	// Method limits the rule to one HTTP method; empty matches any.
+	Method string `json:"method,omitempty"`
+	// PathPrefix selects requests whose URL path starts with it.
+	PathPrefix string `json:"path_prefix"`
+	// Times is how many matching requests the rule affects (default 1).
+	Times int `json:"times,omitempty"`
+	// Status, when set, answers the request with a Google-shaped error of
+	// this code instead of handling it.
+	Status int `json:"status,omitempty"`
+	// CutResponseAfter, when set, lets the handler run but closes the
+	// connection after that many response body bytes.
+	CutResponseAfter *int64 `json:"cut_response_after,omitempty"`
+	// CutRequestAfter, when set, reads that many request body bytes and then
+	// closes the connection without answering.
+	CutRequestAfter *int64 `json:"cut_request_after,omitempty"`
+	// Delay is added before the request is handled (Go duration string in JSON, e.g. "250ms").
+	Delay Duration `json:"delay,omitempty"`
+}
+
+// Duration is a time.Duration that reads and writes JSON as "250ms".
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Duration(d).String() + `"`), nil
+}
+
+// UnmarshalJSON reads a Go duration string or a number of nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "" || s == "null" {
+		*d = 0
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New(`delay: want a duration such as "250ms"`)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Faults holds the pending fault rules.
+type Faults struct {
+	mu    sync.Mutex
+	rules []*Fault
+}
+
+// Add queues a rule.
+func (f *Faults) Add(r Fault) error {
+	if r.PathPrefix == "" || r.PathPrefix[0] != '/' {
+		return errors.New("path_prefix must start with /")
+	}
+	if r.Status == 0 && r.CutResponseAfter == nil && r.CutRequestAfter == nil && r.Delay == 0 {
+		return errors.New("a fault needs status, cut_response_after, cut_request_after or delay")
+	}
+	if r.Status != 0 && (r.Status < 400 || r.Status > 599) {
+		return errors.New("status must be an HTTP error code (400-599)")
+	}
+	if r.Times <= 0 {
+		r.Times = 1
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rules = append(f.rules, &r)
+	return nil
+}
+
+// Clear drops every pending rule.
+func (f *Faults) Clear() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rules = nil
+}
+
+// Pending lists the rules not yet used up.
+func (f *Faults) Pending() []Fault {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Fault, 0, len(f.rules))
+	for _, r := range f.rules {
+		out = append(out, *r)
+	}
+	return out
+}
+
+// take consumes one use of the first rule matching r.
+func (f *Faults) take(r *http.Request) (Fault, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, rule := range f.rules {
+		if rule.Method != "" && !strings.EqualFold(rule.Method, r.Method) {
+			continue
+		}
+		if !strings.HasPrefix(r.URL.Path, rule.PathPrefix) {
+			continue
+		}
+		rule.Times--
+		got := *rule
+		if rule.Times <= 0 {
+			f.rules = append(f.rules[:i], f.rules[i+1:]...)
+		}
+		return got, true
+	}
+	return Fault{}, false
+}
+
+// Middleware applies pending faults to matching requests. Paths under
+// /_emulator/ are never faulted, so a test can always reach its controls.
+func (f *Faults) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/_emulator/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rule, ok := f.take(r)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if rule.Delay > 0 {
+			t := time.NewTimer(time.Duration(rule.Delay))
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
+		switch {
+		case rule.CutRequestAfter != nil:
+			_, _ = io.CopyN(io.Discard, r.Body, *rule.CutRequestAfter)
+			// ErrAbortHandler makes net/http drop the connection without a response.
+			panic(http.ErrAbortHandler)
+		case rule.Status != 0:
+			WriteError(w, rule.Status, reasonFor(rule.Status), "Injected fault: "+http.StatusText(rule.Status))
+		case rule.CutResponseAfter != nil:
+			next.ServeHTTP(&cuttingWriter{ResponseWriter: w, left: *rule.CutResponseAfter}, r)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+func reasonFor(code int) string {
+	switch code {
+	case 429:
+		return "rateLimitExceeded"
+	case 500:
+		return "backendError"
+	case 503:
+		return "backendError"
+	case 403:
+		return "forbidden"
+	case 404:
+		return "notFound"
+	default:
+		return "injectedFault"
+	}
+}
+
+// cuttingWriter passes through left bytes of body and then aborts the connection.
+type cuttingWriter struct {
+	http.ResponseWriter
+	left int64
+}
+
+func (c *cuttingWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) <= c.left {
+		c.left -= int64(len(p))
+		return c.ResponseWriter.Write(p)
+	}
+	n, _ := c.ResponseWriter.Write(p[:c.left])
+	c.left = 0
+	if fl, ok := c.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+	_ = n
+	panic(http.ErrAbortHandler)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (c *cuttingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
