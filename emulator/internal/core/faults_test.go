@@ -1,0 +1,170 @@
+package core
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func faultServer(t *testing.T, f *Faults, body string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(f.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, body)
+	})))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func ptr(n int64) *int64 { return &n }
+
+func TestFaultStatusAppliesTimesThenStops(t *testing.T) {
+	var f Faults
+	srv := faultServer(t, &f, "ok")
+	if err := f.Add(Fault{PathPrefix: "/upload/", Status: 503, Times: 2}); err != nil {
+		t.Fatal(err)
+	}
+	want := []int{503, 503, 200}
+	for i, code := range want {
+		resp, err := http.Post(srv.URL+"/upload/x", "text/plain", strings.NewReader("abc"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != code {
+			t.Fatalf("request %d: status %d, want %d (%s)", i, resp.StatusCode, code, b)
+		}
+		if code == 503 && !strings.Contains(string(b), `"reason": "backendError"`) {
+			t.Errorf("injected error is not Google-shaped: %s", b)
+		}
+	}
+}
+
+func TestFaultMatchesMethodAndPrefixOnly(t *testing.T) {
+	var f Faults
+	srv := faultServer(t, &f, "ok")
+	if err := f.Add(Fault{Method: "PUT", PathPrefix: "/a", Status: 500}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ method, path string }{{"GET", "/a"}, {"PUT", "/b"}} {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s %s: status %d, want 200 (rule must not match)", tc.method, tc.path, resp.StatusCode)
+		}
+	}
+	if n := len(f.Pending()); n != 1 {
+		t.Errorf("pending rules = %d, want 1 (unused)", n)
+	}
+}
+
+func TestFaultCutResponseAfterBytes(t *testing.T) {
+	var f Faults
+	body := strings.Repeat("x", 10000)
+	srv := faultServer(t, &f, body)
+	if err := f.Add(Fault{PathPrefix: "/d", CutResponseAfter: ptr(1000)}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(srv.URL + "/d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil {
+		t.Fatalf("read %d bytes without error; want the connection cut", len(got))
+	}
+	if len(got) != 1000 {
+		t.Errorf("got %d bytes before the cut, want 1000", len(got))
+	}
+}
+
+func TestFaultCutRequestAfterBytes(t *testing.T) {
+	var f Faults
+	srv := faultServer(t, &f, "ok")
+	if err := f.Add(Fault{PathPrefix: "/u", CutRequestAfter: ptr(10)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := http.Post(srv.URL+"/u", "text/plain", strings.NewReader(strings.Repeat("y", 1<<20)))
+	if err == nil {
+		t.Fatal("request succeeded; want the connection cut")
+	}
+	resp, err := http.Post(srv.URL+"/u", "text/plain", strings.NewReader("z"))
+	if err != nil {
+		t.Fatalf("second request: %v (the rule should be used up)", err)
+	}
+	resp.Body.Close()
+}
+
+func TestFaultDelay(t *testing.T) {
+	var f Faults
+	srv := faultServer(t, &f, "ok")
+	if err := f.Add(Fault{PathPrefix: "/", Delay: Duration(150 * time.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, err := http.Get(srv.URL + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if el := time.Since(start); el < 150*time.Millisecond {
+		t.Errorf("answered after %v, want at least the 150ms delay", el)
+	}
+}
+
+func TestFaultControlsAreNeverFaulted(t *testing.T) {
+	var f Faults
+	srv := faultServer(t, &f, "ok")
+	if err := f.Add(Fault{PathPrefix: "/", Status: 500, Times: 5}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(srv.URL + "/_emulator/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("/_emulator/ answered %d; controls must stay reachable", resp.StatusCode)
+	}
+}
+
+func TestFaultAddRejectsBadRules(t *testing.T) {
+	var f Faults
+	for _, tc := range []struct {
+		name string
+		rule Fault
+	}{
+		{"no prefix", Fault{Status: 500}},
+		{"relative prefix", Fault{PathPrefix: "x", Status: 500}},
+		{"no effect", Fault{PathPrefix: "/x"}},
+		{"success status", Fault{PathPrefix: "/x", Status: 200}},
+		{"status over 599", Fault{PathPrefix: "/x", Status: 600}},
+	} {
+		if err := f.Add(tc.rule); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+}
+
+func TestDurationJSON(t *testing.T) {
+	var d Duration
+	if err := d.UnmarshalJSON([]byte(`"250ms"`)); err != nil || time.Duration(d) != 250*time.Millisecond {
+		t.Fatalf("got %v, %v", time.Duration(d), err)
+	}
+	if err := d.UnmarshalJSON([]byte(`"soon"`)); err == nil {
+		t.Error("accepted a non-duration")
+	}
+	b, _ := d.MarshalJSON()
+	if string(b) != `"250ms"` {
+		t.Errorf("marshal = %s", b)
+	}
+}
