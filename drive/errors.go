@@ -1,0 +1,179 @@
+package drive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+
+	"google.golang.org/api/googleapi"
+)
+
+// Sentinel causes a caller can test with errors.Is. Every error this package
+// returns for a Google answer is an *Error wrapping one of them (or none, for
+// an unclassified failure); none carries Google's error body, which can echo
+// ids, queries or account details.
+var (
+	// ErrNotFound: the file does not exist or the user cannot see it.
+	// Google answers both with the same 404, and so do we.
+	ErrNotFound = errors.New("file not found")
+	// ErrBadID: the string is not shaped like a Drive file id or link.
+	ErrBadID = errors.New("not a Drive file id")
+	// ErrNotDownloadable: the owner disabled downloads, or the file is a
+	// native Google file that only exports.
+	ErrNotDownloadable = errors.New("file cannot be downloaded")
+	// ErrExportTooLarge: files.export refused a file over its 10 MB cap.
+	ErrExportTooLarge = errors.New("export too large for files.export")
+	// ErrScope: the Google token lacks a scope the call needs.
+	ErrScope = errors.New("insufficient Google scope")
+	// ErrUnauthorized: Google rejected the token (expired or revoked grant).
+	ErrUnauthorized = errors.New("Google rejected the credentials")
+	// ErrForbidden: any other 403.
+	ErrForbidden = errors.New("access denied by Drive")
+	// ErrRateLimited: a 429 or a rate-limit 403; transient.
+	ErrRateLimited = errors.New("rate limited by Drive")
+	// ErrUnavailable: a 5xx; transient.
+	ErrUnavailable = errors.New("Drive is unavailable")
+	// ErrTruncated: a download ended before the size Drive announced.
+	ErrTruncated = errors.New("download ended early")
+	// ErrBadExportLink: an exportLinks URL pointed somewhere we will not
+	// send the user's token.
+	ErrBadExportLink = errors.New("export link has an unexpected origin")
+	// ErrRangeBudget: a ReaderAt exhausted its read budget.
+	ErrRangeBudget = errors.New("range read budget exhausted")
+)
+
+// Error is a failed Drive or Sheets call: the operation, Google's status and
+// reason, and a classified cause. It deliberately omits Google's message
+// and body.
+type Error struct {
+	Op     string // e.g. "files.get", "files.export"
+	Code   int    // HTTP status, 0 for a transport failure
+	Reason string // Google's first error reason, if any
+	Err    error  // a sentinel above, or the transport error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("drive ")
+	b.WriteString(e.Op)
+	if e.Code != 0 {
+		fmt.Fprintf(&b, ": HTTP %d", e.Code)
+	}
+	if e.Reason != "" {
+		b.WriteString(" ")
+		b.WriteString(e.Reason)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsTransient reports whether err is worth retrying: a 5xx, a 429 or
+// rate-limit 403, or a connection that failed or was cut.
+func IsTransient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if errors.Is(err, ErrRateLimited) || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrTruncated) {
+		return true
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	// A call that got no HTTP answer at all failed in transport.
+	var de *Error
+	return errors.As(err, &de) && de.Code == 0 && !errors.Is(de.Err, ErrBadExportLink) &&
+		!errors.Is(de.Err, ErrRangeBudget) && !errors.Is(de.Err, ErrBadID)
+}
+
+// wrapErr turns a Google client error into an *Error without the body.
+// Context errors pass through unchanged so callers see cancellation as such.
+func wrapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var ge *googleapi.Error
+	if !errors.As(err, &ge) {
+		return &Error{Op: op, Err: stripURL(err)}
+	}
+	reason := firstReason(ge)
+	return &Error{Op: op, Code: ge.Code, Reason: reason, Err: classify(ge.Code, reason)}
+}
+
+// statusErr builds an *Error for a plain HTTP response (export links).
+func statusErr(op string, code int) error {
+	return &Error{Op: op, Code: code, Err: classify(code, "")}
+}
+
+func classify(code int, reason string) error {
+	switch {
+	case code == 404:
+		return ErrNotFound
+	case code == 401:
+		return ErrUnauthorized
+	case code == 429:
+		return ErrRateLimited
+	case code >= 500:
+		return ErrUnavailable
+	case code == 403:
+		switch reason {
+		case "exportSizeLimitExceeded":
+			return ErrExportTooLarge
+		case "cannotDownloadFile", "fileNotDownloadable":
+			return ErrNotDownloadable
+		case "insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT", "insufficientScopes":
+			return ErrScope
+		case "rateLimitExceeded", "userRateLimitExceeded", "sharingRateLimitExceeded":
+			return ErrRateLimited
+		case "notFound":
+			return ErrNotFound
+		}
+		return ErrForbidden
+	}
+	return nil
+}
+
+// firstReason finds Google's reason in either error format: the legacy
+// errors[] list or an ErrorInfo in details.
+func firstReason(ge *googleapi.Error) string {
+	for _, it := range ge.Errors {
+		if it.Reason != "" {
+			return it.Reason
+		}
+	}
+	for _, d := range ge.Details {
+		m, ok := d.(map[string]any)
+		if !ok {
+			continue
+		}
+		if r, ok := m["reason"].(string); ok && r != "" {
+			return r
+		}
+	}
+	return ""
+}
+
+// stripURL keeps a transport error's cause but drops the request URL, which
+// may carry ids or a resource key in its query.
+func stripURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s request: %w", ue.Op, ue.Err)
+	}
+	return err
+}
