@@ -1,0 +1,377 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/drivemail/drivemail/emulator/internal/core"
+)
+
+// session is one resumable upload. Its lock is a channel so a request
+// can stop waiting for it when the client goes away.
+type session struct {
+	lock    chan struct{}
+	id      string
+	ep      Endpoint
+	start   Upload // everything but the content, from the opening request
+	total   int64  // declared total size, -1 until known
+	w       *core.BlobWriter
+	expires time.Time
+	final   *answer // the response once the upload completed or failed
+}
+
+// acquire takes the session's lock, or gives up when ctx ends.
+func (ss *session) acquire(ctx context.Context) bool {
+	select {
+	case ss.lock <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (ss *session) release() { <-ss.lock }
+
+// received is how many content bytes the session holds.
+func (ss *session) received() int64 {
+	if ss.w == nil {
+		return 0
+	}
+	return ss.w.Size()
+}
+
+// discard drops the unfinished content of a session. The caller holds its lock.
+func (ss *session) discard() {
+	if ss.w != nil {
+		ss.w.Abort()
+		ss.w = nil
+	}
+}
+
+// sessions is the table of live sessions, bounded in size.
+type sessions struct {
+	mu  sync.Mutex
+	m   map[string]*session
+	max int
+}
+
+func newSessions(max int) *sessions { return &sessions{m: map[string]*session{}, max: max} }
+
+// add stores ss after sweeping expired sessions; false when the table is full.
+func (t *sessions) add(ss *session, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, old := range t.m {
+		if now.After(old.expires) && tryAcquire(old) {
+			old.discard()
+			old.release()
+			delete(t.m, id)
+		}
+	}
+	if len(t.m) >= t.max {
+		return false
+	}
+	t.m[ss.id] = ss
+	return true
+}
+
+func tryAcquire(ss *session) bool {
+	select {
+	case ss.lock <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (t *sessions) get(id string) *session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[id]
+}
+
+func (t *sessions) remove(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.m, id)
+}
+
+// openSession serves the POST that begins a resumable upload.
+func (s *Server) openSession(w http.ResponseWriter, r *http.Request, ep Endpoint, up Upload) {
+	meta, err := readMetadata(r.Body, s.opts.MaxMetadata)
+	if err != nil {
+		core.WriteError(w, http.StatusBadRequest, "badRequest", err.Error())
+		return
+	}
+	up.Metadata = meta
+	up.ContentType = r.Header.Get("X-Upload-Content-Type")
+	if up.ContentType != "" && !accepts(ep.Accept, up.ContentType) {
+		encode(unsupportedType(up.ContentType, ep.Accept)).write(w)
+		return
+	}
+	total := int64(-1)
+	if v := r.Header.Get("X-Upload-Content-Length"); v != "" {
+		total, err = strconv.ParseInt(v, 10, 64)
+		if err != nil || total < 0 {
+			core.WriteError(w, http.StatusBadRequest, "badRequest",
+				"X-Upload-Content-Length must be the content's size in bytes, a whole number.")
+			return
+		}
+		if ep.MaxSize > 0 && total > ep.MaxSize {
+			encode(tooLarge(ep.MaxSize)).write(w)
+			return
+		}
+	}
+	bw, err := s.deps.Blobs.Create()
+	if err != nil {
+		core.WriteError(w, http.StatusInternalServerError, "backendError", "The emulator could not store the upload.")
+		return
+	}
+	ss := &session{
+		lock:    make(chan struct{}, 1),
+		id:      core.RandomID(24),
+		ep:      ep,
+		start:   up,
+		total:   total,
+		w:       bw,
+		expires: s.deps.Now().Add(s.opts.SessionTTL),
+	}
+	if !s.sessions.add(ss, s.deps.Now()) {
+		bw.Abort()
+		core.WriteError(w, http.StatusTooManyRequests, "rateLimitExceeded",
+			"Too many upload sessions are open: finish or cancel some, or wait for them to expire.")
+		return
+	}
+	s.deps.Stats.UploadStarted()
+	loc := url.Values{"uploadType": {"resumable"}, "upload_id": {ss.id}}
+	w.Header().Set("Location", core.Origin(r)+r.URL.Path+"?"+loc.Encode())
+	w.Header().Set("X-GUploader-UploadID", ss.id)
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+}
+
+// continueSession serves a request on a session URL: a chunk, a status
+// query, or a cancellation.
+func (s *Server) continueSession(w http.ResponseWriter, r *http.Request, ep Endpoint, id string) {
+	ss := s.sessions.get(id)
+	if ss == nil || ss.start.Path != r.URL.Path {
+		writeNoSession(w)
+		return
+	}
+	if !ss.acquire(r.Context()) {
+		return
+	}
+	defer ss.release()
+	w.Header().Set("X-GUploader-UploadID", ss.id)
+	if s.deps.Now().After(ss.expires) {
+		ss.discard()
+		s.sessions.remove(id)
+		writeNoSession(w)
+		return
+	}
+	if ss.final != nil {
+		ss.final.write(w)
+		return
+	}
+	switch r.Method {
+	case http.MethodPut, http.MethodPost:
+	case http.MethodDelete:
+		ss.discard()
+		s.sessions.remove(id)
+		// 499 "Client Closed Request" is Google's answer to a cancelled upload.
+		core.WriteError(w, 499, "uploadCancelled", "The upload was cancelled; nothing was created.")
+		return
+	default:
+		w.Header().Set("Allow", "PUT, POST, DELETE")
+		core.WriteError(w, http.StatusMethodNotAllowed, "badRequest", "Send chunks with PUT or POST, or cancel with DELETE.")
+		return
+	}
+	c, err := parseContentRange(r.Header.Get("Content-Range"), r.ContentLength)
+	if err != nil {
+		core.WriteError(w, http.StatusBadRequest, "badRequest", err.Error())
+		return
+	}
+	if msg := ss.check(c); msg != "" {
+		core.WriteError(w, http.StatusBadRequest, "badRequest", msg)
+		return
+	}
+	if ep.MaxSize > 0 && (c.total > ep.MaxSize || (c.length >= 0 && c.first+c.length > ep.MaxSize)) {
+		s.fail(ss, tooLarge(ep.MaxSize)).write(w)
+		return
+	}
+	if c.total >= 0 {
+		ss.total = c.total
+	}
+	if ss.start.ContentType == "" && c.hasData {
+		ss.start.ContentType = r.Header.Get("Content-Type")
+	}
+	if c.hasData {
+		if err := s.append(ss, r.Body, c); err != nil {
+			if errors.Is(err, errTooLarge) {
+				s.fail(ss, tooLarge(ep.MaxSize)).write(w)
+				return
+			}
+			core.WriteError(w, http.StatusBadRequest, "badRequest", err.Error())
+			return
+		}
+	}
+	if c.whole {
+		ss.total = ss.received()
+	}
+	if ss.total >= 0 && ss.received() == ss.total {
+		s.complete(r.Context(), ss).write(w)
+		return
+	}
+	writeIncomplete(w, r, ss.received())
+}
+
+// check validates a chunk against what the session holds and returns the
+// refusal text, or "" when the chunk fits.
+func (ss *session) check(c contentRange) string {
+	got := ss.received()
+	switch {
+	case c.total >= 0 && ss.total >= 0 && c.total != ss.total:
+		return "Content-Range declares " + itoa(c.total) + " bytes in all but the session was told " + itoa(ss.total) + ": keep the total the same."
+	case c.hasData && c.first > got:
+		return "Content-Range starts at byte " + itoa(c.first) + " but the session holds " + itoa(got) + " bytes: resume from byte " + itoa(got) + "."
+	case !c.hasData && c.total >= 0 && c.total < got:
+		return "Content-Range declares " + itoa(c.total) + " bytes in all but the session already holds " + itoa(got) + "."
+	}
+	return ""
+}
+
+// append writes a chunk's new bytes to the session, skipping the part the
+// session already holds (a client resends a whole chunk after a failure).
+func (s *Server) append(ss *session, body io.Reader, c contentRange) error {
+	skip := ss.received() - c.first
+	if c.length >= 0 {
+		skip = min(skip, c.length) // a chunk resent whole: all of it is known
+		body = io.LimitReader(body, c.length)
+	} else if ss.ep.MaxSize > 0 {
+		body = io.LimitReader(body, ss.ep.MaxSize-c.first+1)
+	}
+	if skip > 0 {
+		if n, err := io.CopyN(io.Discard, body, skip); err != nil {
+			return clientError("The chunk ended after " + itoa(n) + " of its bytes: send it again.")
+		}
+	}
+	n, err := io.Copy(ss.w, body)
+	if err != nil {
+		return clientError("The chunk could not be read to its end: send it again.")
+	}
+	if ss.ep.MaxSize > 0 && ss.received() > ss.ep.MaxSize {
+		return errTooLarge
+	}
+	if c.length >= 0 && skip+n < c.length {
+		return clientError("The chunk has fewer bytes than its Content-Range declares: send it again.")
+	}
+	return nil
+}
+
+// complete hands the finished content to the endpoint and remembers the answer.
+func (s *Server) complete(ctx context.Context, ss *session) answer {
+	bw := ss.w
+	ss.w = nil
+	blob, err := bw.Commit()
+	if err != nil {
+		return s.fail(ss, ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the upload."))
+	}
+	up := ss.start
+	up.Blob = blob
+	if up.ContentType == "" {
+		up.ContentType = "application/octet-stream"
+	}
+	a := s.finish(ctx, ss.ep, up)
+	ss.final = &a
+	return a
+}
+
+// fail ends a session with res as its final answer.
+func (s *Server) fail(ss *session, res Result) answer {
+	ss.discard()
+	a := encode(res)
+	ss.final = &a
+	return a
+}
+
+// writeIncomplete tells the client how far the upload got: 308 with Range,
+// or 200 with X-HTTP-Status-Code-Override: 308 when it asked for no 308s.
+func writeIncomplete(w http.ResponseWriter, r *http.Request, got int64) {
+	if got > 0 {
+		w.Header().Set("Range", "bytes=0-"+itoa(got-1))
+	}
+	w.Header().Set("Content-Length", "0")
+	if strings.EqualFold(r.Header.Get("X-GUploader-No-308"), "yes") {
+		w.Header().Set("X-HTTP-Status-Code-Override", "308")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.WriteHeader(http.StatusPermanentRedirect)
+}
+
+func writeNoSession(w http.ResponseWriter) {
+	core.WriteError(w, http.StatusNotFound, "notFound",
+		"The upload session was not found or has expired: start the upload again.")
+}
+
+// contentRange is a parsed Content-Range request header.
+type contentRange struct {
+	hasData bool  // the request carries bytes
+	whole   bool  // no Content-Range: the body is all of the content
+	first   int64 // offset of the body's first byte
+	length  int64 // body length, -1 when unknown
+	total   int64 // size of the whole content, -1 when not yet known
+}
+
+// parseContentRange reads "bytes FIRST-LAST/TOTAL", "bytes FIRST-LAST/*",
+// "bytes */TOTAL", "bytes */*" or an absent header (the body is all).
+// contentLength is the request's, -1 when unknown.
+func parseContentRange(h string, contentLength int64) (contentRange, error) {
+	bad := clientError("Invalid Content-Range " + quoteShort(h) + ": want bytes FIRST-LAST/TOTAL, bytes FIRST-LAST/*, bytes */TOTAL or bytes */*.")
+	if h == "" {
+		return contentRange{hasData: true, whole: true, length: contentLength, total: -1}, nil
+	}
+	spec, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes ")
+	if !ok {
+		return contentRange{}, bad
+	}
+	rng, tot, ok := strings.Cut(strings.TrimSpace(spec), "/")
+	if !ok {
+		return contentRange{}, bad
+	}
+	c := contentRange{total: -1, length: -1}
+	if tot != "*" {
+		n, err := strconv.ParseInt(tot, 10, 64)
+		if err != nil || n < 0 {
+			return contentRange{}, bad
+		}
+		c.total = n
+	}
+	if rng == "*" {
+		if contentLength > 0 {
+			return contentRange{}, clientError("Content-Range " + quoteShort(h) + " announces no bytes but the request has a body: name the bytes it carries.")
+		}
+		return c, nil
+	}
+	a, b, ok := strings.Cut(rng, "-")
+	if !ok {
+		return contentRange{}, bad
+	}
+	first, err1 := strconv.ParseInt(a, 10, 64)
+	last, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil || first < 0 || last < first || (c.total >= 0 && last >= c.total) {
+		return contentRange{}, bad
+	}
+	c.hasData, c.first, c.length = true, first, last-first+1
+	if contentLength >= 0 && contentLength != c.length {
+		return contentRange{}, clientError("Content-Range " + quoteShort(h) + " declares " + itoa(c.length) + " bytes but the body has " + itoa(contentLength) + ".")
+	}
+	return c, nil
+}

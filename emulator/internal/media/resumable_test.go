@@ -1,0 +1,289 @@
+package media
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func chunkHeader(first, last int, total string) map[string]string {
+	return map[string]string{
+		"Content-Type":       "message/rfc822",
+		"Content-Range":      fmt.Sprintf("bytes %d-%d/%s", first, last, total),
+		"X-GUploader-No-308": "yes",
+	}
+}
+
+func TestResumableChunksWithNo308Header(t *testing.T) {
+	h := newHarness(t, harnessOptions{accept: []string{"message/*"}})
+	loc := h.open(nil, `{"threadId":"t1"}`)
+	content := pattern(3000)
+
+	// Nothing received yet: a status query has no Range.
+	code, hd, _ := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */*", "X-GUploader-No-308": "yes"}, nil)
+	if code != 200 || hd.Get("X-Http-Status-Code-Override") != "308" || hd.Get("Range") != "" {
+		t.Fatalf("empty status query: %d override=%q range=%q", code, hd.Get("X-Http-Status-Code-Override"), hd.Get("Range"))
+	}
+	// A middle chunk, then the same chunk again (a retry), then one that overlaps.
+	steps := []struct {
+		name        string
+		first, last int
+		wantRange   string
+	}{
+		{"first chunk", 0, 999, "bytes=0-999"},
+		{"repeated chunk", 0, 999, "bytes=0-999"},
+		{"overlapping chunk", 500, 1999, "bytes=0-1999"},
+	}
+	for _, st := range steps {
+		code, hd, body := h.do("POST", loc, chunkHeader(st.first, st.last, "*"), content[st.first:st.last+1])
+		if code != 200 || hd.Get("X-Http-Status-Code-Override") != "308" || hd.Get("Range") != st.wantRange {
+			t.Fatalf("%s: %d override=%q range=%q body=%s", st.name, code, hd.Get("X-Http-Status-Code-Override"), hd.Get("Range"), body)
+		}
+	}
+	if n := len(h.uploads()); n != 0 {
+		t.Fatalf("%d uploads finished before the final chunk", n)
+	}
+	code, _, final := h.do("PUT", loc, chunkHeader(2000, 2999, "3000"), content[2000:])
+	if code != 200 {
+		t.Fatalf("final chunk: %d %s", code, final)
+	}
+	ups := h.uploads()
+	if len(ups) != 1 || !bytes.Equal(ups[0].content, content) {
+		t.Fatalf("finished %d uploads; content equal: %v", len(ups), len(ups) == 1 && bytes.Equal(ups[0].content, content))
+	}
+	if string(ups[0].Metadata) != `{"threadId":"t1"}` || ups[0].ContentType != "message/rfc822" || ups[0].Token.Email != "ann@example.com" {
+		t.Errorf("upload = metadata %s type %q user %q", ups[0].Metadata, ups[0].ContentType, ups[0].Token.Email)
+	}
+	if ups[0].PathValues["userId"] != "me" {
+		t.Errorf("path values = %v, want userId=me", ups[0].PathValues)
+	}
+
+	// The final chunk resent, a status query and a finalize query all answer the same resource.
+	for _, hdr := range []map[string]string{
+		chunkHeader(2000, 2999, "3000"),
+		{"Content-Range": "bytes */*"},
+		{"Content-Range": "bytes */3000"},
+	} {
+		var body []byte
+		if hdr["Content-Range"] != "bytes */*" && hdr["Content-Range"] != "bytes */3000" {
+			body = content[2000:]
+		}
+		code, _, again := h.do("PUT", loc, hdr, body)
+		if code != 200 || !bytes.Equal(again, final) {
+			t.Errorf("asked again with %q: %d %s, want the first answer %s", hdr["Content-Range"], code, again, final)
+		}
+	}
+	if n := len(h.uploads()); n != 1 {
+		t.Errorf("%d uploads finished, want exactly 1", n)
+	}
+	st := h.deps.Stats.Snapshot()
+	if st.UploadsStarted != 1 || st.UploadsFinished != 1 {
+		t.Errorf("stats started=%d finished=%d, want 1 and 1", st.UploadsStarted, st.UploadsFinished)
+	}
+}
+
+func TestResumableReal308WithoutHeader(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	loc := h.open(nil, "")
+	hdr := chunkHeader(0, 9, "*")
+	delete(hdr, "X-GUploader-No-308")
+	code, hd, _ := h.do("PUT", loc, hdr, pattern(10))
+	if code != http.StatusPermanentRedirect || hd.Get("Range") != "bytes=0-9" || hd.Get("X-Http-Status-Code-Override") != "" {
+		t.Fatalf("middle chunk without No-308: %d range=%q override=%q", code, hd.Get("Range"), hd.Get("X-Http-Status-Code-Override"))
+	}
+	if hd.Get("Location") != "" {
+		t.Errorf("308 carries a Location %q: a client would follow it", hd.Get("Location"))
+	}
+}
+
+func TestResumableFinalizeByStatusQueryAtChunkBoundary(t *testing.T) {
+	// The Go client sends "bytes */N" with no body when the content ends
+	// exactly at a chunk boundary.
+	h := newHarness(t, harnessOptions{})
+	loc := h.open(nil, "")
+	content := pattern(2048)
+	h.do("PUT", loc, chunkHeader(0, 2047, "*"), content)
+	code, _, body := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */2048"}, nil)
+	if code != 200 || len(h.uploads()) != 1 || !bytes.Equal(h.uploads()[0].content, content) {
+		t.Fatalf("finalize by bytes */2048: %d %s, %d uploads", code, body, len(h.uploads()))
+	}
+}
+
+func TestResumableWholeBodyWithoutContentRange(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	loc := h.open(map[string]string{"X-Upload-Content-Length": "5"}, "")
+	code, _, body := h.do("PUT", loc, map[string]string{"Content-Type": "message/rfc822"}, []byte("hello"))
+	if code != 200 || len(h.uploads()) != 1 || string(h.uploads()[0].content) != "hello" {
+		t.Fatalf("single PUT: %d %s", code, body)
+	}
+}
+
+func TestResumableRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		body   []byte
+		reason string
+	}{
+		{"gap after the received bytes", chunkHeader(20, 29, "*"), pattern(10), "badRequest"},
+		{"body shorter than the range", map[string]string{"Content-Range": "bytes 10-29/*"}, pattern(10), "badRequest"},
+		{"last before first", map[string]string{"Content-Range": "bytes 19-10/*"}, nil, "badRequest"},
+		{"last past the total", map[string]string{"Content-Range": "bytes 10-19/15"}, pattern(10), "badRequest"},
+		{"not bytes", map[string]string{"Content-Range": "items 10-19/*"}, pattern(10), "badRequest"},
+		{"no slash", map[string]string{"Content-Range": "bytes 10-19"}, pattern(10), "badRequest"},
+		{"negative total", map[string]string{"Content-Range": "bytes */-1"}, nil, "badRequest"},
+		{"garbage numbers", map[string]string{"Content-Range": "bytes a-b/*"}, pattern(2), "badRequest"},
+		{"star with a body", map[string]string{"Content-Range": "bytes */*"}, pattern(3), "badRequest"},
+		{"total smaller than received", map[string]string{"Content-Range": "bytes */5"}, nil, "badRequest"},
+		{"total changes", map[string]string{"Content-Range": "bytes 10-19/40"}, pattern(10), "badRequest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, harnessOptions{})
+			loc := h.open(nil, "")
+			h.do("PUT", loc, chunkHeader(0, 9, "30"), pattern(10)) // the session holds 10 of 30 bytes
+			code, _, body := h.do("PUT", loc, tc.header, tc.body)
+			if code != 400 || googleReason(t, body) != tc.reason {
+				t.Fatalf("%d %s, want 400 %s", code, body, tc.reason)
+			}
+			if !strings.Contains(string(body), ":") {
+				t.Errorf("refusal %s does not say what to do", body)
+			}
+			// The session survives a refused chunk.
+			code, hd, _ := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */*", "X-GUploader-No-308": "yes"}, nil)
+			if code != 200 || hd.Get("Range") != "bytes=0-9" {
+				t.Errorf("after refusal: %d range=%q, want bytes=0-9", code, hd.Get("Range"))
+			}
+		})
+	}
+}
+
+func TestResumableOpenRefusals(t *testing.T) {
+	h := newHarness(t, harnessOptions{maxSize: 100, accept: []string{"message/*"}})
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		body   string
+		code   int
+		reason string
+	}{
+		{"declared length over the limit", map[string]string{"X-Upload-Content-Length": "101"}, "", 413, "uploadTooLarge"},
+		{"declared length not a number", map[string]string{"X-Upload-Content-Length": "lots"}, "", 400, "badRequest"},
+		{"media type not accepted", map[string]string{"X-Upload-Content-Type": "text/plain"}, "", 400, "badContent"},
+		{"metadata not JSON", nil, "{nope", 400, "badRequest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hdr := map[string]string{"Content-Type": "application/json", "X-Upload-Content-Type": "message/rfc822"}
+			for k, v := range tc.header {
+				hdr[k] = v
+			}
+			code, hd, body := h.do("POST", h.url("uploadType=resumable"), hdr, []byte(tc.body))
+			if code != tc.code || googleReason(t, body) != tc.reason || hd.Get("Location") != "" {
+				t.Fatalf("%d %s (Location %q), want %d %s", code, body, hd.Get("Location"), tc.code, tc.reason)
+			}
+		})
+	}
+	// Exactly at the limit is fine.
+	h.open(map[string]string{"X-Upload-Content-Length": "100"}, "")
+	if st := h.deps.Stats.Snapshot(); st.UploadsStarted != 1 {
+		t.Errorf("uploads started = %d, want 1 (refused opens do not count)", st.UploadsStarted)
+	}
+}
+
+func TestResumableMaxSizeAtTheEdge(t *testing.T) {
+	h := newHarness(t, harnessOptions{maxSize: 100})
+	// Exactly MaxSize bytes in two chunks completes.
+	loc := h.open(nil, "")
+	h.do("PUT", loc, chunkHeader(0, 49, "*"), pattern(50))
+	if code, _, body := h.do("PUT", loc, chunkHeader(50, 99, "100"), pattern(100)[50:]); code != 200 {
+		t.Fatalf("exactly 100 bytes: %d %s", code, body)
+	}
+	// One byte more is refused, and the session stays refused.
+	loc = h.open(nil, "")
+	h.do("PUT", loc, chunkHeader(0, 49, "*"), pattern(50))
+	code, _, body := h.do("PUT", loc, chunkHeader(50, 100, "*"), pattern(101)[50:])
+	if code != 413 || googleReason(t, body) != "uploadTooLarge" || !strings.Contains(string(body), "36700160") && !strings.Contains(string(body), "100 bytes") {
+		t.Fatalf("101 bytes: %d %s, want 413 uploadTooLarge naming the limit", code, body)
+	}
+	code, _, again := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */*"}, nil)
+	if code != 413 || !bytes.Equal(again, body) {
+		t.Errorf("status after refusal: %d %s", code, again)
+	}
+	// A whole body of unknown length over the limit.
+	loc = h.open(nil, "")
+	req, _ := http.NewRequest("PUT", loc, struct{ *bytes.Reader }{bytes.NewReader(pattern(101))}) // hides the length
+	resp, err := h.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 413 {
+		t.Errorf("chunked body of 101 bytes: %d, want 413", resp.StatusCode)
+	}
+	if n := len(h.uploads()); n != 1 {
+		t.Errorf("%d uploads finished, want only the one at the limit", n)
+	}
+}
+
+func TestResumableCancelExpireAndWrongPath(t *testing.T) {
+	h := newHarness(t, harnessOptions{opts: Options{SessionTTL: time.Hour}})
+	loc := h.open(nil, "")
+	h.do("PUT", loc, chunkHeader(0, 9, "*"), pattern(10))
+	if code, _, body := h.do("DELETE", loc, nil, nil); code != 499 || googleReason(t, body) != "uploadCancelled" {
+		t.Fatalf("cancel: %d %s", code, body)
+	}
+	if code, _, _ := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */10"}, nil); code != 404 {
+		t.Errorf("cancelled session: %d, want 404", code)
+	}
+
+	loc = h.open(nil, "")
+	h.do("PUT", loc, chunkHeader(0, 9, "*"), pattern(10))
+	h.advance(time.Hour + time.Second)
+	if code, _, body := h.do("PUT", loc, chunkHeader(10, 19, "20"), pattern(20)[10:]); code != 404 || googleReason(t, body) != "notFound" {
+		t.Errorf("expired session: %d %s, want 404 notFound", code, body)
+	}
+
+	loc = h.open(nil, "")
+	wrong := strings.Replace(loc, "/messages/send", "/drafts", 1)
+	if code, _, body := h.do("PUT", wrong, chunkHeader(0, 0, "1"), []byte("x")); code != 404 || googleReason(t, body) != "notFound" {
+		t.Errorf("session URL used on another method's path: %d %s, want 404 notFound", code, body)
+	}
+	if code, _, _ := h.do("PUT", strings.Replace(loc, "upload_id=", "upload_id=x", 1), nil, nil); code != 404 {
+		t.Errorf("unknown upload_id: %d, want 404", code)
+	}
+	if n := len(h.uploads()); n != 0 {
+		t.Errorf("%d uploads finished from sessions never finalized", n)
+	}
+}
+
+func TestResumableSessionLimit(t *testing.T) {
+	h := newHarness(t, harnessOptions{opts: Options{MaxSessions: 2, SessionTTL: time.Minute}})
+	h.open(nil, "")
+	h.open(nil, "")
+	code, _, body := h.do("POST", h.url("uploadType=resumable"), map[string]string{"Content-Type": "application/json"}, nil)
+	if code != 429 || googleReason(t, body) != "rateLimitExceeded" {
+		t.Fatalf("third session: %d %s, want 429", code, body)
+	}
+	h.advance(2 * time.Minute)
+	h.open(nil, "") // the expired two were swept
+}
+
+func TestResumableChunkNeedsNoBearer(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	loc := h.open(nil, "")
+	req, _ := http.NewRequest("PUT", loc, bytes.NewReader([]byte("x")))
+	req.Header.Set("Content-Range", "bytes 0-0/1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&got)
+	if resp.StatusCode != 200 || got["size"] != float64(1) {
+		t.Fatalf("chunk without bearer: %d %v", resp.StatusCode, got)
+	}
+}
