@@ -1,0 +1,243 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/mail"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// object is a JSON object's fields, kept raw so each can be read leniently.
+type object map[string]json.RawMessage
+
+// decodeObject reads raw as a JSON object whose keys are all in allowed.
+// what names the object in refusals ("send_email's arguments").
+func decodeObject(raw json.RawMessage, allowed []string, what string) (object, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return object{}, nil
+	}
+	var m object
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, refuse("%s must be a JSON object with the fields %s.", what, quoteList(allowed))
+	}
+	var unknown []string
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		msg := fmt.Sprintf("%s have no field %s; the fields are %s.", what, quoteList(unknown), quoteList(allowed))
+		if hint := closeName(unknown[0], allowed); hint != "" {
+			msg += fmt.Sprintf(" Did you mean %q?", hint)
+		}
+		return nil, &Refusal{Reason: msg}
+	}
+	return m, nil
+}
+
+// closeName suggests the allowed name a typo most likely meant: the same
+// name without case, a plural or singular form, or camelCase for snake_case.
+func closeName(got string, allowed []string) string {
+	norm := func(s string) string {
+		return strings.TrimSuffix(strings.ReplaceAll(strings.ToLower(s), "_", ""), "s")
+	}
+	for _, a := range allowed {
+		if norm(a) == norm(got) {
+			return a
+		}
+	}
+	return ""
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// isNull reports whether a raw value is absent or JSON null.
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// str reads a string field; absent or null gives "".
+func (m object) str(key string) (string, error) {
+	raw, ok := m[key]
+	if !ok || isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", refuse("%q must be a string.", key)
+	}
+	return s, nil
+}
+
+// requiredStr reads a string field that must be present and not blank.
+func (m object) requiredStr(key, hint string) (string, error) {
+	s, err := m.str(key)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", refuse("%q is required: %s", key, hint)
+	}
+	return s, nil
+}
+
+// int reads a whole number, also when a model sent it as a string ("20").
+func (m object) int(key string) (int64, bool, error) {
+	raw, ok := m[key]
+	if !ok || isNull(raw) {
+		return 0, false, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return 0, false, refuse("%q must be a whole number.", key)
+		}
+		n = json.Number(strings.TrimSpace(s))
+	}
+	if i, err := n.Int64(); err == nil {
+		return i, true, nil
+	}
+	if f, err := n.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return int64(f), true, nil
+	}
+	return 0, false, refuse("%q must be a whole number, not %s.", key, strings.TrimSpace(string(raw)))
+}
+
+// bool reads a boolean, also when a model sent "true" or "false".
+func (m object) bool(key string) (bool, error) {
+	raw, ok := m[key]
+	if !ok || isNull(raw) {
+		return false, nil
+	}
+	var b bool
+	if err := json.Unmarshal(raw, &b); err == nil {
+		return b, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		if v, err := strconv.ParseBool(strings.TrimSpace(s)); err == nil {
+			return v, nil
+		}
+	}
+	return false, refuse("%q must be true or false.", key)
+}
+
+// addresses reads a recipient field: a list of strings, or one string
+// (which may itself hold several addresses separated by commas).
+func (m object) addresses(key string) ([]string, error) {
+	raw, ok := m[key]
+	if !ok || isNull(raw) {
+		return nil, nil
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return splitAddresses(one), nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, refuse("%q must be a list of email addresses, such as [\"ana@example.com\"], or one address as a string.", key)
+	}
+	var out []string
+	for _, s := range list {
+		out = append(out, splitAddresses(s)...)
+	}
+	return out, nil
+}
+
+// splitAddresses splits "a@x.com, B <b@y.com>" into its addresses when it
+// parses as an address list; otherwise it keeps the text whole, so the
+// message writer can say what is wrong with it.
+func splitAddresses(s string) []string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil
+	}
+	if !strings.ContainsAny(s, ",;") {
+		return []string{s}
+	}
+	list, err := mail.ParseAddressList(strings.ReplaceAll(s, ";", ","))
+	if err != nil {
+		return []string{s}
+	}
+	out := make([]string, len(list))
+	for i, a := range list {
+		out[i] = a.String()
+	}
+	return out
+}
+
+// driveFileID accepts a Drive id, an mcp-file:// handle, or a Drive or
+// Docs link (models often paste those) and returns the id or handle.
+func driveFileID(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "mcp-file://") {
+		return s, nil
+	}
+	if strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") {
+		if id, ok := idFromDriveURL(s); ok {
+			return id, nil
+		}
+		return "", refuse("%q is a link, not a Drive file id. Find the file with drive_search and pass its id.", truncate(s, 80))
+	}
+	if !validDriveID(s) {
+		return "", refuse("%q is not a Drive file id (ids are letters, digits, '-' and '_', such as 1AbCdEfGhIjKlMnOpQrStUvWxYz012345). Find the file with drive_search and pass its id.", truncate(s, 80))
+	}
+	return s, nil
+}
+
+// validDriveID reports whether s has the shape of a Drive file id.
+func validDriveID(s string) bool {
+	if len(s) == 0 || len(s) > 200 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// idFromDriveURL extracts the file id from drive.google.com and
+// docs.google.com links: /file/d/ID/…, /document/d/ID/…, ?id=ID.
+func idFromDriveURL(s string) (string, bool) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Host != "drive.google.com" && u.Host != "docs.google.com") {
+		return "", false
+	}
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	for i := 0; i+1 < len(parts); i++ {
+		if parts[i] == "d" && validDriveID(parts[i+1]) {
+			return parts[i+1], true
+		}
+	}
+	if id := u.Query().Get("id"); validDriveID(id) {
+		return id, true
+	}
+	return "", false
+}
+
+// truncate shortens s for quoting in a refusal.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

@@ -1,0 +1,314 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/exportfmt"
+)
+
+const driveSearchDescription = `Search the user's Google Drive (My Drive, files shared with them, and shared drives; never the trash) and get file ids to attach with send_email.
+
+"query" matches words in file names and contents; "" lists the most recently modified files. Narrow with "mime_type" (a word such as pdf, doc, sheet, slides, folder, or a MIME type) and "modified_after". Results come page_size at a time (default 20, at most 100); pass next_page_token back as page_token for more.
+
+Each result has the file's id, name, type, size, modification time and whether it is a native Google file (Doc, Sheet, Slides, Drawing). A native file has no bytes of its own: send_email puts it in as a link unless you ask for an export with "as" (its export_formats say which). Use drive_get_file for a spreadsheet's tab names.`
+
+const driveGetFileDescription = `Get one Google Drive file by id: its name, type, size, modification time, link, the export formats of a native Google file, and a spreadsheet's tab names (for attachments with "as": "csv" and "sheet"). Get ids from drive_search.`
+
+func driveSearchTool() mcp.Tool {
+	return newTool("drive_search", "Search Google Drive", driveSearchDescription,
+		"drive_search.input", "drive_search.output",
+		hints{readOnly: true, destructive: false, idempotent: true, openWorld: true})
+}
+
+func driveGetFileTool() mcp.Tool {
+	return newTool("drive_get_file", "Get a Drive file", driveGetFileDescription,
+		"drive_get_file.input", "drive_get_file.output",
+		hints{readOnly: true, destructive: false, idempotent: true, openWorld: true})
+}
+
+var driveSearchFields = []string{"query", "mime_type", "modified_after", "page_size", "page_token"}
+
+func (h *handlers) driveSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	q, err := parseSearch(req.Params.RawArguments)
+	if err != nil {
+		return h.fail(ctx, "drive_search", err), nil
+	}
+	page, err := h.deps.Drive.Search(ctx, q)
+	if err != nil {
+		return h.fail(ctx, "drive_search", driveError(err, "")), nil
+	}
+	out := SearchResult{Files: make([]File, 0, len(page.Files)), NextPageToken: page.NextPageToken}
+	for _, f := range page.Files {
+		out.Files = append(out.Files, fileOut(f))
+	}
+	return succeeded(searchText(out), out), nil
+}
+
+// parseSearch validates drive_search's arguments.
+func parseSearch(raw []byte) (drive.Query, error) {
+	m, err := decodeObject(raw, driveSearchFields, "drive_search's arguments")
+	if err != nil {
+		return drive.Query{}, err
+	}
+	var q drive.Query
+	if q.Text, err = m.str("query"); err != nil {
+		return q, err
+	}
+	q.Text = strings.TrimSpace(q.Text)
+	if n := len([]rune(q.Text)); n > maxQueryRunes {
+		return q, refuse("\"query\" has %d characters; use at most %d: a few distinctive words work best.", n, maxQueryRunes)
+	}
+	kind, err := m.str("mime_type")
+	if err != nil {
+		return q, err
+	}
+	if q.MimeType, err = searchMimeType(kind); err != nil {
+		return q, err
+	}
+	after, err := m.str("modified_after")
+	if err != nil {
+		return q, err
+	}
+	if q.ModifiedAfter, err = parseTime(after); err != nil {
+		return q, err
+	}
+	size, given, err := m.int("page_size")
+	if err != nil {
+		return q, err
+	}
+	switch {
+	case !given:
+		q.PageSize = drive.DefaultPageSize
+	case size < 1 || size > drive.MaxPageSize:
+		return q, refuse("\"page_size\" is %d; use 1 to %d, and page_token for more.", size, drive.MaxPageSize)
+	default:
+		q.PageSize = int(size)
+	}
+	if q.PageToken, err = m.str("page_token"); err != nil {
+		return q, err
+	}
+	return q, nil
+}
+
+// maxQueryRunes bounds the search text.
+const maxQueryRunes = 1000
+
+// searchWords maps the kind words models use to Drive MIME types.
+var searchWords = map[string]string{
+	"pdf":          "application/pdf",
+	"doc":          exportfmt.Document,
+	"docs":         exportfmt.Document,
+	"document":     exportfmt.Document,
+	"google doc":   exportfmt.Document,
+	"sheet":        exportfmt.Spreadsheet,
+	"sheets":       exportfmt.Spreadsheet,
+	"spreadsheet":  exportfmt.Spreadsheet,
+	"google sheet": exportfmt.Spreadsheet,
+	"slides":       exportfmt.Presentation,
+	"slide":        exportfmt.Presentation,
+	"presentation": exportfmt.Presentation,
+	"deck":         exportfmt.Presentation,
+	"drawing":      exportfmt.Drawing,
+	"folder":       exportfmt.Folder,
+	"form":         exportfmt.Form,
+	"csv":          "text/csv",
+	"zip":          "application/zip",
+	"text":         "text/plain",
+	"txt":          "text/plain",
+	"png":          "image/png",
+	"jpg":          "image/jpeg",
+	"jpeg":         "image/jpeg",
+	"docx":         "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	"xlsx":         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	"pptx":         "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+}
+
+// searchMimeType turns the mime_type argument (a kind word or a MIME type)
+// into the Drive MIME type to filter on; "" means any type.
+func searchMimeType(s string) (string, error) {
+	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	s = strings.TrimPrefix(s, ".")
+	if s == "" || s == "any" || s == "all" {
+		return "", nil
+	}
+	if strings.Contains(s, "/") {
+		return s, nil
+	}
+	if t, ok := searchWords[s]; ok {
+		return t, nil
+	}
+	return "", refuse("\"mime_type\" %q is not a kind drive_search knows; use pdf, doc, sheet, slides, drawing, folder, csv, zip, text, png, jpg, docx, xlsx or pptx, or a MIME type such as \"image/png\".", truncate(s, 40))
+}
+
+// parseTime reads modified_after: RFC 3339, or a date meaning midnight UTC.
+func parseTime(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, refuse("\"modified_after\" %q is not a date; use RFC 3339 such as \"2026-05-01T09:00:00Z\", or a date such as \"2026-05-01\".", truncate(s, 40))
+}
+
+func (h *handlers) driveGetFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	m, err := decodeObject(req.Params.RawArguments, []string{"file_id"}, "drive_get_file's arguments")
+	if err != nil {
+		return h.fail(ctx, "drive_get_file", err), nil
+	}
+	raw, err := m.requiredStr("file_id", "give a Drive file id from drive_search.")
+	if err != nil {
+		return h.fail(ctx, "drive_get_file", err), nil
+	}
+	id, err := driveFileID(raw)
+	if err != nil {
+		return h.fail(ctx, "drive_get_file", err), nil
+	}
+	if strings.HasPrefix(id, "mcp-file://") {
+		id = id[strings.LastIndex(id, "/")+1:]
+	}
+	f, err := h.deps.Drive.Get(ctx, id)
+	if err != nil {
+		return h.fail(ctx, "drive_get_file", driveError(err, id)), nil
+	}
+	out := fileOut(f)
+	for _, s := range f.Sheets {
+		out.Sheets = append(out.Sheets, s.Title)
+	}
+	return succeeded(fileText(out), out), nil
+}
+
+// fileOut shapes a Drive file for the model.
+func fileOut(f drive.File) File {
+	out := File{
+		ID:           f.ID,
+		Name:         f.Name,
+		MimeType:     f.MimeType,
+		ModifiedTime: f.ModifiedTime.UTC(),
+		Native:       f.Native(),
+		WebViewLink:  f.WebViewLink,
+	}
+	if !out.Native {
+		size := f.Size
+		out.Size = &size
+	}
+	if names := exportfmt.FormatNames(f.MimeType); len(names) > 0 {
+		out.ExportFormats = names
+	}
+	return out
+}
+
+// searchText is the compact text of a search: one line per file.
+func searchText(r SearchResult) string {
+	var b strings.Builder
+	switch len(r.Files) {
+	case 0:
+		b.WriteString("No files match. Try fewer or different words, or drop mime_type and modified_after.")
+	case 1:
+		b.WriteString("1 file:\n")
+	default:
+		fmt.Fprintf(&b, "%d files:\n", len(r.Files))
+	}
+	for _, f := range r.Files {
+		b.WriteString("- ")
+		b.WriteString(fileLine(f))
+		b.WriteByte('\n')
+	}
+	if r.NextPageToken != "" {
+		fmt.Fprintf(&b, "More files match: call again with page_token %q.\n", r.NextPageToken)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// fileLine is one file in a line: name, id, type, size, modified.
+func fileLine(f File) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s | id %s | %s", f.Name, f.ID, kindLabel(f))
+	if f.Size != nil {
+		fmt.Fprintf(&b, " | %s", humanBytes(*f.Size))
+	}
+	fmt.Fprintf(&b, " | modified %s", f.ModifiedTime.Format("2006-01-02 15:04 UTC"))
+	return b.String()
+}
+
+// kindLabel names a file's type briefly, saying how a native file travels.
+func kindLabel(f File) string {
+	if !f.Native {
+		return f.MimeType
+	}
+	kind := exportfmt.KindName(f.MimeType)
+	if len(f.ExportFormats) == 0 {
+		return kind + " (sent as a link)"
+	}
+	return fmt.Sprintf("%s (a link, or attach with as: %s)", kind, strings.Join(f.ExportFormats, "/"))
+}
+
+// fileText describes one file for drive_get_file.
+func fileText(f File) string {
+	s := fileLine(f)
+	if f.WebViewLink != "" {
+		s += "\nLink: " + f.WebViewLink
+	}
+	if len(f.Sheets) > 0 {
+		s += "\nTabs (for \"sheet\" with as csv or tsv): " + strings.Join(f.Sheets, ", ")
+	}
+	return s
+}
+
+// humanBytes writes a size the way people read it.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// driveError turns a Drive failure the user can act on into a refusal;
+// anything else stays internal.
+func driveError(err error, id string) error {
+	switch {
+	case errors.Is(err, drive.ErrNotFound):
+		return refuse("No Drive file with id %q is visible to this Google account: it does not exist or is not shared with it. Check the id, or find the file with drive_search.", id)
+	case errors.Is(err, drive.ErrBadID):
+		return refuse("%q is not a Drive file id. Find the file with drive_search and pass its id.", truncate(id, 80))
+	case errors.Is(err, drive.ErrQueryText), errors.Is(err, drive.ErrQueryMimeType),
+		errors.Is(err, drive.ErrQueryPageSize), errors.Is(err, drive.ErrQueryToken):
+		return &Refusal{Reason: sentence(err.Error())}
+	case errors.Is(err, drive.ErrScope):
+		return refuse("This Google account has not given drivemail access to Drive. Reconnect drivemail (sign in again) and allow Drive access.")
+	case errors.Is(err, drive.ErrUnauthorized):
+		return refuse("Google no longer accepts this account's authorization (it expired or was revoked). Reconnect drivemail (sign in again) to continue.")
+	case errors.Is(err, drive.ErrRateLimited), errors.Is(err, drive.ErrUnavailable):
+		return refuse("Google Drive is busy or unavailable right now. Try again in a minute.")
+	}
+	return err
+}
+
+// sentence capitalises s and ends it with a full stop.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}

@@ -1,0 +1,186 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/identity"
+)
+
+const sendEmailDescription = `Send an email from the user's Gmail account, with Google Drive files attached by id: the server fetches the bytes from Drive itself, so never paste file contents here.
+
+Recipients go in "to", "cc" and "bcc" (a list, or one address as a string). Give "subject" and "body_text", "body_html" or both.
+
+Attachments: first find each file with drive_search, then pass its id (or an mcp-file:// handle from request_upload). A Google Doc, Sheet, Slides or Drawing given by id alone goes in as a link in the body, as Gmail does; to attach a copy instead, give {"file_id": "…", "as": "pdf"} (or docx, xlsx, csv, pptx…; for csv/tsv of a spreadsheet name the tab with "sheet"). To show an image inside an HTML body, attach it and write <img src="cid:FILE_NAME"> in body_html. Content you wrote yourself can go as {"name": "notes.csv", "text": "…"}.
+
+Limits: at most 10 files and 25 MiB of attachments per message; executables and scripts (also inside archives) are refused, as Gmail blocks them. Nothing is sent unless every attachment resolves. Sending is not idempotent: a repeated call sends a second email.`
+
+const createDraftDescription = `Save an email as a draft in the user's Gmail instead of sending it, with Google Drive files attached by id. Arguments, attachment rules and limits are exactly those of send_email; the result adds draft_id. The user reviews and sends the draft from Gmail.
+
+Needs the user's permission to manage Gmail drafts: if they have not given it, the result says how to reconnect.`
+
+func sendEmailTool() mcp.Tool {
+	return newTool("send_email", "Send an email with Drive attachments", sendEmailDescription,
+		"send_email.input", "send_email.output",
+		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
+}
+
+func createDraftTool() mcp.Tool {
+	return newTool("create_draft", "Save a Gmail draft with Drive attachments", createDraftDescription,
+		"send_email.input", "create_draft.output",
+		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
+}
+
+var sendEmailFields = []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", "thread_id", "in_reply_to"}
+
+// Google scopes that allow creating drafts.
+var draftScopes = []string{
+	"https://www.googleapis.com/auth/gmail.compose",
+	"https://www.googleapis.com/auth/gmail.modify",
+	"https://mail.google.com/",
+}
+
+func (h *handlers) sendEmail(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return h.send(ctx, req, "send_email", false)
+}
+
+func (h *handlers) createDraft(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	user, ok := identity.FromContext(ctx)
+	if !ok {
+		return h.fail(ctx, "create_draft", errors.New("no authenticated user in context")), nil
+	}
+	if !hasAnyScope(user, draftScopes) {
+		return refused(h.draftScopeRefusal()), nil
+	}
+	return h.send(ctx, req, "create_draft", true)
+}
+
+// draftScopeRefusal says why a draft cannot be saved and what to do.
+func (h *handlers) draftScopeRefusal() string {
+	if h.deps.DraftsEnabled {
+		return "Saving drafts needs permission to manage the user's Gmail drafts, which this Google account has not granted. " +
+			"Ask the user to reconnect drivemail (sign in again) and allow drafts on Google's consent page; or use send_email to send the message now."
+	}
+	return "This drivemail server does not ask Google for permission to manage drafts (it was started without --drafts), so create_draft cannot work. " +
+		"Use send_email to send the message now; or ask whoever runs drivemail to restart it with --drafts, then reconnect (sign in again)."
+}
+
+func hasAnyScope(u identity.User, scopes []string) bool {
+	for _, s := range scopes {
+		if u.HasScope(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *handlers) send(ctx context.Context, req mcp.CallToolRequest, tool string, draft bool) (*mcp.CallToolResult, error) {
+	creq, err := parseSend(req.Params.RawArguments, tool)
+	if err != nil {
+		return h.fail(ctx, tool, err), nil
+	}
+	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req)}
+	res, err := h.deps.Mail.Send(ctx, creq, opts)
+	if err != nil {
+		return h.fail(ctx, tool, err), nil
+	}
+	if res.Attached == nil {
+		res.Attached = []compose.Attached{}
+	}
+	if res.Inline == nil {
+		res.Inline = []compose.Inline{}
+	}
+	if res.Linked == nil {
+		res.Linked = []compose.Linked{}
+	}
+	return succeeded(sendText(creq, res, draft), res), nil
+}
+
+// parseSend validates send_email's (and create_draft's) arguments.
+func parseSend(raw []byte, tool string) (compose.Request, error) {
+	var r compose.Request
+	m, err := decodeObject(raw, sendEmailFields, tool+"'s arguments")
+	if err != nil {
+		return r, err
+	}
+	if r.To, err = m.addresses("to"); err != nil {
+		return r, err
+	}
+	if len(r.To) == 0 {
+		return r, refuse("\"to\" is required: give at least one recipient address, such as \"ana@example.com\".")
+	}
+	if r.Cc, err = m.addresses("cc"); err != nil {
+		return r, err
+	}
+	if r.Bcc, err = m.addresses("bcc"); err != nil {
+		return r, err
+	}
+	if r.Subject, err = m.requiredStr("subject", "give the message a subject line."); err != nil {
+		return r, err
+	}
+	if r.BodyText, err = m.str("body_text"); err != nil {
+		return r, err
+	}
+	if r.BodyHTML, err = m.str("body_html"); err != nil {
+		return r, err
+	}
+	if r.Attachments, err = parseAttachments(m["attachments"]); err != nil {
+		return r, err
+	}
+	if strings.TrimSpace(r.BodyText) == "" && strings.TrimSpace(r.BodyHTML) == "" && len(r.Attachments) == 0 {
+		return r, refuse("The message is empty: give \"body_text\" or \"body_html\", or attachments.")
+	}
+	if r.ThreadID, err = m.str("thread_id"); err != nil {
+		return r, err
+	}
+	if r.InReplyTo, err = m.str("in_reply_to"); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// sendText says in a few lines what went out.
+func sendText(req compose.Request, res compose.Result, draft bool) string {
+	var b strings.Builder
+	if draft {
+		fmt.Fprintf(&b, "Draft saved (draft id %s, message id %s, thread %s, %s), addressed to %s.",
+			res.DraftID, res.ID, res.ThreadID, humanBytes(res.SizeBytes), strings.Join(req.To, ", "))
+	} else {
+		fmt.Fprintf(&b, "Sent to %s (message id %s, thread %s, %s).",
+			strings.Join(req.To, ", "), res.ID, res.ThreadID, humanBytes(res.SizeBytes))
+	}
+	if len(res.Attached) > 0 {
+		parts := make([]string, len(res.Attached))
+		for i, a := range res.Attached {
+			parts[i] = fmt.Sprintf("%s (%s", a.Name, humanBytes(a.Bytes))
+			if a.ExportedAs != "" {
+				parts[i] += ", exported as " + a.ExportedAs
+			}
+			if a.Sheet != "" {
+				parts[i] += ", tab " + a.Sheet
+			}
+			parts[i] += ")"
+		}
+		b.WriteString("\nAttached: " + strings.Join(parts, "; ") + ".")
+	}
+	if len(res.Inline) > 0 {
+		names := make([]string, len(res.Inline))
+		for i, in := range res.Inline {
+			names[i] = in.Name
+		}
+		b.WriteString("\nShown inline: " + strings.Join(names, ", ") + ".")
+	}
+	if len(res.Linked) > 0 {
+		parts := make([]string, len(res.Linked))
+		for i, l := range res.Linked {
+			parts[i] = l.Name + " " + l.URL
+		}
+		b.WriteString("\nLinked in the body: " + strings.Join(parts, "; ") + ".")
+	}
+	return b.String()
+}

@@ -1,0 +1,125 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"google.golang.org/api/googleapi"
+)
+
+// Refusal is a mistake the caller can fix. Its Reason is the sentence the
+// model sees: what was wrong and what to do instead.
+type Refusal struct {
+	Reason string
+}
+
+func (r *Refusal) Error() string { return r.Reason }
+
+// refuse returns a Refusal with a formatted reason.
+func refuse(format string, args ...any) *Refusal {
+	return &Refusal{Reason: fmt.Sprintf(format, args...)}
+}
+
+// modelFacing is implemented by refusals of the packages below the tools
+// (compose, drive, oauth): their Error() is written for the model.
+type modelFacing interface {
+	error
+	ModelFacing() bool
+}
+
+// refusalText reports whether err is a refusal and, if so, its sentence.
+func refusalText(err error) (string, bool) {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r.Reason, true
+	}
+	var mf modelFacing
+	if errors.As(err, &mf) && mf.ModelFacing() {
+		return mf.Error(), true
+	}
+	return "", false
+}
+
+// refused is an isError result carrying a refusal sentence.
+func refused(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{mcp.NewTextContent(text)},
+		IsError: true,
+	}
+}
+
+// succeeded is a result with a compact text for the model and the full
+// data as structuredContent.
+func succeeded(text string, structured any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(text)},
+		StructuredContent: structured,
+	}
+}
+
+// fail turns err into a result: a refusal shows its own sentence; anything
+// else is logged (without secrets) and shown as a generic sentence with the
+// request id, so no Google error body or token can reach the model.
+func (h *handlers) fail(ctx context.Context, tool string, err error) *mcp.CallToolResult {
+	if text, ok := refusalText(err); ok {
+		return refused(text)
+	}
+	id := h.deps.RequestID(ctx)
+	attrs := append([]any{"tool", tool, "request_id", id}, errorAttrs(err)...)
+	h.deps.Logger.ErrorContext(ctx, "tool failed", attrs...)
+	msg := "drivemail hit an internal error and could not finish this request"
+	if id != "" {
+		msg += fmt.Sprintf(" (request id %s)", id)
+	}
+	msg += ". Try again in a minute; if it keeps failing, give the request id to whoever runs this drivemail server."
+	if tool == "send_email" || tool == "create_draft" {
+		msg += " Before sending again, check the Sent and Drafts folders: drivemail never sends part of a message, but it cannot tell whether Gmail finished this one."
+	}
+	return refused(msg)
+}
+
+// errorAttrs describes err for a log line. A Google API error contributes
+// only its status and reasons: its message and body may quote user data.
+func errorAttrs(err error) []any {
+	var gerr *googleapi.Error
+	if errors.As(err, &gerr) {
+		reasons := make([]string, 0, len(gerr.Errors))
+		for _, e := range gerr.Errors {
+			reasons = append(reasons, e.Reason)
+		}
+		return []any{"google_status", gerr.Code, "google_reasons", reasons, "error_type", fmt.Sprintf("%T", err)}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return []any{"error", err.Error()}
+	}
+	return []any{"error", err.Error()}
+}
+
+// guard wraps a handler: it recovers a panic into a generic error result
+// and logs each call's outcome and duration.
+func (h *handlers) guard(tool string, next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				h.deps.Logger.ErrorContext(ctx, "tool panicked", "tool", tool, "request_id", h.deps.RequestID(ctx),
+					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				res, err = h.fail(ctx, tool, errors.New("panic")), nil
+			}
+			outcome := "ok"
+			if res != nil && res.IsError {
+				outcome = "error"
+			}
+			h.deps.Logger.LogAttrs(ctx, slog.LevelInfo, "tool call", slog.String("tool", tool),
+				slog.String("request_id", h.deps.RequestID(ctx)), slog.String("outcome", outcome),
+				slog.Duration("duration", time.Since(start)))
+		}()
+		return next(ctx, req)
+	}
+}

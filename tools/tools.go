@@ -1,0 +1,120 @@
+// Package tools defines drivemail's MCP tools: their hand-written schemas,
+// the lenient-but-strict parsing of what models send, and the shaping of
+// results. The work itself (Drive, Gmail, uploads) sits behind the small
+// interfaces below, so the tools stay thin and testable with fakes.
+package tools
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/drive"
+)
+
+// Drive finds and describes files in the caller's Google Drive. The caller
+// is the identity.User in ctx.
+type Drive interface {
+	Search(ctx context.Context, q drive.Query) (drive.Page, error)
+	// Get returns one file (a spreadsheet with its tabs).
+	Get(ctx context.Context, fileID string) (drive.File, error)
+}
+
+// Mail sends or drafts one message for the caller in ctx.
+type Mail interface {
+	Send(ctx context.Context, req compose.Request, opts SendOptions) (compose.Result, error)
+}
+
+// Uploads issues short-lived upload tickets for the caller in ctx.
+type Uploads interface {
+	RequestUpload(ctx context.Context, req UploadRequest) (UploadTicket, error)
+}
+
+// SendOptions tunes one Mail.Send call.
+type SendOptions struct {
+	// Draft saves the message as a Gmail draft instead of sending it.
+	Draft bool
+	// Progress, when set, is called as message bytes stream to Gmail; total
+	// is 0 while the final size is unknown.
+	Progress func(done, total int64)
+}
+
+// SearchResult is drive_search's structuredContent.
+type SearchResult struct {
+	Files         []File `json:"files"`
+	NextPageToken string `json:"next_page_token,omitempty"`
+}
+
+// File is a Drive file as the tools show it.
+type File struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	MimeType     string    `json:"mime_type"`
+	Size         *int64    `json:"size,omitempty"` // absent for native Google files
+	ModifiedTime time.Time `json:"modified_time"`
+	// Native is true for Google Docs, Sheets, Slides, Drawings and other
+	// Google-native types, which have no bytes until exported.
+	Native        bool     `json:"native"`
+	ExportFormats []string `json:"export_formats,omitempty"`
+	WebViewLink   string   `json:"web_view_link"`
+	// Sheets lists a spreadsheet's tab names (drive_get_file only).
+	Sheets []string `json:"sheets,omitempty"`
+}
+
+// UploadRequest asks for a ticket to put one file into the caller's Drive.
+type UploadRequest struct {
+	Name     string
+	MimeType string
+	Size     int64  // 0 when unknown
+	SHA256   string // lower-case hex, "" when unknown
+	FolderID string
+}
+
+// UploadTicket is where and how to send the file's bytes.
+type UploadTicket struct {
+	UploadURL string    `json:"upload_url"`
+	Method    string    `json:"method"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Handle    string    `json:"handle,omitempty"`
+	Curl      string    `json:"curl"`
+}
+
+// Deps is what the tools need from the rest of the program.
+type Deps struct {
+	Drive   Drive
+	Mail    Mail
+	Uploads Uploads // nil: request_upload answers that uploads are not available
+	Logger  *slog.Logger
+	// DraftsEnabled is true when the server asks Google for gmail.compose
+	// (serve --drafts), so a user can grant it by reconnecting.
+	DraftsEnabled bool
+	// RequestID returns the id the HTTP layer gave the current request, for
+	// error messages a user can quote and logs an operator can find.
+	RequestID func(ctx context.Context) string
+}
+
+// Tools returns every tool, ready for (*server.MCPServer).AddTools.
+func Tools(d Deps) []server.ServerTool {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.RequestID == nil {
+		d.RequestID = func(context.Context) string { return "" }
+	}
+	h := &handlers{deps: d}
+	return []server.ServerTool{
+		{Tool: driveSearchTool(), Handler: h.guard("drive_search", h.driveSearch)},
+		{Tool: driveGetFileTool(), Handler: h.guard("drive_get_file", h.driveGetFile)},
+		{Tool: sendEmailTool(), Handler: h.guard("send_email", h.sendEmail)},
+		{Tool: createDraftTool(), Handler: h.guard("create_draft", h.createDraft)},
+		{Tool: requestUploadTool(), Handler: h.guard("request_upload", h.requestUpload)},
+	}
+}
+
+// handlers holds the tool handlers' shared dependencies.
+type handlers struct {
+	deps Deps
+}

@@ -1,0 +1,110 @@
+package tools
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+const requestUploadDescription = `Get a one-time URL to put a file from the user's computer into their Google Drive, for a file that is not in Drive yet (one on disk, not one pasted into the chat). Returns the URL, a ready curl command, and the mcp-file:// handle to attach with send_email once the upload is done.
+
+Run the curl command where the file is (for example in Claude Code's shell); the URL expires at expires_at and works once. Give "size" and "sha256" when you know them: the upload is refused if it does not match. Files already in Drive need no upload: find them with drive_search.`
+
+func requestUploadTool() mcp.Tool {
+	return newTool("request_upload", "Get a URL to upload a file to Drive", requestUploadDescription,
+		"request_upload.input", "request_upload.output",
+		hints{readOnly: false, destructive: false, idempotent: false, openWorld: false})
+}
+
+var requestUploadFields = []string{"name", "mime_type", "size", "sha256", "folder_id"}
+
+// maxUploadNameBytes bounds a Drive file name.
+const maxUploadNameBytes = 255
+
+func (h *handlers) requestUpload(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ureq, err := parseUpload(req.Params.RawArguments)
+	if err != nil {
+		return h.fail(ctx, "request_upload", err), nil
+	}
+	if h.deps.Uploads == nil {
+		return refused("This drivemail server does not offer uploads. Put the file in Google Drive another way (drive.google.com), then find it with drive_search."), nil
+	}
+	t, err := h.deps.Uploads.RequestUpload(ctx, ureq)
+	if err != nil {
+		return h.fail(ctx, "request_upload", err), nil
+	}
+	t.Curl = curlCommand(t.Method, t.UploadURL, ureq.Name)
+	text := fmt.Sprintf("Upload %s with:\n%s\nThe URL works once, until %s.", ureq.Name, t.Curl, t.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	if t.Handle != "" {
+		text += fmt.Sprintf("\nThen attach it with send_email as %q.", t.Handle)
+	}
+	return succeeded(text, t), nil
+}
+
+// parseUpload validates request_upload's arguments.
+func parseUpload(raw []byte) (UploadRequest, error) {
+	var u UploadRequest
+	m, err := decodeObject(raw, requestUploadFields, "request_upload's arguments")
+	if err != nil {
+		return u, err
+	}
+	if u.Name, err = m.requiredStr("name", "give the file's name, such as \"report.pdf\"."); err != nil {
+		return u, err
+	}
+	u.Name = strings.TrimSpace(u.Name)
+	if len(u.Name) > maxUploadNameBytes {
+		return u, refuse("\"name\" is %d bytes long; use a name of at most %d bytes.", len(u.Name), maxUploadNameBytes)
+	}
+	if strings.ContainsAny(u.Name, "/\\") || strings.ContainsFunc(u.Name, isControl) {
+		return u, refuse("\"name\" must be a file name without folders or control characters, such as \"report.pdf\"; use folder_id to choose a folder.")
+	}
+	if u.MimeType, err = m.str("mime_type"); err != nil {
+		return u, err
+	}
+	size, given, err := m.int("size")
+	if err != nil {
+		return u, err
+	}
+	if given && size < 0 {
+		return u, refuse("\"size\" is %d; give the file's size in bytes, or leave it out.", size)
+	}
+	u.Size = size
+	if u.SHA256, err = m.str("sha256"); err != nil {
+		return u, err
+	}
+	u.SHA256 = strings.ToLower(strings.TrimSpace(u.SHA256))
+	if u.SHA256 != "" {
+		if b, err := hex.DecodeString(u.SHA256); err != nil || len(b) != 32 {
+			return u, refuse("\"sha256\" must be 64 hexadecimal characters (the output of sha256sum), or left out.")
+		}
+	}
+	folder, err := m.str("folder_id")
+	if err != nil {
+		return u, err
+	}
+	if folder = strings.TrimSpace(folder); folder != "" {
+		if u.FolderID, err = driveFileID(folder); err != nil {
+			return u, prefixed("\"folder_id\"", err)
+		}
+	}
+	return u, nil
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// curlCommand is a shell command that uploads name to url.
+func curlCommand(method, url, name string) string {
+	flag := "-T"
+	if method == "POST" {
+		return fmt.Sprintf("curl -fsS -X POST -F file=@%s %s", shellQuote(name), shellQuote(url))
+	}
+	return fmt.Sprintf("curl -fsS %s %s %s", flag, shellQuote(name), shellQuote(url))
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
