@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -144,6 +145,7 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 		switch {
 		case rule.CutRequestAfter != nil:
 			_, _ = io.CopyN(io.Discard, r.Body, *rule.CutRequestAfter)
+			resetConnection(w)
 			// ErrAbortHandler makes net/http drop the connection without a response.
 			panic(http.ErrAbortHandler)
 		case rule.Status != 0:
@@ -154,6 +156,20 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// resetConnection closes the client's connection with a TCP reset, the
+// way a network failure looks ("connection reset by peer", which Google's
+// clients retry), rather than an orderly close they read as a bare EOF.
+func resetConnection(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
 }
 
 func reasonFor(code int) string {

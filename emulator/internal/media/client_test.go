@@ -87,6 +87,7 @@ func TestRealClientMultipartAndResumable(t *testing.T) {
 func TestRealClientRetriesChunksAfterFaults(t *testing.T) {
 	h := newHarness(t, harnessOptions{accept: []string{"message/*"}})
 	path := "/upload/gmail/v1/users/me/messages/send"
+	cut := int64(1000)
 	fault := func(f core.Fault) func() {
 		return func() {
 			if err := h.faults.Add(f); err != nil {
@@ -96,8 +97,9 @@ func TestRealClientRetriesChunksAfterFaults(t *testing.T) {
 	}
 	hooks := map[int]func(){
 		2: fault(core.Fault{PathPrefix: path, Status: 503, Times: 2}), // second chunk: two 503s
-		5: fault(core.Fault{PathPrefix: path, Status: 429}),           // third chunk: rate limited once
-		7: fault(core.Fault{PathPrefix: path, Status: 500}),           // the final chunk fails once
+		5: fault(core.Fault{PathPrefix: path, CutRequestAfter: &cut}), // third chunk: connection cut mid-body
+		6: fault(core.Fault{PathPrefix: path, Status: 429}),           // and then rate limited once
+		8: fault(core.Fault{PathPrefix: path, Status: 500}),           // the final chunk fails once
 	}
 	content := pattern(4*chunk + 100)
 	msg, err := h.send(t, must(h.gmailClient(t, hooks)), bytes.NewReader(content))
