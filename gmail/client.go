@@ -1,0 +1,248 @@
+// Package gmail sends and drafts messages through Gmail's media upload,
+// streaming: the message is written into a pipe while Gmail reads it,
+// multipart below one chunk and resumable above. A message whose writer
+// fails is never finalized, so nothing is sent.
+package gmail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	gm "google.golang.org/api/gmail/v1"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
+
+	"github.com/drivemail/drivemail/google"
+)
+
+// DefaultChunkSize is the upload chunk: the memory one send holds, and the
+// size below which a message goes as one multipart request.
+const DefaultChunkSize = 5 << 20
+
+// MaxMessageBytes is Gmail's cap on an uploaded message (the discovery
+// document's maxSize for messages.send and drafts.create).
+const MaxMessageBytes = 36_700_160
+
+// Client calls Gmail as one user.
+type Client struct {
+	http      *http.Client
+	endpoints google.Endpoints
+	chunkSize int
+}
+
+// New returns a Client for the user whose Google token httpClient adds.
+// chunkSize 0 means DefaultChunkSize; Google rounds it up to a multiple of
+// 256 KiB.
+func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoints, chunkSize int) (*Client, error) {
+	if httpClient == nil {
+		return nil, errors.New("gmail: nil http client")
+	}
+	if chunkSize < 0 {
+		return nil, fmt.Errorf("gmail: negative chunk size %d", chunkSize)
+	}
+	if chunkSize == 0 {
+		chunkSize = DefaultChunkSize
+	}
+	return &Client{http: httpClient, endpoints: endpoints, chunkSize: chunkSize}, nil
+}
+
+func (c *Client) service(ctx context.Context, hc *http.Client) (*gm.UsersService, error) {
+	opts := append([]option.ClientOption{option.WithHTTPClient(hc)}, c.endpoints.GmailOptions()...)
+	s, err := gm.NewService(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("gmail: new service: %w", err)
+	}
+	return s.Users, nil
+}
+
+// Profile returns the user's Gmail address: the From of what they send.
+func (c *Client) Profile(ctx context.Context) (string, error) {
+	users, err := c.service(ctx, c.http)
+	if err != nil {
+		return "", err
+	}
+	p, err := users.GetProfile("me").Fields("emailAddress").Context(ctx).Do()
+	if err != nil {
+		return "", wrapErr("getProfile", err)
+	}
+	if p.EmailAddress == "" {
+		return "", &Error{Op: "getProfile", Err: errors.New("profile without an address")}
+	}
+	return p.EmailAddress, nil
+}
+
+// Sent identifies what Gmail stored.
+type Sent struct {
+	ID       string
+	ThreadID string
+	DraftID  string // drafts only
+}
+
+// WriteFunc writes one whole RFC 5322 message to w. Returning an error
+// abandons the upload: nothing is sent.
+type WriteFunc func(w io.Writer) error
+
+// Send uploads the message write produces and sends it, in threadID when
+// set. The returned error is the writer's own (nothing was sent) or an
+// *Error, whose MaybeSent says whether Gmail might have the message.
+func (c *Client) Send(ctx context.Context, threadID string, write WriteFunc) (Sent, error) {
+	return c.upload(ctx, "messages.send", write, func(users *gm.UsersService, r io.Reader, opts []googleapi.MediaOption) func() (Sent, error) {
+		call := users.Messages.Send("me", &gm.Message{ThreadId: threadID}).
+			Fields("id,threadId").Context(ctx).Media(r, opts...)
+		return func() (Sent, error) {
+			m, err := call.Do()
+			if err != nil {
+				return Sent{}, err
+			}
+			return Sent{ID: m.Id, ThreadID: m.ThreadId}, nil
+		}
+	})
+}
+
+// CreateDraft is Send for a draft; it needs the gmail.compose scope.
+func (c *Client) CreateDraft(ctx context.Context, threadID string, write WriteFunc) (Sent, error) {
+	return c.upload(ctx, "drafts.create", write, func(users *gm.UsersService, r io.Reader, opts []googleapi.MediaOption) func() (Sent, error) {
+		call := users.Drafts.Create("me", &gm.Draft{Message: &gm.Message{ThreadId: threadID}}).
+			Context(ctx).Media(r, opts...)
+		return func() (Sent, error) {
+			d, err := call.Do()
+			if err != nil {
+				return Sent{}, err
+			}
+			s := Sent{DraftID: d.Id}
+			if d.Message != nil {
+				s.ID, s.ThreadID = d.Message.Id, d.Message.ThreadId
+			}
+			return s, nil
+		}
+	})
+}
+
+// prepareFunc builds the call with Media (which reads the first chunk)
+// and returns the function that sends it.
+type prepareFunc func(users *gm.UsersService, r io.Reader, opts []googleapi.MediaOption) func() (Sent, error)
+
+// upload runs write into a pipe that the Google client reads. The writer
+// goroutine must run before the call is built: Media() reads the first
+// chunk itself. Every failure closes the pipe with an error, never with a
+// plain Close, which would finalize a truncated message.
+func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare prepareFunc) (Sent, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	w := &finalWatch{}
+	hc := *c.http
+	w.base = hc.Transport
+	if w.base == nil {
+		w.base = http.DefaultTransport
+	}
+	hc.Transport = w
+	users, err := c.service(ctx, &hc)
+	if err != nil {
+		return Sent{}, err
+	}
+
+	pr, pw := io.Pipe()
+	p := &producer{done: make(chan struct{})}
+	go p.run(pw, write)
+
+	do := prepare(users, &ctxReader{ctx: ctx, r: pr}, []googleapi.MediaOption{
+		googleapi.ContentType("message/rfc822"),
+		googleapi.ChunkSize(c.chunkSize),
+	})
+	var sent Sent
+	// If the writer already failed while the first chunk filled, make no
+	// request at all: not even a session is opened.
+	if perr, finished := p.result(); !finished || perr == nil {
+		sent, err = do()
+	}
+	// Unblock a writer still running (the upload ended early) and wait
+	// for it, so no goroutine outlives the call.
+	pr.CloseWithError(errUploadEnded)
+	<-p.done
+	perr, _ := p.result()
+
+	switch {
+	case perr != nil && !errors.Is(perr, errUploadEnded) && !errors.Is(perr, io.ErrClosedPipe):
+		// The writer failed: the client never saw EOF, so it never sent
+		// the final chunk.
+		return Sent{}, perr
+	case err != nil:
+		var ge *Error
+		if errors.As(err, &ge) {
+			return Sent{}, err
+		}
+		e := wrapErr(op, err)
+		e.MaybeSent = w.final.Load() && !errors.Is(err, context.Canceled)
+		return Sent{}, e
+	}
+	return sent, nil
+}
+
+var errUploadEnded = errors.New("gmail upload ended before the message was written")
+
+// producer runs the message writer and records how it ended.
+type producer struct {
+	done chan struct{}
+	mu   sync.Mutex
+	err  error
+	fin  bool
+}
+
+func (p *producer) run(pw *io.PipeWriter, write WriteFunc) {
+	defer close(p.done)
+	err := write(pw)
+	// Record the outcome before closing, so the reader's side sees it as
+	// soon as the pipe wakes it.
+	p.mu.Lock()
+	p.err, p.fin = err, true
+	p.mu.Unlock()
+	if err == nil {
+		pw.Close()
+	} else {
+		pw.CloseWithError(err)
+	}
+}
+
+func (p *producer) result() (error, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err, p.fin
+}
+
+// ctxReader stops reading once ctx is done, so a cancelled send fails
+// instead of finalizing.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// finalWatch notes whether a request that could complete the upload (a
+// multipart request, or a resumable chunk with its total length) left us:
+// before that, a failure provably sent nothing.
+type finalWatch struct {
+	base  http.RoundTripper
+	final atomic.Bool
+}
+
+func (f *finalWatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Query().Get("uploadType") == "multipart" {
+		f.final.Store(true)
+	} else if cr := r.Header.Get("Content-Range"); cr != "" && !strings.HasSuffix(cr, "/*") {
+		f.final.Store(true)
+	}
+	return f.base.RoundTrip(r)
+}

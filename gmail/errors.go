@@ -1,0 +1,127 @@
+package gmail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"google.golang.org/api/googleapi"
+)
+
+// Sentinel causes, tested with errors.Is. Errors for Google's answers are
+// *Error values wrapping one of these; none carries Google's error body.
+var (
+	// ErrScope: the token lacks the scope (drafts need gmail.compose).
+	ErrScope = errors.New("insufficient Google scope")
+	// ErrUnauthorized: Google rejected the token.
+	ErrUnauthorized = errors.New("Google rejected the credentials")
+	// ErrRejected: Gmail refused the message as invalid (400).
+	ErrRejected = errors.New("Gmail rejected the message")
+	// ErrTooLarge: the message is over Gmail's size limit (413).
+	ErrTooLarge = errors.New("message too large for Gmail")
+	// ErrRateLimited: a 429 or a rate-limit 403.
+	ErrRateLimited = errors.New("rate limited by Gmail")
+	// ErrUnavailable: a 5xx.
+	ErrUnavailable = errors.New("Gmail is unavailable")
+	// ErrForbidden: any other 403 (for example sending disabled by an admin).
+	ErrForbidden = errors.New("Gmail refused the request")
+	// ErrNotFound: a thread id Gmail does not know, or a 404 of any kind.
+	ErrNotFound = errors.New("not found in Gmail")
+)
+
+// Error is a failed Gmail call, without Google's message or body.
+type Error struct {
+	Op     string // "messages.send", "drafts.create", "getProfile"
+	Code   int    // HTTP status, 0 when no answer came
+	Reason string // Google's first error reason, if any
+	Err    error
+	// MaybeSent is set when the last bytes of the message reached Gmail
+	// but no confirmation came back: the message may have been sent.
+	// When it is false, nothing was sent.
+	MaybeSent bool
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("gmail ")
+	b.WriteString(e.Op)
+	if e.Code != 0 {
+		fmt.Fprintf(&b, ": HTTP %d", e.Code)
+	}
+	if e.Reason != "" {
+		b.WriteString(" ")
+		b.WriteString(e.Reason)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	if e.MaybeSent {
+		b.WriteString(" (the message may have been sent)")
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// wrapErr converts a client error into an *Error without Google's body.
+func wrapErr(op string, err error) *Error {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		reason := firstReason(ge)
+		return &Error{Op: op, Code: ge.Code, Reason: reason, Err: classify(ge.Code, reason)}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Op: op, Err: err}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// The URL may carry an upload session id; keep only the cause.
+		return &Error{Op: op, Err: fmt.Errorf("%s request: %w", ue.Op, ue.Err)}
+	}
+	return &Error{Op: op, Err: err}
+}
+
+func classify(code int, reason string) error {
+	switch {
+	case code == 400:
+		return ErrRejected
+	case code == 401:
+		return ErrUnauthorized
+	case code == 404:
+		return ErrNotFound
+	case code == 413:
+		return ErrTooLarge
+	case code == 429:
+		return ErrRateLimited
+	case code >= 500:
+		return ErrUnavailable
+	case code == 403:
+		switch reason {
+		case "insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT", "insufficientScopes":
+			return ErrScope
+		case "rateLimitExceeded", "userRateLimitExceeded", "dailyLimitExceeded":
+			return ErrRateLimited
+		}
+		return ErrForbidden
+	}
+	return nil
+}
+
+func firstReason(ge *googleapi.Error) string {
+	for _, it := range ge.Errors {
+		if it.Reason != "" {
+			return it.Reason
+		}
+	}
+	for _, d := range ge.Details {
+		if m, ok := d.(map[string]any); ok {
+			if r, ok := m["reason"].(string); ok && r != "" {
+				return r
+			}
+		}
+	}
+	return ""
+}
