@@ -1,0 +1,217 @@
+package blocked
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// Inspector checks a gzip, tar or tar.gz archive while it streams past:
+// the caller tees the download into it (io.TeeReader(body, in)). Write
+// returns the *Refusal as soon as a blocked entry's header has passed
+// (within a few KiB, for what the decompressor buffers), so the caller's
+// read fails and the message is abandoned before it is finished. Close
+// must be called once the stream ends, or is abandoned: it returns the
+// verdict, and an archive whose stream ended before its last header is
+// refused as unreadable.
+//
+// An Inspector runs one goroutine that parses the stream; Close ends it.
+// Memory is small and fixed (the decompressor's window and buffers).
+type Inspector struct {
+	name string
+	kind Kind
+	lim  Limits
+
+	pw   *io.PipeWriter
+	done chan struct{}
+
+	mu       sync.Mutex
+	finished bool  // the parser has its verdict; stop forwarding
+	verdict  error // valid once done is closed
+	closed   bool
+}
+
+// errDone stops the pipe once the parser needs no more bytes.
+var errDone = errors.New("inspection finished")
+
+// NewInspector starts inspecting a stream of the given kind (see KindOf);
+// name is the attachment's name, for the refusal's sentence. For
+// NotArchive and Zip it accepts every byte and finds nothing: zips are
+// checked before download with CheckZip.
+func NewInspector(name string, kind Kind, lim Limits) *Inspector {
+	pr, pw := io.Pipe()
+	in := &Inspector{name: name, kind: kind, lim: lim.withDefaults(), pw: pw, done: make(chan struct{})}
+	go func() {
+		err := in.parse(pr)
+		in.mu.Lock()
+		in.verdict = err
+		in.finished = true
+		in.mu.Unlock()
+		// Any later Write returns at once instead of blocking on a reader
+		// that has stopped reading.
+		pr.CloseWithError(errDone)
+		close(in.done)
+	}()
+	return in
+}
+
+// Write passes p to the parser. It returns the refusal once one is known;
+// after a verdict of "nothing blocked" it accepts bytes without looking.
+func (in *Inspector) Write(p []byte) (int, error) {
+	in.mu.Lock()
+	finished, closed := in.finished, in.closed
+	in.mu.Unlock()
+	if closed {
+		return 0, errors.New("blocked: write to a closed Inspector")
+	}
+	if !finished {
+		n, err := in.pw.Write(p)
+		if err == nil {
+			return n, nil
+		}
+		<-in.done // the parser stopped; its verdict is ready
+	}
+	if in.verdict != nil {
+		return 0, in.verdict
+	}
+	return len(p), nil
+}
+
+// Close ends the stream and returns the verdict: nil, a *Refusal, or an
+// internal error. It is safe to call more than once.
+func (in *Inspector) Close() error {
+	in.mu.Lock()
+	in.closed = true
+	in.mu.Unlock()
+	in.pw.Close()
+	<-in.done
+	return in.verdict
+}
+
+// parse reads the whole stream, or as much as the verdict needs.
+func (in *Inspector) parse(r io.Reader) error {
+	switch in.kind {
+	case Tar:
+		return in.tar(r, "")
+	case Gzip, TarGzip:
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return in.unreadable("", "not a gzip stream")
+		}
+		inner := zr.Name
+		if inner != "" {
+			if ext := BlockedExt(inner); ext != "" {
+				return &Refusal{File: in.name, Entry: inner, Ext: ext, Reason: ReasonExtension}
+			}
+		}
+		if in.kind == TarGzip || isTarName(inner) || (inner == "" && isTarName(strings.TrimSuffix(strings.ToLower(baseName(in.name)), ".gz"))) {
+			return in.tar(&inflateLimit{r: zr, left: in.lim.MaxInflated}, inner)
+		}
+		return nil
+	default:
+		return nil
+	}
+}
+
+func isTarName(name string) bool {
+	return strings.HasSuffix(strings.ToLower(trimEnd(name)), ".tar")
+}
+
+// errInflated stops a gzip stream that inflates past Limits.MaxInflated.
+var errInflated = errors.New("inflated size over the limit")
+
+type inflateLimit struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *inflateLimit) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, errInflated
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// tar checks every entry header of a tar stream; the content between
+// headers is read and discarded by archive/tar.
+func (in *Inspector) tar(r io.Reader, outer string) error {
+	tr := tar.NewReader(r)
+	for count := 0; ; count++ {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if errors.Is(err, errInflated) {
+			return &Refusal{File: in.name, Entry: outer, Reason: ReasonTooLarge,
+				Detail: fmt.Sprintf("it inflates past %d bytes", in.lim.MaxInflated)}
+		}
+		if err != nil {
+			return in.unreadable(outer, "damaged or truncated tar")
+		}
+		if count >= in.lim.MaxEntries {
+			return &Refusal{File: in.name, Entry: outer, Reason: ReasonTooLarge,
+				Detail: fmt.Sprintf("more than %d entries", in.lim.MaxEntries)}
+		}
+		if h.Typeflag == tar.TypeDir {
+			continue
+		}
+		if ext := BlockedExt(h.Name); ext != "" {
+			return &Refusal{File: in.name, Entry: joinEntry(outer, h.Name), Ext: ext, Reason: ReasonExtension}
+		}
+	}
+}
+
+func (in *Inspector) unreadable(entry, detail string) error {
+	return &Refusal{File: in.name, Entry: entry, Reason: ReasonUnreadable, Detail: detail}
+}
+
+func joinEntry(outer, name string) string {
+	if outer == "" {
+		return name
+	}
+	return outer + "/" + name
+}
+
+// gzipHeadLen is how much of a gzip file CheckGzipAt reads: the fixed
+// header, and an original file name of any sensible length.
+const gzipHeadLen = 1024
+
+// CheckGzipAt reads the first KiB of a gzip file through ra (one read)
+// and refuses it if the original file name in its header (FNAME) is
+// blocked, before any download. A header it cannot finish reading in
+// that KiB is left to the Inspector. It returns nil, a *Refusal, or an
+// error of ra.
+func CheckGzipAt(ctx context.Context, ra io.ReaderAt, size int64, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	head := make([]byte, min(size, gzipHeadLen))
+	if err := readFullAt(ra, head, 0); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return &Refusal{File: name, Reason: ReasonUnreadable, Detail: "truncated"}
+		}
+		return fmt.Errorf("checking gzip %q: %w", name, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(head))
+	if err != nil {
+		if len(head) >= 2 && (head[0] != 0x1f || head[1] != 0x8b) {
+			return &Refusal{File: name, Reason: ReasonUnreadable, Detail: "not a gzip stream"}
+		}
+		return nil // a header longer than head: the Inspector will see it
+	}
+	if ext := BlockedExt(zr.Name); ext != "" {
+		return &Refusal{File: name, Entry: zr.Name, Ext: ext, Reason: ReasonExtension}
+	}
+	return nil
+}
