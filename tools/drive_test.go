@@ -1,0 +1,197 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/exportfmt"
+)
+
+var modified = time.Date(2026, 5, 1, 9, 30, 0, 0, time.UTC)
+
+func sampleFiles() []drive.File {
+	return []drive.File{
+		{ID: id33, Name: "Q3 report.pdf", MimeType: "application/pdf", Size: 2_516_582, ModifiedTime: modified, WebViewLink: "https://drive.google.com/file/d/" + id33 + "/view"},
+		{ID: "sheet1sheet1sheet1", Name: "Budget", MimeType: exportfmt.Spreadsheet, ModifiedTime: modified, WebViewLink: "https://docs.google.com/spreadsheets/d/sheet1sheet1sheet1/edit"},
+		{ID: "empty1empty1empty1", Name: "empty.txt", MimeType: "text/plain", Size: 0, ModifiedTime: modified, WebViewLink: "https://drive.google.com/file/d/empty1empty1empty1/view"},
+	}
+}
+
+func TestDriveSearch(t *testing.T) {
+	h := newHarness(t, nil)
+	h.drive.page = drive.Page{Files: sampleFiles(), NextPageToken: "tok-2"}
+	res := h.call("drive_search", map[string]any{"query": "  Q3 report ", "mime_type": "PDF", "modified_after": "2026-04-01", "page_size": "50"})
+	if res.IsError {
+		t.Fatalf("refused: %s", res.text())
+	}
+	q := h.drive.query
+	if q.Text != "Q3 report" || q.MimeType != "application/pdf" || q.PageSize != 50 ||
+		!q.ModifiedAfter.Equal(time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("query = %+v", q)
+	}
+	var out SearchResult
+	if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Files) != 3 || out.NextPageToken != "tok-2" {
+		t.Fatalf("structured = %+v", out)
+	}
+	pdf, sheet, empty := out.Files[0], out.Files[1], out.Files[2]
+	if pdf.Size == nil || *pdf.Size != 2_516_582 || pdf.Native || pdf.ExportFormats != nil {
+		t.Errorf("pdf = %+v", pdf)
+	}
+	if sheet.Size != nil || !sheet.Native || !strings.Contains(strings.Join(sheet.ExportFormats, ","), "xlsx") {
+		t.Errorf("sheet = %+v", sheet)
+	}
+	if empty.Size == nil || *empty.Size != 0 {
+		t.Errorf("a 0-byte file must keep its size: %+v", empty)
+	}
+	lines := strings.Split(res.text(), "\n")
+	if len(lines) != 5 || lines[0] != "3 files:" {
+		t.Fatalf("text = %q", res.text())
+	}
+	if lines[1] != "- Q3 report.pdf | id "+id33+" | application/pdf | 2.4 MiB | modified 2026-05-01 09:30 UTC" {
+		t.Errorf("line = %q", lines[1])
+	}
+	if !strings.Contains(lines[2], "Google Sheet (a link, or attach with as: xlsx/") {
+		t.Errorf("native line = %q", lines[2])
+	}
+	if !strings.Contains(lines[4], `page_token "tok-2"`) {
+		t.Errorf("paging line = %q", lines[4])
+	}
+}
+
+func TestDriveSearchDefaultsAndEdges(t *testing.T) {
+	cases := []struct {
+		args     string
+		pageSize int
+		mime     string
+	}{
+		{`{"query":""}`, 20, ""},
+		{`{"query":"x","page_size":1}`, 1, ""},
+		{`{"query":"x","page_size":100}`, 100, ""},
+		{`{"query":"x","page_size":20.0}`, 20, ""},
+		{`{"query":"x","mime_type":"Google Doc"}`, 20, exportfmt.Document},
+		{`{"query":"x","mime_type":"image/png"}`, 20, "image/png"},
+		{`{"query":"x","mime_type":"any"}`, 20, ""},
+		{`{"query":"` + strings.Repeat("é", maxQueryRunes) + `"}`, 20, ""},
+		{`{}`, 20, ""},
+	}
+	for _, c := range cases {
+		h := newHarness(t, nil)
+		res := h.call("drive_search", c.args)
+		if res.IsError {
+			t.Errorf("%.60s: refused: %s", c.args, res.text())
+			continue
+		}
+		if h.drive.query.PageSize != c.pageSize || h.drive.query.MimeType != c.mime {
+			t.Errorf("%.60s: query = %+v", c.args, h.drive.query)
+		}
+		if !strings.Contains(res.text(), "No files match") {
+			t.Errorf("%.60s: empty result text = %q", c.args, res.text())
+		}
+	}
+}
+
+func TestDriveSearchRefuses(t *testing.T) {
+	cases := []struct {
+		args string
+		want string
+	}{
+		{`{"query":"x","page_size":0}`, `"page_size" is 0; use 1 to 100`},
+		{`{"query":"x","page_size":101}`, `"page_size" is 101`},
+		{`{"query":"x","page_size":2.5}`, `"page_size" must be a whole number`},
+		{`{"query":"x","page_size":"lots"}`, `"page_size" must be a whole number`},
+		{`{"query":"x","mime_type":"spreadsheets please"}`, `not a kind drive_search knows`},
+		{`{"query":"x","modified_after":"last week"}`, `"modified_after" "last week" is not a date`},
+		{`{"query":"` + strings.Repeat("a", maxQueryRunes+1) + `"}`, `use at most 1000`},
+		{`{"query":"x","type":"pdf"}`, `no field "type"`},
+		{`{"query":["x"]}`, `"query" must be a string`},
+	}
+	for _, c := range cases {
+		h := newHarness(t, nil)
+		h.mustRefuse("drive_search", c.args, c.want)
+		if h.drive.called != 0 {
+			t.Errorf("%.60s: Drive was called for a refused search", c.args)
+		}
+	}
+}
+
+func TestDriveErrorsBecomeSentences(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{&drive.Error{Op: "files.get", Code: 404, Err: drive.ErrNotFound}, "No Drive file with id"},
+		{&drive.Error{Op: "files.get", Code: 403, Reason: "insufficientPermissions", Err: drive.ErrScope}, "Reconnect drivemail"},
+		{&drive.Error{Op: "files.get", Code: 401, Err: drive.ErrUnauthorized}, "expired or was revoked"},
+		{&drive.Error{Op: "files.get", Code: 503, Err: drive.ErrUnavailable}, "Try again in a minute"},
+		{drive.ErrQueryToken, "Page_token is not one this server returned"},
+		{fmt.Errorf("dial: connection refused"), "internal error"},
+	}
+	for _, c := range cases {
+		h := newHarness(t, nil)
+		h.drive.err = c.err
+		res := h.mustRefuse("drive_get_file", map[string]any{"file_id": id33}, c.want)
+		if strings.Contains(res.text(), "HTTP") || strings.Contains(res.text(), "files.get") {
+			t.Errorf("%v: leaks internals: %s", c.err, res.text())
+		}
+	}
+}
+
+func TestDriveGetFile(t *testing.T) {
+	h := newHarness(t, nil)
+	f := sampleFiles()[1]
+	f.Sheets = []drive.Sheet{{ID: 0, Title: "Q3"}, {ID: 7, Title: "Q4 forecast"}}
+	h.drive.file = f
+	res := h.call("drive_get_file", map[string]any{"file_id": "https://docs.google.com/spreadsheets/d/sheet1sheet1sheet1/edit#gid=0"})
+	if res.IsError {
+		t.Fatalf("refused: %s", res.text())
+	}
+	if h.drive.gotID != "sheet1sheet1sheet1" {
+		t.Errorf("asked Drive for %q", h.drive.gotID)
+	}
+	var out File
+	if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(out.Sheets, "|") != "Q3|Q4 forecast" || !out.Native {
+		t.Errorf("file = %+v", out)
+	}
+	if !strings.Contains(res.text(), "Tabs (for \"sheet\" with as csv or tsv): Q3, Q4 forecast") {
+		t.Errorf("text = %q", res.text())
+	}
+	// An mcp-file:// handle names a Drive file too.
+	h.call("drive_get_file", map[string]any{"file_id": "mcp-file://drivemail.example.com/" + id33})
+	if h.drive.gotID != id33 {
+		t.Errorf("handle resolved to %q", h.drive.gotID)
+	}
+}
+
+func TestDriveGetFileRefuses(t *testing.T) {
+	for args, want := range map[string]string{
+		`{}`:                          `"file_id" is required`,
+		`{"file_id":"  "}`:            `"file_id" is required`,
+		`{"file_id":"Budget 2026"}`:   "not a Drive file id",
+		`{"file_id":"x","extra":1}`:   `no field "extra"`,
+		`{"file_id":"https://x.y/z"}`: "is a link, not a Drive file id",
+	} {
+		h := newHarness(t, nil)
+		h.mustRefuse("drive_get_file", args, want)
+		if h.drive.called != 0 {
+			t.Errorf("%s: Drive called", args)
+		}
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 26_214_400: "25.0 MiB", 1 << 30: "1.0 GiB"} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/identity"
+)
+
+// fakeDrive records what the tools asked and answers with canned data.
+type fakeDrive struct {
+	query  drive.Query
+	gotID  string
+	page   drive.Page
+	file   drive.File
+	err    error
+	called int
+}
+
+func (f *fakeDrive) Search(ctx context.Context, q drive.Query) (drive.Page, error) {
+	f.called++
+	f.query = q
+	return f.page, f.err
+}
+
+func (f *fakeDrive) Get(ctx context.Context, id string) (drive.File, error) {
+	f.called++
+	f.gotID = id
+	return f.file, f.err
+}
+
+// fakeMail records the request and answers with res or err.
+type fakeMail struct {
+	mu     sync.Mutex
+	req    compose.Request
+	opts   SendOptions
+	res    compose.Result
+	err    error
+	called int
+}
+
+func (f *fakeMail) Send(ctx context.Context, req compose.Request, opts SendOptions) (compose.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.called++
+	f.req, f.opts = req, opts
+	return f.res, f.err
+}
+
+type fakeUploads struct {
+	req    UploadRequest
+	ticket UploadTicket
+	err    error
+	called int
+}
+
+func (f *fakeUploads) RequestUpload(ctx context.Context, req UploadRequest) (UploadTicket, error) {
+	f.called++
+	f.req = req
+	return f.ticket, f.err
+}
+
+// harness is an MCP server with the tools over fakes, called the way a
+// client would: JSON-RPC messages in, JSON out.
+type harness struct {
+	t       *testing.T
+	srv     *server.MCPServer
+	drive   *fakeDrive
+	mail    *fakeMail
+	uploads *fakeUploads
+	logs    *bytes.Buffer
+	user    identity.User
+}
+
+func newHarness(t *testing.T, mutate func(*Deps)) *harness {
+	t.Helper()
+	h := &harness{
+		t:       t,
+		drive:   &fakeDrive{},
+		mail:    &fakeMail{},
+		uploads: &fakeUploads{},
+		logs:    &bytes.Buffer{},
+		user: identity.User{ID: "u1", Email: "demo@example.com", GoogleScopes: []string{
+			"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/drive.readonly"}},
+	}
+	d := Deps{
+		Drive:     h.drive,
+		Mail:      h.mail,
+		Uploads:   h.uploads,
+		Logger:    slog.New(slog.NewTextHandler(h.logs, nil)),
+		RequestID: func(context.Context) string { return "req-42" },
+	}
+	if mutate != nil {
+		mutate(&d)
+	}
+	h.srv = server.NewMCPServer("drivemail", "test", server.WithToolCapabilities(false))
+	h.srv.AddTools(Tools(d)...)
+	return h
+}
+
+// rpc sends one JSON-RPC request and returns the raw result.
+func (h *harness) rpc(method string, params any) json.RawMessage {
+	h.t.Helper()
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx := identity.WithUser(context.Background(), h.user)
+	resp := h.srv.HandleMessage(ctx, msg)
+	out, err := json.Marshal(resp)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var env struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(out, &env); err != nil {
+		h.t.Fatal(err)
+	}
+	if env.Error != nil {
+		h.t.Fatalf("%s: JSON-RPC error %s", method, env.Error)
+	}
+	return env.Result
+}
+
+// callResult is a tools/call result as a client decodes it.
+type callResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
+func (c callResult) text() string {
+	var parts []string
+	for _, p := range c.Content {
+		parts = append(parts, p.Text)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// call invokes a tool with args (any JSON value, or a raw string of JSON).
+func (h *harness) call(tool string, args any) callResult {
+	h.t.Helper()
+	if s, ok := args.(string); ok {
+		args = json.RawMessage(s)
+	}
+	raw := h.rpc("tools/call", map[string]any{"name": tool, "arguments": args})
+	var res callResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		h.t.Fatalf("decode result: %v\n%s", err, raw)
+	}
+	if !res.IsError {
+		h.checkOutput(tool, res.StructuredContent)
+	}
+	return res
+}
+
+// mustRefuse calls a tool and asserts an isError result containing every
+// one of wants.
+func (h *harness) mustRefuse(tool string, args any, wants ...string) callResult {
+	h.t.Helper()
+	res := h.call(tool, args)
+	if !res.IsError {
+		h.t.Fatalf("%s(%v): want a refusal, got success: %s", tool, args, res.text())
+	}
+	for _, w := range wants {
+		if !strings.Contains(res.text(), w) {
+			h.t.Errorf("%s(%v): refusal %q lacks %q", tool, args, res.text(), w)
+		}
+	}
+	return res
+}
+
+// checkOutput validates structuredContent against the tool's declared
+// outputSchema, as a strict client would.
+func (h *harness) checkOutput(tool string, structured json.RawMessage) {
+	h.t.Helper()
+	if len(structured) == 0 {
+		h.t.Fatalf("%s: success without structuredContent", tool)
+	}
+	var def mcp.Tool
+	for _, st := range Tools(Deps{}) {
+		if st.Tool.Name == tool {
+			def = st.Tool
+		}
+	}
+	sch := compileSchema(h.t, tool+" output", def.RawOutputSchema)
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(structured))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := sch.Validate(v); err != nil {
+		h.t.Errorf("%s: structuredContent does not match its outputSchema: %v\n%s", tool, err, structured)
+	}
+}
+
+func compileSchema(t *testing.T, name string, raw json.RawMessage) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "mem://" + strings.ReplaceAll(name, " ", "/") + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		t.Fatalf("%s: schema does not compile: %v", name, err)
+	}
+	return sch
+}

@@ -1,0 +1,283 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/drivemail/drivemail/compose"
+)
+
+const id33 = "1AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+
+func ptr[T any](v T) *T { return &v }
+
+func TestParseSendAccepts(t *testing.T) {
+	cases := []struct {
+		name string
+		args string
+		want compose.Request
+	}{
+		{
+			name: "one address as a string, one attachment as a string",
+			args: `{"to":"ana@example.com","subject":"Q3","body_text":"Hi","attachments":"` + id33 + `"}`,
+			want: compose.Request{To: []string{"ana@example.com"}, Subject: "Q3", BodyText: "Hi",
+				Attachments: []compose.Attachment{{FileID: id33}}},
+		},
+		{
+			name: "comma-separated string and lists",
+			args: `{"to":"ana@example.com, \"Lima, Bo\" <bo@example.com>","cc":["c@example.com"],"bcc":"d@example.com","subject":"s","body_html":"<p>x</p>"}`,
+			want: compose.Request{To: []string{"<ana@example.com>", `"Lima, Bo" <bo@example.com>`}, Cc: []string{"c@example.com"},
+				Bcc: []string{"d@example.com"}, Subject: "s", BodyHTML: "<p>x</p>"},
+		},
+		{
+			name: "single attachment object with sloppy format",
+			args: `{"to":["a@example.com"],"subject":"s","attachments":{"file_id":"` + id33 + `","as":" .PDF ","name":"Report"}}`,
+			want: compose.Request{To: []string{"a@example.com"}, Subject: "s",
+				Attachments: []compose.Attachment{{FileID: id33, As: "pdf", Name: "Report"}}},
+		},
+		{
+			name: "every source kind",
+			args: `{"to":"a@example.com","subject":"s","attachments":[
+				"mcp-file://drivemail.example.com/` + id33 + `",
+				"https://docs.google.com/spreadsheets/d/` + id33 + `/edit#gid=0",
+				{"file_id":"` + id33 + `","as":"csv","sheet":" Q3 "},
+				{"file_id":"` + id33 + `","link":"true"},
+				{"name":"notes.csv","text":"a,b\n1,2"},
+				{"name":"x.bin","base64":"AAEC","mime_type":"application/octet-stream"},
+				{"name":"dot.png","content":"data:image/png;base64,iVBORw0KGgo="},
+				"{\"file_name\":\"hello.txt\",\"mime_type\":\"text/plain\",\"base64\":\"aGVsbG8=\"}",
+				"{\"file_id\":\"` + id33 + `\",\"as\":\"docx\"}"
+			]}`,
+			want: compose.Request{To: []string{"a@example.com"}, Subject: "s", Attachments: []compose.Attachment{
+				{FileID: "mcp-file://drivemail.example.com/" + id33},
+				{FileID: id33},
+				{FileID: id33, As: "csv", Sheet: "Q3"},
+				{FileID: id33, Link: true},
+				{Name: "notes.csv", Text: ptr("a,b\n1,2")},
+				{Name: "x.bin", Base64: "AAEC", MimeType: "application/octet-stream"},
+				{Name: "dot.png", Content: "data:image/png;base64,iVBORw0KGgo="},
+				{Name: "hello.txt", MimeType: "text/plain", Base64: "aGVsbG8="},
+				{FileID: id33, As: "docx"},
+			}},
+		},
+		{
+			name: "threading",
+			args: `{"to":"a@example.com","subject":"Re: s","body_text":"ok","thread_id":"t1","in_reply_to":"<m@x>","attachments":null}`,
+			want: compose.Request{To: []string{"a@example.com"}, Subject: "Re: s", BodyText: "ok", ThreadID: "t1", InReplyTo: "<m@x>"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := parseSend([]byte(c.args), "send_email")
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got  %+v\nwant %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestParseSendRefuses(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  string
+		wants []string
+	}{
+		{"not an object", `["a"]`, []string{"JSON object", `"to"`}},
+		{"unknown field with a hint", `{"to":"a@example.com","subject":"s","attachment":"x"}`, []string{`"attachment"`, `Did you mean "attachments"?`}},
+		{"no recipient", `{"subject":"s","body_text":"b"}`, []string{`"to" is required`}},
+		{"empty recipient list", `{"to":[],"subject":"s","body_text":"b"}`, []string{`"to" is required`}},
+		{"recipient of the wrong type", `{"to":42,"subject":"s","body_text":"b"}`, []string{`"to" must be a list`}},
+		{"no subject", `{"to":"a@example.com","body_text":"b"}`, []string{`"subject" is required`}},
+		{"subject not a string", `{"to":"a@example.com","subject":7,"body_text":"b"}`, []string{`"subject" must be a string`}},
+		{"empty message", `{"to":"a@example.com","subject":"s"}`, []string{"empty", "body_text"}},
+		{"unknown attachment field", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","format":"pdf"}]}`,
+			[]string{"attachment 1", `"format"`, `"file_id", "as", "sheet", "name", "link", "text", "base64", "content", "mime_type"`}},
+		{"two sources", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","text":"x","name":"a.txt"}]}`,
+			[]string{"attachment 1", `"file_id", "text"`, "exactly one source"}},
+		{"no source", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt"}]}`, []string{"attachment 1 has no source", "drive_search"}},
+		{"text without a name", `{"to":"a@example.com","subject":"s","attachments":[{"text":"a,b"}]}`, []string{`"name" is required with "text"`}},
+		{"as on inline content", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt","text":"x","as":"pdf"}]}`, []string{`"as" applies only to a Drive file`}},
+		{"link with as", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","link":true,"as":"pdf"}]}`, []string{`"link": true`, `"as"`}},
+		{"link with sheet", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","link":true,"sheet":"Q3"}]}`, []string{`"sheet"`}},
+		{"mime_type on a Drive file", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","mime_type":"application/pdf"}]}`, []string{`"mime_type" applies only`}},
+		{"link not boolean", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","link":"maybe"}]}`, []string{`"link" must be true or false`}},
+		{"file name instead of id", `{"to":"a@example.com","subject":"s","attachments":["Q3 report.pdf"]}`, []string{"attachment 1", "not a Drive file id", "drive_search"}},
+		{"foreign link", `{"to":"a@example.com","subject":"s","attachments":["https://example.com/x.pdf"]}`, []string{"is a link, not a Drive file id"}},
+		{"empty string", `{"to":"a@example.com","subject":"s","attachments":[""]}`, []string{"attachment 1 is empty"}},
+		{"bare data URI", `{"to":"a@example.com","subject":"s","attachments":["data:text/plain;base64,eA=="]}`, []string{"data: URI without a file name", `"content"`}},
+		{"number", `{"to":"a@example.com","subject":"s","attachments":[42]}`, []string{"attachment 1 must be a Drive file id"}},
+		{"broken JSON string", `{"to":"a@example.com","subject":"s","attachments":["{not json"]}`, []string{"looks like JSON"}},
+		{"envelope without bytes", `{"to":"a@example.com","subject":"s","attachments":["{\"file_name\":\"a.txt\"}"]}`, []string{`"base64" is required`}},
+		{"envelope with extra field", `{"to":"a@example.com","subject":"s","attachments":["{\"file_name\":\"a.txt\",\"base64\":\"eA==\",\"url\":\"x\"}"]}`, []string{"file envelope", `"url"`}},
+		{"second entry named", `{"to":"a@example.com","subject":"s","attachments":["` + id33 + `",{"file_id":"bad id!"}]}`, []string{"attachment 2"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := parseSend([]byte(c.args), "send_email")
+			text, ok := refusalText(err)
+			if !ok {
+				t.Fatalf("want a refusal, got %v", err)
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(text, w) {
+					t.Errorf("refusal %q lacks %q", text, w)
+				}
+			}
+		})
+	}
+}
+
+// TestAttachmentEntryLimit checks the runaway-list guard at its edge.
+func TestAttachmentEntryLimit(t *testing.T) {
+	list := func(n int) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = `"` + id33 + `"`
+		}
+		return "[" + strings.Join(items, ",") + "]"
+	}
+	got, err := parseAttachments(json.RawMessage(list(maxAttachmentEntries)))
+	if err != nil || len(got) != maxAttachmentEntries {
+		t.Fatalf("%d entries: %v, %d parsed", maxAttachmentEntries, err, len(got))
+	}
+	_, err = parseAttachments(json.RawMessage(list(maxAttachmentEntries + 1)))
+	if text, ok := refusalText(err); !ok || !strings.Contains(text, "at most 10 files") {
+		t.Fatalf("%d entries: want a refusal, got %v", maxAttachmentEntries+1, err)
+	}
+}
+
+func TestSendEmailCallsComposeAndShapesTheResult(t *testing.T) {
+	h := newHarness(t, nil)
+	h.mail.res = compose.Result{
+		ID: "m1", ThreadID: "t1", SizeBytes: 2048,
+		Attached: []compose.Attached{{FileID: id33, Name: "Budget.xlsx", MimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", Bytes: 1500, ExportedAs: "xlsx"}},
+		Linked:   []compose.Linked{{FileID: "doc1", Name: "Plan", URL: "https://docs.google.com/document/d/doc1/edit"}},
+	}
+	res := h.call("send_email", map[string]any{"to": "ana@example.com", "subject": "Q3", "body_text": "Hi",
+		"attachments": []any{map[string]any{"file_id": id33, "as": "XLSX"}, "doc1doc1doc1"}})
+	if res.IsError {
+		t.Fatalf("refused: %s", res.text())
+	}
+	if h.mail.called != 1 || h.mail.opts.Draft {
+		t.Fatalf("compose called %d times, draft=%v", h.mail.called, h.mail.opts.Draft)
+	}
+	if h.mail.req.Attachments[0].As != "xlsx" {
+		t.Errorf("as = %q, want xlsx", h.mail.req.Attachments[0].As)
+	}
+	if h.mail.opts.Progress != nil {
+		t.Error("progress callback set although the caller sent no progress token")
+	}
+	var out compose.Result
+	if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.ID != "m1" || out.ThreadID != "t1" || len(out.Attached) != 1 || out.Inline == nil {
+		t.Errorf("structuredContent = %+v", out)
+	}
+	for _, w := range []string{"Sent to ana@example.com", "message id m1", "Budget.xlsx", "exported as xlsx", "Plan https://docs.google.com/document/d/doc1/edit"} {
+		if !strings.Contains(res.text(), w) {
+			t.Errorf("text %q lacks %q", res.text(), w)
+		}
+	}
+}
+
+func TestSendEmailRefusalsNeverReachCompose(t *testing.T) {
+	h := newHarness(t, nil)
+	h.mustRefuse("send_email", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"`+id33+`","format":"pdf"}]}`, `"format"`)
+	if h.mail.called != 0 {
+		t.Fatalf("compose was called %d times for a refused request", h.mail.called)
+	}
+}
+
+// modelFacingErr stands for a refusal of a package below the tools.
+type modelFacingErr struct{ msg string }
+
+func (e modelFacingErr) Error() string     { return e.msg }
+func (e modelFacingErr) ModelFacing() bool { return true }
+
+func TestSendEmailErrors(t *testing.T) {
+	secret := `googleapi: Error 403: token ya29.SECRET rejected, body {"error":"x"}`
+	cases := []struct {
+		name    string
+		err     error
+		want    []string
+		notWant []string
+		logged  bool
+	}{
+		{"tools refusal", &Refusal{Reason: "Too many files: 11; send at most 10."}, []string{"Too many files: 11"}, nil, false},
+		{"compose refusal wrapped", fmt.Errorf("plan: %w", modelFacingErr{"report.zip contains setup.exe; Gmail blocks .exe files."}),
+			[]string{"report.zip contains setup.exe"}, []string{"plan:"}, false},
+		{"internal error", fmt.Errorf("gmail upload: %w", errors.New(secret)),
+			[]string{"internal error", "req-42", "Sent and Drafts"}, []string{"ya29", "googleapi", "403"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.mail.err = c.err
+			res := h.mustRefuse("send_email", `{"to":"a@example.com","subject":"s","body_text":"b"}`, c.want...)
+			for _, nw := range c.notWant {
+				if strings.Contains(res.text(), nw) {
+					t.Errorf("result %q leaks %q", res.text(), nw)
+				}
+			}
+			if got := strings.Contains(h.logs.String(), "tool failed"); got != c.logged {
+				t.Errorf("logged as failure = %v, want %v; log:\n%s", got, c.logged, h.logs)
+			}
+		})
+	}
+}
+
+func TestCreateDraft(t *testing.T) {
+	args := `{"to":"a@example.com","subject":"s","body_text":"b"}`
+	t.Run("without the compose scope, drafts enabled", func(t *testing.T) {
+		h := newHarness(t, func(d *Deps) { d.DraftsEnabled = true })
+		h.mustRefuse("create_draft", args, "reconnect drivemail", "send_email")
+		if h.mail.called != 0 {
+			t.Fatal("compose called without the scope")
+		}
+	})
+	t.Run("without the compose scope, drafts disabled", func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.mustRefuse("create_draft", args, "--drafts", "send_email")
+	})
+	t.Run("with the compose scope", func(t *testing.T) {
+		h := newHarness(t, func(d *Deps) { d.DraftsEnabled = true })
+		h.user.GoogleScopes = append(h.user.GoogleScopes, "https://www.googleapis.com/auth/gmail.compose")
+		h.mail.res = compose.Result{ID: "m2", ThreadID: "t2", DraftID: "r-9"}
+		res := h.call("create_draft", args)
+		if res.IsError {
+			t.Fatalf("refused: %s", res.text())
+		}
+		if !h.mail.opts.Draft {
+			t.Error("compose not asked for a draft")
+		}
+		if !strings.Contains(string(res.StructuredContent), `"draft_id":"r-9"`) || !strings.Contains(res.text(), "Draft saved (draft id r-9") {
+			t.Errorf("result = %s / %s", res.StructuredContent, res.text())
+		}
+	})
+}
+
+func TestPanicBecomesAGenericError(t *testing.T) {
+	h := newHarness(t, func(d *Deps) { d.Mail = panicMail{} })
+	res := h.mustRefuse("send_email", `{"to":"a@example.com","subject":"s","body_text":"b"}`, "internal error", "req-42")
+	if strings.Contains(res.text(), "boom") {
+		t.Errorf("panic value leaked: %s", res.text())
+	}
+	if !strings.Contains(h.logs.String(), "tool panicked") {
+		t.Errorf("panic not logged:\n%s", h.logs)
+	}
+}
+
+type panicMail struct{}
+
+func (panicMail) Send(ctx context.Context, req compose.Request, opts SendOptions) (compose.Result, error) {
+	panic("boom")
+}
