@@ -1,0 +1,180 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/drivemail/drivemail/store"
+)
+
+// CreateGrant stores a new grant.
+func (s *DB) CreateGrant(ctx context.Context, g store.Grant) error {
+	n, err := s.exec(ctx, `INSERT INTO grants (id, user_id, client_id, resource, scope, created_at, revoked)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		g.ID, g.UserID, g.ClientID, g.Resource, g.Scope, ms(g.CreatedAt), flag(g.Revoked))
+	if err == nil && n == 0 {
+		err = store.ErrDuplicate
+	}
+	return s.wrap("create grant", err)
+}
+
+// GetGrant returns a grant, revoked or not.
+func (s *DB) GetGrant(ctx context.Context, id string) (store.Grant, error) {
+	var (
+		g       store.Grant
+		created int64
+		revoked int
+	)
+	err := s.queryRow(ctx, `SELECT id, user_id, client_id, resource, scope, created_at, revoked FROM grants WHERE id = ?`, id).
+		Scan(&g.ID, &g.UserID, &g.ClientID, &g.Resource, &g.Scope, &created, &revoked)
+	if err != nil {
+		return store.Grant{}, s.wrap("get grant", err)
+	}
+	g.CreatedAt, g.Revoked = fromMS(created), revoked != 0
+	return g, nil
+}
+
+// RevokeGrant marks the grant revoked and deletes everything issued under it.
+func (s *DB) RevokeGrant(ctx context.Context, id string) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		// The update takes the grant's row lock first, so a concurrent
+		// PutToken (which reads the grant FOR SHARE) waits and then sees it revoked.
+		for _, stmt := range []string{
+			`UPDATE grants SET revoked = 1 WHERE id = ?`,
+			`DELETE FROM tokens WHERE grant_id = ?`,
+			`DELETE FROM codes WHERE grant_id = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, s.q(stmt), id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return s.wrap("revoke grant", err)
+}
+
+// insertUnderLiveGrant runs an insert in a transaction that first reads
+// the grant (FOR SHARE where the database has row locks), so the row cannot
+// be written for a missing or revoked grant, nor race a revoke.
+func (s *DB) insertUnderLiveGrant(ctx context.Context, grantID, insert string, args ...any) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var revoked int
+		err := tx.QueryRowContext(ctx, s.q(`SELECT revoked FROM grants WHERE id = ?`+s.d.ForShare), grantID).Scan(&revoked)
+		if err != nil {
+			return err
+		}
+		if revoked != 0 {
+			return store.ErrNotFound
+		}
+		res, err := tx.ExecContext(ctx, s.q(insert), args...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return store.ErrDuplicate
+		}
+		return nil
+	})
+}
+
+// PutCode stores an authorization code under a live grant.
+func (s *DB) PutCode(ctx context.Context, code string, c store.Code) error {
+	err := s.insertUnderLiveGrant(ctx, c.GrantID, `INSERT INTO codes (hash, `+codeColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT (hash) DO NOTHING`,
+		store.Hash(code), c.GrantID, c.ClientID, c.UserID, c.RedirectURI, c.CodeChallenge, c.Resource, c.Scope, ms(c.ExpiresAt))
+	return s.wrap("put code", err)
+}
+
+const codeColumns = `grant_id, client_id, user_id, redirect_uri, code_challenge, resource, scope, expires_at, used`
+
+func scanCode(row interface{ Scan(...any) error }) (store.Code, error) {
+	var (
+		c       store.Code
+		expires int64
+		used    int
+	)
+	err := row.Scan(&c.GrantID, &c.ClientID, &c.UserID, &c.RedirectURI, &c.CodeChallenge, &c.Resource, &c.Scope, &expires, &used)
+	c.ExpiresAt, c.Used = fromMS(expires), used != 0
+	return c, err
+}
+
+// TakeCode marks a code used; a second take returns it with ErrUsed.
+func (s *DB) TakeCode(ctx context.Context, code string) (store.Code, error) {
+	hash := store.Hash(code)
+	c, err := scanCode(s.queryRow(ctx, `UPDATE codes SET used = 1 WHERE hash = ? AND used = 0 RETURNING `+codeColumns, hash))
+	if err == nil {
+		c.Used = false // it was unused until this take
+		return c, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return store.Code{}, s.wrap("take code", err)
+	}
+	c, err = scanCode(s.queryRow(ctx, `SELECT `+codeColumns+` FROM codes WHERE hash = ?`, hash))
+	if err != nil {
+		return store.Code{}, s.wrap("take code", err)
+	}
+	return c, store.ErrUsed
+}
+
+const tokenColumns = `kind, grant_id, client_id, user_id, resource, scope, expires_at, used`
+
+func scanToken(row interface{ Scan(...any) error }) (store.Token, error) {
+	var (
+		t       store.Token
+		kind    string
+		expires int64
+		used    int
+	)
+	err := row.Scan(&kind, &t.GrantID, &t.ClientID, &t.UserID, &t.Resource, &t.Scope, &expires, &used)
+	t.Kind, t.ExpiresAt, t.Used = store.TokenKind(kind), fromMS(expires), used != 0
+	return t, err
+}
+
+// PutToken stores a token under a live grant.
+func (s *DB) PutToken(ctx context.Context, token string, t store.Token) error {
+	err := s.insertUnderLiveGrant(ctx, t.GrantID, `INSERT INTO tokens (hash, `+tokenColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT (hash) DO NOTHING`,
+		store.Hash(token), string(t.Kind), t.GrantID, t.ClientID, t.UserID, t.Resource, t.Scope, ms(t.ExpiresAt))
+	return s.wrap("put token", err)
+}
+
+// GetToken returns a token of a live grant.
+func (s *DB) GetToken(ctx context.Context, token string) (store.Token, error) {
+	t, err := scanToken(s.queryRow(ctx, `SELECT `+tokenColumns+` FROM tokens
+		WHERE hash = ? AND grant_id IN (SELECT id FROM grants WHERE revoked = 0)`, store.Hash(token)))
+	return t, s.wrap("get token", err)
+}
+
+// TakeRefreshToken marks a refresh token used; a second take returns it with ErrUsed.
+func (s *DB) TakeRefreshToken(ctx context.Context, token string) (store.Token, error) {
+	hash := store.Hash(token)
+	t, err := scanToken(s.queryRow(ctx, `UPDATE tokens SET used = 1
+		WHERE hash = ? AND kind = 'refresh' AND used = 0 AND grant_id IN (SELECT id FROM grants WHERE revoked = 0)
+		RETURNING `+tokenColumns, hash))
+	if err == nil {
+		t.Used = false // it was unused until this take
+		return t, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return store.Token{}, s.wrap("take refresh token", err)
+	}
+	t, err = s.GetToken(ctx, token)
+	if err != nil {
+		return store.Token{}, err
+	}
+	if t.Kind != store.RefreshToken {
+		return store.Token{}, store.ErrNotFound
+	}
+	return t, store.ErrUsed
+}
+
+// DeleteToken forgets one token.
+func (s *DB) DeleteToken(ctx context.Context, token string) error {
+	_, err := s.exec(ctx, `DELETE FROM tokens WHERE hash = ?`, store.Hash(token))
+	return s.wrap("delete token", err)
+}
