@@ -206,7 +206,10 @@ func TestAuthorizationRequestRefusals(t *testing.T) {
 		{"bad challenge method", func(v url.Values) { v.Set("code_challenge", challenge); v.Set("code_challenge_method", "S512") }, "invalid_request"},
 		{"method without challenge", func(v url.Values) { v.Set("code_challenge_method", "S256") }, "invalid_request"},
 		{"short challenge", func(v url.Values) { v.Set("code_challenge", challenge[:42]); v.Set("code_challenge_method", "S256") }, "invalid_request"},
-		{"challenge with bad characters", func(v url.Values) { v.Set("code_challenge", challenge[:42]+"="); v.Set("code_challenge_method", "S256") }, "invalid_request"},
+		{"challenge with bad characters", func(v url.Values) {
+			v.Set("code_challenge", challenge[:42]+"=")
+			v.Set("code_challenge_method", "S256")
+		}, "invalid_request"},
 		{"bad access_type", func(v url.Values) { v.Set("access_type", "forever") }, "invalid_request"},
 		{"bad prompt", func(v url.Values) { v.Set("prompt", "login") }, "invalid_request"},
 		{"prompt none with consent", func(v url.Values) { v.Set("prompt", "none consent") }, "invalid_request"},
