@@ -1,0 +1,190 @@
+package googleauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/drivemail/drivemail/store"
+)
+
+// sealedToken is the plaintext form of a stored Google token. Its own type
+// (rather than oauth2.Token) keeps the stored shape stable.
+type sealedToken struct {
+	AccessToken  string    `json:"access_token"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	TokenType    string    `json:"token_type,omitempty"`
+	Expiry       time.Time `json:"expiry"`
+}
+
+func fromOAuth2(t *oauth2.Token) sealedToken {
+	return sealedToken{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, TokenType: t.TokenType, Expiry: t.Expiry}
+}
+
+func (t sealedToken) oauth2() *oauth2.Token {
+	return &oauth2.Token{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, TokenType: t.TokenType, Expiry: t.Expiry}
+}
+
+// aad binds a sealed token to its user: a ciphertext moved to another
+// user's row does not open.
+func aad(userID string) []byte { return []byte("drivemail google token v1\x00" + userID) }
+
+func (s *Service) seal(userID string, t sealedToken) (store.GoogleToken, error) {
+	plain, err := json.Marshal(t)
+	if err != nil {
+		return store.GoogleToken{}, fmt.Errorf("seal Google token: %w", err)
+	}
+	keyID, sealed, err := s.cfg.Keys.Seal(plain, aad(userID))
+	if err != nil {
+		return store.GoogleToken{}, fmt.Errorf("seal Google token: %w", err)
+	}
+	return store.GoogleToken{UserID: userID, KeyID: keyID, Ciphertext: sealed}, nil
+}
+
+// load reads and opens the user's token; a missing one is ErrReconnect.
+func (s *Service) load(ctx context.Context, userID string) (sealedToken, int64, error) {
+	row, err := s.cfg.Store.GetGoogleToken(ctx, userID)
+	if errors.Is(err, store.ErrNotFound) {
+		return sealedToken{}, 0, fmt.Errorf("no Google token stored for this user: %w", ErrReconnect)
+	}
+	if err != nil {
+		return sealedToken{}, 0, fmt.Errorf("load Google token: %w", err)
+	}
+	plain, err := s.cfg.Keys.Open(row.KeyID, row.Ciphertext, aad(userID))
+	if err != nil {
+		return sealedToken{}, 0, fmt.Errorf("load Google token: %w", err)
+	}
+	var t sealedToken
+	if err := json.Unmarshal(plain, &t); err != nil {
+		return sealedToken{}, 0, fmt.Errorf("load Google token: %w", err)
+	}
+	return t, row.Version, nil
+}
+
+// Client returns an *http.Client that calls Google as the user. Its token
+// refreshes when it expires, and the refreshed token is stored, so other
+// requests and replicas reuse it. A user without a usable grant gets an
+// error that errors.Is ErrReconnect, now or on a later request.
+func (s *Service) Client(ctx context.Context, userID string) (*http.Client, error) {
+	t, _, err := s.load(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if t.RefreshToken == "" && !t.Expiry.IsZero() && !s.cfg.Now().Before(t.Expiry) {
+		return nil, fmt.Errorf("the stored Google token expired and cannot be refreshed: %w", ErrReconnect)
+	}
+	src := &persistingSource{s: s, ctx: ctx, userID: userID}
+	base := s.cfg.HTTPClient.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &http.Client{Transport: &oauth2.Transport{
+		Source: oauth2.ReuseTokenSource(t.oauth2(), src),
+		Base:   base,
+	}}, nil
+}
+
+// persistingSource refreshes a user's Google token and writes it back.
+// oauth2's own refreshing source keeps the new token in memory only.
+type persistingSource struct {
+	s      *Service
+	ctx    context.Context
+	userID string
+}
+
+// refreshBudget bounds one refresh and its write, detached from the
+// caller's cancellation so a token Google already issued is not lost.
+const refreshBudget = 30 * time.Second
+
+// minValidity is how long a stored token must still live to be reused.
+const minValidity = time.Minute
+
+func (p *persistingSource) Token() (*oauth2.Token, error) {
+	s := p.s
+	unlock := s.locks.lock(p.userID)
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), refreshBudget)
+	defer cancel()
+
+	// Another request (or replica) may have refreshed while we waited.
+	cur, version, err := s.load(ctx, p.userID)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Expiry.After(s.cfg.Now().Add(minValidity)) {
+		return cur.oauth2(), nil
+	}
+	if cur.RefreshToken == "" {
+		return nil, fmt.Errorf("the stored Google token has no refresh token: %w", ErrReconnect)
+	}
+	fresh, err := s.oauth.TokenSource(s.clientContext(ctx), &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
+	if err != nil {
+		err = safeTokenError(err)
+		if errors.Is(err, ErrReconnect) {
+			s.logger.Info("Google refused a refresh; the user must reconnect", "user", p.userID)
+		}
+		return nil, fmt.Errorf("refresh Google token: %w", err)
+	}
+	next := fromOAuth2(fresh)
+	if next.RefreshToken == "" {
+		next.RefreshToken = cur.RefreshToken // Google usually keeps the refresh token
+	}
+	sealed, err := s.seal(p.userID, next)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.cfg.Store.SwapGoogleToken(ctx, sealed, version); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			// Another replica refreshed first; theirs is as good as ours.
+			if t, _, err := s.load(ctx, p.userID); err == nil {
+				return t.oauth2(), nil
+			}
+			return next.oauth2(), nil
+		}
+		// Storing failed but the token is valid: use it, say so.
+		s.logger.Warn("could not store a refreshed Google token", "user", p.userID, "err", err)
+	}
+	return next.oauth2(), nil
+}
+
+// userLocks serializes refreshes per user within this process.
+type userLocks struct {
+	mu    sync.Mutex
+	locks map[string]*userLock
+}
+
+type userLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func newUserLocks() *userLocks { return &userLocks{locks: map[string]*userLock{}} }
+
+// lock takes the user's lock and returns its release; entries are dropped
+// when nobody holds or waits for them, so the map stays small.
+func (l *userLocks) lock(userID string) func() {
+	l.mu.Lock()
+	ul := l.locks[userID]
+	if ul == nil {
+		ul = &userLock{}
+		l.locks[userID] = ul
+	}
+	ul.refs++
+	l.mu.Unlock()
+	ul.mu.Lock()
+	return func() {
+		ul.mu.Unlock()
+		l.mu.Lock()
+		ul.refs--
+		if ul.refs == 0 {
+			delete(l.locks, userID)
+		}
+		l.mu.Unlock()
+	}
+}
