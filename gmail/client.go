@@ -89,8 +89,9 @@ type Sent struct {
 type WriteFunc func(w io.Writer) error
 
 // Send uploads the message write produces and sends it, in threadID when
-// set. The returned error is the writer's own (nothing was sent) or an
-// *Error, whose MaybeSent says whether Gmail might have the message.
+// set. The returned error is a *WriteError when the writer failed (nothing
+// was sent), or an *Error, whose MaybeSent says whether Gmail might have
+// the message.
 func (c *Client) Send(ctx context.Context, threadID string, write WriteFunc) (Sent, error) {
 	return c.upload(ctx, "messages.send", write, func(users *gm.UsersService, r io.Reader, opts []googleapi.MediaOption) func() (Sent, error) {
 		call := users.Messages.Send("me", &gm.Message{ThreadId: threadID}).
@@ -172,7 +173,7 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 	case perr != nil && !errors.Is(perr, errUploadEnded) && !errors.Is(perr, io.ErrClosedPipe):
 		// The writer failed: the client never saw EOF, so it never sent
 		// the final chunk.
-		return Sent{}, perr
+		return Sent{}, &WriteError{Err: perr, Contacted: w.contacted.Load()}
 	case err != nil:
 		var ge *Error
 		if errors.As(err, &ge) {
@@ -184,6 +185,20 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 	}
 	return sent, nil
 }
+
+// WriteError is a send abandoned because the message writer failed: the
+// upload was never finalized, so nothing was sent.
+type WriteError struct {
+	Err error
+	// Contacted is false when no request reached Gmail at all (the writer
+	// failed while the first chunk was still filling), so a retry of the
+	// whole send cannot duplicate anything, not even an open session.
+	Contacted bool
+}
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+
+func (e *WriteError) Unwrap() error { return e.Err }
 
 var errUploadEnded = errors.New("gmail upload ended before the message was written")
 
@@ -234,11 +249,13 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // multipart request, or a resumable chunk with its total length) left us:
 // before that, a failure provably sent nothing.
 type finalWatch struct {
-	base  http.RoundTripper
-	final atomic.Bool
+	base      http.RoundTripper
+	final     atomic.Bool
+	contacted atomic.Bool
 }
 
 func (f *finalWatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.contacted.Store(true)
 	if r.URL.Query().Get("uploadType") == "multipart" {
 		f.final.Store(true)
 	} else if cr := r.Header.Get("Content-Range"); cr != "" && !strings.HasSuffix(cr, "/*") {

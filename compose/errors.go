@@ -1,0 +1,143 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/drivemail/drivemail/blocked"
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/mimemsg"
+)
+
+const nothingSent = "Nothing was sent."
+
+// streamError words a failed pass. Everything except a Gmail error with
+// MaybeSent happened before Gmail could finalize the message, so the
+// sentence says nothing was sent.
+func streamError(err error, b *builder, draft bool) error {
+	if IsRefusal(err) {
+		return err
+	}
+	var (
+		le *mimemsg.LimitError
+		br *blocked.Refusal
+		pe *partError
+	)
+	switch {
+	case errors.As(err, &le):
+		if le.What == "files" {
+			return refuseErr(err, "The attachments grew past Gmail's 25 MiB limit while Google rendered the exports, so the message was abandoned. %s "+
+				"Send the large Google files as links (leave out as), or split them over several messages.", nothingSent)
+		}
+		return refuseErr(err, "The encoded message grew past Gmail's 35 MiB limit while it was built, so it was abandoned. %s "+
+			"Send the largest attachments as links, or split them over several messages.", nothingSent)
+	case errors.As(err, &br):
+		return refuseErr(err, "%s %s", br.Error(), nothingSent)
+	case errors.As(err, &pe):
+		if r := driveFailure(pe.it, pe.err); r != nil {
+			return r
+		}
+	}
+	var ge *gmail.Error
+	if errors.As(err, &ge) {
+		return gmailRefusal(err, draft)
+	}
+	var we *gmail.WriteError
+	if errors.As(err, &we) {
+		return fmt.Errorf("message abandoned (nothing sent): %w", we.Err)
+	}
+	return err
+}
+
+// driveFailure words a Drive failure on one entry while it streamed or
+// was checked, or returns nil for one that stays internal.
+func driveFailure(it *item, err error) error {
+	switch {
+	case errors.Is(err, drive.ErrNotDownloadable):
+		return refuseErr(err, "%s cannot be downloaded (its owner may have turned downloads off). %s Send it as a link instead (link: true).", it.label(), nothingSent)
+	case errors.Is(err, drive.ErrNotFound):
+		return refuseErr(err, "%s: no Drive file with id %s is visible to this Google account any more. %s Check the id, or find the file with drive_search.",
+			it.label(), it.ref.ID, nothingSent)
+	case errors.Is(err, drive.ErrScope):
+		return refuseErr(err, "This Google account has not given drivemail access to Drive files. %s Reconnect drivemail (sign in again) and allow Drive access.", nothingSent)
+	case errors.Is(err, drive.ErrUnauthorized):
+		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingSent)
+	case errors.Is(err, drive.ErrCorrupt):
+		return refuseErr(err, "%s did not arrive intact from Google Drive (its checksum did not match). %s Try again.", it.label(), nothingSent)
+	case drive.IsTransient(err):
+		return refuseErr(err, "Google Drive stopped sending %s part-way, so the message was abandoned. %s Try again in a minute.", it.label(), nothingSent)
+	}
+	return nil
+}
+
+// gmailRefusal words a Gmail failure.
+func gmailRefusal(err error, draft bool) error {
+	var ge *gmail.Error
+	if !errors.As(err, &ge) {
+		return err
+	}
+	if ge.MaybeSent {
+		return refuseErr(err, "Gmail received the whole message but did not confirm it, so it may or may not have been sent. "+
+			"Check the Sent folder (or Drafts) before trying again, to avoid sending it twice.")
+	}
+	switch {
+	case errors.Is(err, gmail.ErrScope):
+		if draft {
+			return refuseErr(err, "Saving drafts needs permission to manage Gmail drafts, which this Google account has not granted. %s "+
+				"Reconnect drivemail (sign in again) and allow drafts, or use send_email.", nothingSent)
+		}
+		return refuseErr(err, "This Google account has not given drivemail permission to send mail. %s Reconnect drivemail (sign in again) and allow sending.", nothingSent)
+	case errors.Is(err, gmail.ErrUnauthorized):
+		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingSent)
+	case errors.Is(err, gmail.ErrTooLarge):
+		return refuseErr(err, "Gmail refused the message as too large. %s Send the largest attachments as links, or split them over several messages.", nothingSent)
+	case errors.Is(err, gmail.ErrNotFound):
+		return refuseErr(err, "Gmail does not know that thread_id. %s Leave thread_id out to start a new thread, or use the id Gmail returned for the thread.", nothingSent)
+	case errors.Is(err, gmail.ErrRejected):
+		return refuseErr(err, "Gmail refused the message as invalid. %s Check the recipients and headers.", nothingSent)
+	case errors.Is(err, gmail.ErrRateLimited), errors.Is(err, gmail.ErrUnavailable):
+		return refuseErr(err, "Gmail is busy or unavailable right now. %s Try again in a minute.", nothingSent)
+	case errors.Is(err, gmail.ErrForbidden):
+		return refuseErr(err, "Gmail refused to send for this account (sending may be turned off by an administrator). %s", nothingSent)
+	}
+	return err
+}
+
+// result says what went out.
+func result(mp *msgPlan, sent gmail.Sent, w mimemsg.Written) Result {
+	res := Result{ID: sent.ID, ThreadID: sent.ThreadID, DraftID: sent.DraftID, SizeBytes: w.Bytes}
+	bytesOf := map[*item]int64{}
+	// Written.Parts follows the builder's order: inline parts, then
+	// attachments, each in request order.
+	i := 0
+	for _, inline := range []bool{true, false} {
+		for _, it := range mp.items {
+			if it.plan.isFile() && it.plan.inline == inline {
+				if i < len(w.Parts) {
+					bytesOf[it] = w.Parts[i].Bytes
+				}
+				i++
+			}
+		}
+	}
+	for _, it := range mp.items {
+		p := it.plan
+		switch {
+		case p.action == actLink:
+			res.Linked = append(res.Linked, Linked{FileID: it.ref.ID, Name: p.name, URL: p.url})
+		case p.inline:
+			res.Inline = append(res.Inline, Inline{FileID: it.ref.ID, Name: p.name, ContentID: p.contentID})
+		default:
+			a := Attached{FileID: it.ref.ID, Name: p.name, MimeType: p.mimeType, Bytes: bytesOf[it]}
+			if p.action == actExport {
+				a.ExportedAs = p.format.Name
+				if p.tab != nil {
+					a.Sheet = p.tab.Title
+				}
+			}
+			res.Attached = append(res.Attached, a)
+		}
+	}
+	return res
+}

@@ -1,0 +1,175 @@
+package compose
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/drivemail/drivemail/gmail"
+)
+
+// Message limits (CONTRACT.md).
+const (
+	// MaxAttachmentBytes caps the attached and inline file bytes of one
+	// message, before encoding: Gmail's 25 MiB.
+	MaxAttachmentBytes = 26_214_400
+	// MaxMessageBytes caps the encoded message: Gmail's upload limit.
+	MaxMessageBytes = gmail.MaxMessageBytes
+	// MaxBodyBytes caps each of body_text and body_html.
+	MaxBodyBytes = 2 << 20
+	// partOverhead is a generous allowance for one part's headers and
+	// boundaries in the size estimate.
+	partOverhead = 1024
+)
+
+// msgPlan is the whole message, decided before any download.
+type msgPlan struct {
+	items []*item
+	html  string // body_html with cid: references rewritten to Content-IDs
+	files int
+	known int64 // attachment bytes whose size is known
+	// estimate is the encoded size if every size is known (no exports),
+	// else 0; it feeds progress and the pre-download 35 MiB check.
+	estimate int64
+	exports  bool
+}
+
+// planMessage plans every entry, makes cid: files inline parts and checks
+// the limits that can be known before any byte is downloaded.
+func planMessage(req Request, items []*item) (*msgPlan, error) {
+	for _, it := range items {
+		if err := planItem(it); err != nil {
+			return nil, err
+		}
+	}
+	mp := &msgPlan{items: items, html: req.BodyHTML}
+	if err := planInline(mp); err != nil {
+		return nil, err
+	}
+	var bodyEstimate int64 = 4 * partOverhead
+	for _, b := range []string{req.BodyText, mp.html} {
+		bodyEstimate += encodedLen(int64(len(b)))
+	}
+	for _, it := range items {
+		if !it.plan.isFile() {
+			bodyEstimate += 2 * int64(len(it.plan.url)+len(it.plan.name)+64)
+			continue
+		}
+		mp.files++
+		if it.plan.size < 0 {
+			mp.exports = true
+			continue
+		}
+		mp.known += it.plan.size
+		bodyEstimate += encodedLen(it.plan.size) + partOverhead
+	}
+	if mp.files > MaxFiles {
+		return nil, refuse("The message would carry %d files; Gmail takes at most %d per message. "+
+			"Send some as links (link: true, or a Google Doc without as), or split them over two messages.", mp.files, MaxFiles)
+	}
+	if mp.known > MaxAttachmentBytes {
+		return nil, refuse("The attachments add up to %s; Gmail takes at most 25 MiB (26,214,400 bytes) per message. "+
+			"Send the largest as links (link: true), or split them over several messages.", mib(mp.known))
+	}
+	if bodyEstimate > MaxMessageBytes {
+		return nil, refuse("The encoded message would be about %s, over Gmail's 35 MiB limit (attachments grow by a third when encoded). "+
+			"Send the largest attachments as links (link: true), or split them over several messages.", mib(bodyEstimate))
+	}
+	if !mp.exports {
+		mp.estimate = bodyEstimate
+	}
+	return mp, nil
+}
+
+// planInline turns files referenced as cid:NAME in the HTML body into
+// inline parts, and refuses references to no file.
+func planInline(mp *msgPlan) error {
+	names := cidRefs(mp.html)
+	if len(names) == 0 {
+		return nil
+	}
+	ids := map[string]string{}
+	n := 0
+	for _, name := range names {
+		it := matchCID(mp.items, name)
+		if it == nil {
+			return refuse("body_html refers to cid:%s, but no attachment is named %q. Attach that file (its name must match), "+
+				"or change the reference to one of: %s.", truncate(name, 80), truncate(name, 80), fileNames(mp.items))
+		}
+		if !it.plan.isFile() {
+			return refuse("body_html shows cid:%s inline, but %s goes as a link. Give it as (for example as: \"png\") to attach an image, or drop the cid: reference.",
+				truncate(name, 80), it.label())
+		}
+		if !it.plan.inline {
+			n++
+			it.plan.inline = true
+			it.plan.contentID = contentID(it.plan.name, n)
+		}
+		ids[name] = it.plan.contentID
+	}
+	mp.html = rewriteCIDs(mp.html, ids)
+	return nil
+}
+
+// matchCID finds the file a cid: name means: its name in the message,
+// else the name given, else its Drive name; exact first, then ignoring
+// case when that is unambiguous.
+func matchCID(items []*item, name string) *item {
+	for _, exact := range []bool{true, false} {
+		var found *item
+		count := 0
+		for _, it := range items {
+			for _, n := range []string{it.plan.name, it.att.Name, it.file.Name} {
+				if n == "" {
+					continue
+				}
+				if exact && n == name || !exact && strings.EqualFold(n, name) {
+					if found != it {
+						count++
+					}
+					found = it
+					break
+				}
+			}
+		}
+		if count == 1 || exact && count > 1 {
+			return found
+		}
+	}
+	return nil
+}
+
+var safeCID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,200}$`)
+
+// contentID keeps a plain file name as the Content-ID, so the HTML stays
+// as written; any other name gets a generated id and the HTML is
+// rewritten to match.
+func contentID(name string, n int) string {
+	if safeCID.MatchString(name) {
+		return name
+	}
+	return fmt.Sprintf("inline%d@drivemail", n)
+}
+
+func fileNames(items []*item) string {
+	var names []string
+	for _, it := range items {
+		if it.plan.isFile() {
+			names = append(names, fmt.Sprintf("%q", it.plan.name))
+		}
+	}
+	if len(names) == 0 {
+		return "(no files are attached)"
+	}
+	return strings.Join(names, ", ")
+}
+
+// encodedLen is the size of n bytes in base64 with CRLF every 76 characters.
+func encodedLen(n int64) int64 {
+	enc := (n + 2) / 3 * 4
+	return enc + (enc+75)/76*2
+}
+
+func mib(n int64) string {
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}

@@ -1,0 +1,216 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/drivemail/drivemail/blocked"
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/exportfmt"
+)
+
+// action is how an entry goes into the message.
+type action int
+
+const (
+	actAttach action = iota + 1 // a Drive file's bytes
+	actExport                   // a native file rendered by Drive
+	actLink                     // a link in the body
+	actData                     // bytes the model wrote
+)
+
+// plan is what the message does with one entry.
+type plan struct {
+	action    action
+	inline    bool   // a multipart/related part referenced by cid:
+	contentID string // for inline parts, without < >
+	name      string // the file name in the message
+	mimeType  string // the part's Content-Type
+	format    exportfmt.Format
+	tab       *drive.Sheet
+	size      int64 // known size in bytes; -1 for exports
+	archive   blocked.Kind
+	url       string // for links
+}
+
+// isFile reports whether the entry becomes a MIME part.
+func (p plan) isFile() bool { return p.action != actLink }
+
+// planItem decides one entry's action, name and type, refusing what
+// cannot be sent. No network.
+func planItem(it *item) error {
+	if it.ref.ID == "" {
+		return planData(it)
+	}
+	f, a := it.file, it.att
+	if f.Trashed {
+		return refuse("%s is in the Drive trash. Restore it in Drive first, or pick another file.", it.label())
+	}
+	if a.Link {
+		if a.As != "" || a.Sheet != "" {
+			return refuse("%s: link sends a link to the file, so as and sheet do not apply. Leave out link to attach an export, or leave out as and sheet.", it.label())
+		}
+		return planLink(it)
+	}
+	if f.Native() {
+		return planNative(it)
+	}
+	return planBinary(it)
+}
+
+func planLink(it *item) error {
+	if it.file.WebViewLink == "" {
+		return refuse("%s has no link Drive can share. Attach the file instead (leave out link).", it.label())
+	}
+	it.plan = plan{action: actLink, name: displayName(it), url: it.file.WebViewLink, size: 0}
+	return nil
+}
+
+func displayName(it *item) string {
+	if n := strings.TrimSpace(it.att.Name); n != "" {
+		return exportfmt.CleanName(n)
+	}
+	return exportfmt.CleanName(it.file.Name)
+}
+
+func planNative(it *item) error {
+	f, a := it.file, it.att
+	if strings.TrimSpace(a.As) == "" {
+		if a.Sheet != "" {
+			return refuse("%s: sheet picks the tab of a csv or tsv export; add as: \"csv\" (or \"tsv\"), or leave out sheet to send a link.", it.label())
+		}
+		return planLink(it)
+	}
+	format, err := exportfmt.Lookup(f.MimeType, a.As)
+	if err != nil {
+		return refuseErr(err, "%s: %s.", it.label(), strings.TrimSuffix(err.Error(), "."))
+	}
+	if !f.CanDownload {
+		return refuse("%s: its owner has turned off downloading and exporting. Send it as a link instead (leave out as).", it.label())
+	}
+	p := plan{action: actExport, format: format, mimeType: format.MimeType, size: -1}
+	p.name = exportfmt.ExportName(orDefault(a.Name, f.Name), format)
+	if format.NeedsTab {
+		tab, err := pickTab(it)
+		if err != nil {
+			return err
+		}
+		p.tab = tab
+	} else if a.Sheet != "" {
+		return refuse("%s: sheet applies only to csv and tsv, which hold one tab; %s includes every tab. Leave out sheet, or use as: \"csv\".", it.label(), format.Name)
+	}
+	p.archive = blocked.KindOf(p.name, p.mimeType)
+	it.plan = p
+	return checkName(it, p.name)
+}
+
+// pickTab finds the tab named by sheet. Without sheet, a spreadsheet's
+// first tab goes, as Drive's own csv export does, and the result says
+// which one went. The match is exact, else case- and space-insensitive if
+// that names one tab.
+func pickTab(it *item) (*drive.Sheet, error) {
+	tabs := it.file.Sheets
+	if len(tabs) == 0 {
+		return nil, refuse("%s has no tabs to export. Send it as a link (leave out as), or use as: \"xlsx\".", it.label())
+	}
+	want := it.att.Sheet
+	if want == "" {
+		return &tabs[0], nil
+	}
+	for i := range tabs {
+		if tabs[i].Title == want {
+			return &tabs[i], nil
+		}
+	}
+	var found *drive.Sheet
+	for i := range tabs {
+		if strings.EqualFold(strings.TrimSpace(tabs[i].Title), strings.TrimSpace(want)) {
+			if found != nil {
+				found = nil
+				break
+			}
+			found = &tabs[i]
+		}
+	}
+	if found != nil {
+		return found, nil
+	}
+	names := make([]string, len(tabs))
+	for i, t := range tabs {
+		names[i] = fmt.Sprintf("%q", t.Title)
+	}
+	return nil, refuse("%s has no tab named %q. Its tabs are: %s. Use one of those as sheet.", it.label(), truncate(want, 60), strings.Join(names, ", "))
+}
+
+func planBinary(it *item) error {
+	f, a := it.file, it.att
+	if a.As != "" && !sameFormat(f, a.As) {
+		err := &exportfmt.FormatError{NativeType: f.MimeType, Given: a.As}
+		return refuseErr(err, "%s: %s.", it.label(), strings.TrimSuffix(err.Error(), "."))
+	}
+	if a.Sheet != "" {
+		return refuse("%s: sheet applies only to a Google Sheet exported as csv or tsv. Leave out sheet.", it.label())
+	}
+	if !f.CanDownload {
+		return refuse("%s: its owner has turned off downloading. Send it as a link instead (link: true).", it.label())
+	}
+	ext := path.Ext(exportfmt.CleanName(f.Name))
+	if ext == "" || ext == exportfmt.CleanName(f.Name) {
+		ext = exportfmt.ExtByMimeType(f.MimeType)
+	}
+	name := exportfmt.CleanName(f.Name)
+	if strings.TrimSpace(a.Name) != "" {
+		name = exportfmt.WithExt(a.Name, ext)
+	}
+	mimeType := f.MimeType
+	if !validMimeType(mimeType) {
+		mimeType = exportfmt.OctetStream
+	}
+	it.plan = plan{action: actAttach, name: name, mimeType: mimeType, size: f.Size, archive: blocked.KindOf(name, mimeType)}
+	if err := checkName(it, f.Name); err != nil {
+		return err
+	}
+	return checkName(it, name)
+}
+
+// sameFormat reports whether as names the format a binary file already
+// has ("pdf" for a PDF), which needs no conversion.
+func sameFormat(f drive.File, as string) bool {
+	want := exportfmt.ParseName(as)
+	if want == "" {
+		return false
+	}
+	ext := strings.TrimPrefix(strings.ToLower(path.Ext(f.Name)), ".")
+	return want == ext || "."+want == exportfmt.ExtByMimeType(f.MimeType)
+}
+
+func planData(it *item) error {
+	a := it.att
+	name := exportfmt.CleanName(a.Name)
+	if path.Ext(name) == "" {
+		name = exportfmt.WithExt(name, exportfmt.ExtByMimeType(a.MimeType))
+	}
+	it.plan = plan{action: actData, name: name, mimeType: a.MimeType, size: int64(len(it.data)), archive: blocked.KindOf(name, a.MimeType)}
+	return checkName(it, name)
+}
+
+// checkName refuses a name Gmail blocks.
+func checkName(it *item, name string) error {
+	if err := blocked.CheckName(name); err != nil {
+		var br *blocked.Refusal
+		if errors.As(err, &br) {
+			return refuseErr(err, "Attachment %d: %s", it.index, err.Error())
+		}
+		return err
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}

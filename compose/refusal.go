@@ -1,0 +1,38 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Refusal is a send that was refused for a reason the caller can fix.
+// Its Error() is the sentence for the model: what was wrong and what to do
+// instead. When Send returns a Refusal, nothing was sent.
+type Refusal struct {
+	Reason string
+	// Err is the underlying cause, when there is one (for errors.Is).
+	Err error
+}
+
+func (r *Refusal) Error() string { return r.Reason }
+
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// ModelFacing marks the error text as written for the model (the tools
+// layer shows it as is).
+func (r *Refusal) ModelFacing() bool { return true }
+
+func refuse(format string, args ...any) *Refusal {
+	return &Refusal{Reason: fmt.Sprintf(format, args...)}
+}
+
+// refuseErr wraps cause with a sentence.
+func refuseErr(cause error, format string, args ...any) *Refusal {
+	return &Refusal{Reason: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// IsRefusal reports whether err is a Refusal.
+func IsRefusal(err error) bool {
+	var r *Refusal
+	return errors.As(err, &r)
+}

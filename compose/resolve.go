@@ -1,0 +1,221 @@
+package compose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/drivemail/drivemail/drive"
+)
+
+// MaxEntries bounds the attachments list before any call is made: the 10
+// files a message may carry, plus room for files sent as links.
+const MaxEntries = 25
+
+// MaxFiles is the most files (attached or inline) one message carries.
+const MaxFiles = 10
+
+// item is one attachments entry on its way to the message.
+type item struct {
+	index int // 1-based position in the request, for sentences
+	att   Attachment
+
+	// Exactly one of these is the source.
+	ref  drive.Ref // a Drive file
+	data []byte    // bytes the model wrote (inline source)
+
+	file drive.File // the Drive file once resolved (shortcut followed)
+
+	plan plan
+}
+
+// label names the entry in a sentence before and after resolution.
+func (it *item) label() string {
+	switch {
+	case it.file.Name != "":
+		return fmt.Sprintf("attachment %d (%q)", it.index, truncate(it.file.Name, 80))
+	case it.att.Name != "":
+		return fmt.Sprintf("attachment %d (%q)", it.index, truncate(it.att.Name, 80))
+	case it.ref.ID != "":
+		return fmt.Sprintf("attachment %d (id %s)", it.index, it.ref.ID)
+	}
+	return fmt.Sprintf("attachment %d", it.index)
+}
+
+// parseItems turns the request's attachments into items, decoding the
+// model-written ones within MaxModelBytes. No network.
+func parseItems(atts []Attachment) ([]*item, error) {
+	if len(atts) > MaxEntries {
+		return nil, refuse("The message lists %d attachments; at most %d files can be attached (%d entries in all, counting links). "+
+			"Send the rest as links in the body, or in a second message.", len(atts), MaxFiles, MaxEntries)
+	}
+	items := make([]*item, 0, len(atts))
+	budget := MaxModelBytes
+	for i, a := range atts {
+		it := &item{index: i + 1, att: a}
+		if err := checkOneSource(it); err != nil {
+			return nil, err
+		}
+		if a.FileID != "" {
+			ref, err := parseFileID(a.FileID)
+			if err != nil {
+				return nil, refuseErr(err, "%s: %q is not a Drive file id or mcp-file:// handle. Find the file with drive_search and pass its id.",
+					it.label(), truncate(a.FileID, 80))
+			}
+			it.ref = ref
+		} else {
+			if strings.TrimSpace(a.Name) == "" {
+				return nil, refuse("%s has content but no name. Give it a file name with an extension, such as \"notes.csv\".", it.label())
+			}
+			if a.As != "" || a.Sheet != "" || a.Link {
+				return nil, refuse("%s: as, sheet and link apply only to Drive files. Leave them out for content written into the call.", it.label())
+			}
+			data, mimeType, err := inlineSource(a, it.label(), budget)
+			if err != nil {
+				return nil, err
+			}
+			budget -= len(data)
+			it.data = data
+			it.att.MimeType = mimeType
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// checkOneSource refuses an entry with no source or with several.
+func checkOneSource(it *item) error {
+	n := 0
+	for _, set := range []bool{it.att.FileID != "", it.att.Text != nil, it.att.Base64 != "", it.att.Content != ""} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return refuse("%s is empty. Give a Drive file id, or a name with text, base64 or content.", it.label())
+	case n > 1:
+		return refuse("%s has more than one source. Give exactly one of file_id, text, base64 or content.", it.label())
+	}
+	return nil
+}
+
+var errBadHandle = errors.New("bad file handle")
+
+// parseFileID accepts a Drive id or link (see drive.ParseRef) or an
+// mcp-file://<host>/<file_id> handle from /upload. The handle's host is
+// not checked: the handle only wraps a Drive id, and Drive checks with the
+// user's own token that they may read it.
+func parseFileID(s string) (drive.Ref, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(strings.ToLower(s), "mcp-file://") {
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return drive.Ref{}, errBadHandle
+		}
+		id := strings.TrimPrefix(u.Path, "/")
+		if !drive.ValidID(id) {
+			return drive.Ref{}, errBadHandle
+		}
+		return drive.Ref{ID: id}, nil
+	}
+	ref, ok := drive.ParseRef(s)
+	if !ok {
+		return drive.Ref{}, errBadHandle
+	}
+	return ref, nil
+}
+
+// metadataWorkers bounds concurrent files.get calls for one message.
+const metadataWorkers = 5
+
+// resolve fetches every Drive entry's metadata concurrently (at most
+// metadataWorkers at a time). A transient failure of one call is retried
+// a few times; the first lasting failure cancels the rest.
+func resolve(ctx context.Context, dc driveAPI, items []*item) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, metadataWorkers)
+	errs := make(chan error, len(items))
+	n := 0
+	for _, it := range items {
+		if it.ref.ID == "" {
+			continue
+		}
+		n++
+		go func() {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				errs <- ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			f, err := withRetry(ctx, func() (drive.File, error) { return dc.Lookup(ctx, it.ref) })
+			if err != nil {
+				errs <- lookupError(it, err)
+				cancel()
+				return
+			}
+			it.file = f
+			errs <- nil
+		}()
+	}
+	var first error
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil && (first == nil || errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled)) {
+			first = err
+		}
+	}
+	return first
+}
+
+// lookupError words a metadata failure. A missing file and one the user
+// cannot see get the same sentence, as Drive gives them the same 404.
+func lookupError(it *item, err error) error {
+	switch {
+	case errors.Is(err, drive.ErrNotFound):
+		return refuseErr(err, "%s: no Drive file with id %s is visible to this Google account: it does not exist or is not shared with it. "+
+			"Check the id, or find the file with drive_search.", it.label(), it.ref.ID)
+	case errors.Is(err, drive.ErrScope):
+		return refuseErr(err, "This Google account has not given drivemail access to Drive files. Reconnect drivemail (sign in again) and allow Drive access.")
+	case errors.Is(err, drive.ErrUnauthorized):
+		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). Reconnect drivemail (sign in again).")
+	case errors.Is(err, drive.ErrRateLimited), errors.Is(err, drive.ErrUnavailable):
+		return refuseErr(err, "Google Drive is busy or unavailable right now, so nothing was sent. Try again in a minute.")
+	}
+	return fmt.Errorf("resolve %s: %w", it.label(), err)
+}
+
+// Retry policy for idempotent Drive calls (metadata, opening a stream).
+const (
+	driveAttempts = 3
+	driveBackoff  = 200 * time.Millisecond
+)
+
+// withRetry runs call until it succeeds, fails for good, or has been
+// tried driveAttempts times, backing off between transient failures.
+func withRetry[T any](ctx context.Context, call func() (T, error)) (T, error) {
+	var (
+		v   T
+		err error
+	)
+	wait := driveBackoff
+	for attempt := 1; ; attempt++ {
+		v, err = call()
+		if err == nil || !drive.IsTransient(err) || attempt == driveAttempts {
+			return v, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return v, ctx.Err()
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}

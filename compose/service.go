@@ -1,0 +1,236 @@
+package compose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/identity"
+)
+
+// Config tunes a Service.
+type Config struct {
+	// Endpoints locates Google (or the emulator).
+	Endpoints google.Endpoints
+	// MaxConcurrentSends caps the messages streaming at once; each holds
+	// one upload chunk (ChunkSize) plus small buffers, so this bounds the
+	// memory of sending. Extra sends wait their turn. Default 8.
+	MaxConcurrentSends int
+	// ChunkSize is the Gmail upload chunk (default 5 MiB).
+	ChunkSize int
+	// Logger gets one line per send (never addresses, bodies or tokens).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// ProfileTTL is how long a user's sending address is cached (default
+	// 10 minutes).
+	ProfileTTL time.Duration
+}
+
+// Options tunes one Send.
+type Options struct {
+	// Draft saves a Gmail draft instead of sending.
+	Draft bool
+	// Progress, when set, is called as encoded message bytes stream to
+	// Gmail; total is the expected size, or 0 while it is unknown (a
+	// message with exports).
+	Progress func(done, total int64)
+}
+
+// Service sends messages. It is safe for concurrent use.
+type Service struct {
+	cfg      Config
+	sem      chan struct{}
+	profiles *profileCache
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.MaxConcurrentSends <= 0 {
+		cfg.MaxConcurrentSends = 8
+	}
+	if cfg.ChunkSize <= 0 {
+		cfg.ChunkSize = gmail.DefaultChunkSize
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ProfileTTL <= 0 {
+		cfg.ProfileTTL = 10 * time.Minute
+	}
+	return &Service{
+		cfg:      cfg,
+		sem:      make(chan struct{}, cfg.MaxConcurrentSends),
+		profiles: newProfileCache(cfg.ProfileTTL, cfg.Now),
+	}
+}
+
+// Send turns req into one Gmail message (or draft) with httpClient, which
+// must carry the user's Google token. Everything that can be checked
+// before downloading is checked first; then every part streams from Drive
+// through the MIME writer into Gmail in one pass.
+//
+// A *Refusal error means nothing was sent (or, when its text says so, that
+// Gmail may have the message); its text is for the model. Any other error
+// is internal: log it, show a generic message.
+func (s *Service) Send(ctx context.Context, httpClient *http.Client, req Request, opts Options) (Result, error) {
+	start := s.cfg.Now()
+	res, err := s.send(ctx, httpClient, req, opts)
+	s.logOutcome(ctx, req, opts, res, err, s.cfg.Now().Sub(start))
+	return res, err
+}
+
+func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts Options) (Result, error) {
+	if err := checkRequest(req); err != nil {
+		return Result{}, err
+	}
+	items, err := parseItems(req.Attachments)
+	if err != nil {
+		return Result{}, err
+	}
+	dc, err := drive.New(ctx, hc, s.cfg.Endpoints)
+	if err != nil {
+		return Result{}, err
+	}
+	gc, err := gmail.New(ctx, hc, s.cfg.Endpoints, s.cfg.ChunkSize)
+	if err != nil {
+		return Result{}, err
+	}
+	from, err := s.sender(ctx, gc)
+	if err != nil {
+		return Result{}, gmailRefusal(err, opts.Draft)
+	}
+	b := &builder{req: req, from: from, date: s.cfg.Now()}
+	if err := b.checkHeaders(); err != nil {
+		return Result{}, err
+	}
+	drv := driveAdapter{dc}
+	if err := resolve(ctx, drv, items); err != nil {
+		return Result{}, err
+	}
+	mp, err := planMessage(req, items)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := b.prepare(mp); err != nil {
+		return Result{}, err
+	}
+	if err := checkArchives(ctx, drv, mp); err != nil {
+		return Result{}, err
+	}
+	if err := s.acquire(ctx); err != nil {
+		return Result{}, err
+	}
+	defer s.release()
+	sent, written, err := s.stream(ctx, gc, drv, b, mp, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	return result(mp, sent, written), nil
+}
+
+// sender is the From address: the signed-in Google account's address,
+// which the identity carries. Gmail's users.getProfile is asked only when
+// the identity has no address, because it needs a scope beyond
+// gmail.send (compose, readonly, metadata or modify). Gmail sends as the
+// authenticated user whatever From says.
+func (s *Service) sender(ctx context.Context, gc *gmail.Client) (string, error) {
+	if u, ok := identity.FromContext(ctx); ok && u.Email != "" {
+		return u.Email, nil
+	}
+	return s.profiles.from(ctx, gc.Profile)
+}
+
+// acquire waits for a streaming slot, or for ctx.
+func (s *Service) acquire(ctx context.Context) error {
+	select {
+	case s.sem <- struct{}{}:
+		return nil
+	default:
+	}
+	s.cfg.Logger.DebugContext(ctx, "send waiting for a slot", "max_concurrent", cap(s.sem))
+	select {
+	case s.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to send: %w", ctx.Err())
+	}
+}
+
+func (s *Service) release() { <-s.sem }
+
+// driveAPI is what compose needs of Drive; *drive.Client via driveAdapter.
+type driveAPI interface {
+	Lookup(ctx context.Context, ref drive.Ref) (drive.File, error)
+	Download(ctx context.Context, f drive.File) (io.ReadCloser, error)
+	Export(ctx context.Context, f drive.File, mimeType string, tab *drive.Sheet) (io.ReadCloser, error)
+	ReaderAt(ctx context.Context, f drive.File) io.ReaderAt
+}
+
+// Range-read budget for checking one zip's directory before download.
+const (
+	zipReads    = 8
+	zipMaxBytes = 4<<20 + 128<<10
+)
+
+type driveAdapter struct{ c *drive.Client }
+
+func (d driveAdapter) Lookup(ctx context.Context, ref drive.Ref) (drive.File, error) {
+	return d.c.Lookup(ctx, ref)
+}
+
+func (d driveAdapter) Download(ctx context.Context, f drive.File) (io.ReadCloser, error) {
+	return d.c.Download(ctx, f)
+}
+
+func (d driveAdapter) Export(ctx context.Context, f drive.File, mimeType string, tab *drive.Sheet) (io.ReadCloser, error) {
+	return d.c.Export(ctx, f, mimeType, tab)
+}
+
+func (d driveAdapter) ReaderAt(ctx context.Context, f drive.File) io.ReaderAt {
+	return d.c.RangeReader(ctx, f, zipReads, zipMaxBytes)
+}
+
+// logOutcome writes one line per send: sizes, counts and ids, never
+// addresses, subjects, bodies or Google's error bodies.
+func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res Result, err error, took time.Duration) {
+	attrs := []any{
+		"draft", opts.Draft,
+		"entries", len(req.Attachments),
+		"took_ms", took.Milliseconds(),
+	}
+	if u, ok := identity.FromContext(ctx); ok {
+		attrs = append(attrs, "user", u.ID)
+	}
+	switch {
+	case err == nil:
+		attrs = append(attrs, "message_id", res.ID, "size_bytes", res.SizeBytes,
+			"attached", len(res.Attached), "inline", len(res.Inline), "linked", len(res.Linked))
+		s.cfg.Logger.InfoContext(ctx, "message sent", attrs...)
+	case IsRefusal(err):
+		var r *Refusal
+		errors.As(err, &r)
+		attrs = append(attrs, "cause", causeText(r.Err))
+		s.cfg.Logger.InfoContext(ctx, "send refused", attrs...)
+	default:
+		attrs = append(attrs, "err", err.Error())
+		s.cfg.Logger.WarnContext(ctx, "send failed", attrs...)
+	}
+}
+
+func causeText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,215 @@
+package compose
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/drivemail/drivemail/blocked"
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/mimemsg"
+)
+
+// Whole-pass retries: a transient Drive failure while the first upload
+// chunk was still filling (no request had reached Gmail) restarts the
+// pass. Past that point only the Google client's own chunk retries apply:
+// a restarted pass after Gmail has bytes is how messages get sent twice.
+const (
+	passAttempts = 3
+	passBackoff  = 500 * time.Millisecond
+)
+
+// stream runs passes of the message into Gmail until one succeeds or one
+// fails in a way that must not be retried.
+func (s *Service) stream(ctx context.Context, gc *gmail.Client, d driveAPI, b *builder, mp *msgPlan, opts Options) (gmail.Sent, mimemsg.Written, error) {
+	wait := passBackoff
+	for attempt := 1; ; attempt++ {
+		sent, written, err := s.pass(ctx, gc, d, b, mp, opts)
+		if err == nil {
+			return sent, written, nil
+		}
+		var we *gmail.WriteError
+		retry := errors.As(err, &we) && !we.Contacted && drive.IsTransient(we.Err) && attempt < passAttempts
+		if !retry {
+			return gmail.Sent{}, mimemsg.Written{}, streamError(err, b, opts.Draft)
+		}
+		s.cfg.Logger.InfoContext(ctx, "retrying send pass after a Drive failure", "attempt", attempt, "err", we.Err.Error())
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return gmail.Sent{}, mimemsg.Written{}, ctx.Err()
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+// pass streams the message once: Drive → mimemsg → progress counter →
+// Gmail upload.
+func (s *Service) pass(ctx context.Context, gc *gmail.Client, d driveAPI, b *builder, mp *msgPlan, opts Options) (gmail.Sent, mimemsg.Written, error) {
+	prepared, err := b.message(ctx, func(it *item) func(context.Context) (io.ReadCloser, error) {
+		return func(ctx context.Context) (io.ReadCloser, error) { return openPart(ctx, d, it) }
+	})
+	if err != nil {
+		return gmail.Sent{}, mimemsg.Written{}, err
+	}
+	var written mimemsg.Written
+	write := func(w io.Writer) error {
+		pw := &progressWriter{w: w, total: mp.estimate, report: opts.Progress}
+		var err error
+		written, err = prepared.Stream(ctx, pw)
+		if err == nil {
+			pw.flush()
+		}
+		return err
+	}
+	var sent gmail.Sent
+	if opts.Draft {
+		sent, err = gc.CreateDraft(ctx, b.req.ThreadID, write)
+	} else {
+		sent, err = gc.Send(ctx, b.req.ThreadID, write)
+	}
+	if err != nil {
+		return gmail.Sent{}, mimemsg.Written{}, err
+	}
+	return sent, written, nil
+}
+
+// openPart opens one part's content when the writer reaches it, retrying
+// a transient failure to open (nothing of the part has been written yet).
+// Tar and gzip archives are inspected as they stream.
+func openPart(ctx context.Context, d driveAPI, it *item) (io.ReadCloser, error) {
+	var (
+		rc  io.ReadCloser
+		err error
+	)
+	switch it.plan.action {
+	case actData:
+		rc = io.NopCloser(bytes.NewReader(it.data))
+	case actAttach:
+		rc, err = withRetry(ctx, func() (io.ReadCloser, error) { return d.Download(ctx, it.file) })
+	case actExport:
+		rc, err = withRetry(ctx, func() (io.ReadCloser, error) {
+			return d.Export(ctx, it.file, it.plan.format.MimeType, it.plan.tab)
+		})
+	default:
+		return nil, fmt.Errorf("compose: %s has no content to open", it.label())
+	}
+	if err != nil {
+		return nil, &partError{it: it, err: err}
+	}
+	rc = &labelledBody{rc: rc, it: it}
+	switch it.plan.archive {
+	case blocked.Gzip, blocked.Tar, blocked.TarGzip:
+		if it.plan.action != actData {
+			rc = newInspected(rc, blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}))
+		}
+	}
+	return rc, nil
+}
+
+// partError ties a failure to the entry it happened in.
+type partError struct {
+	it  *item
+	err error
+}
+
+func (e *partError) Error() string { return e.it.label() + ": " + e.err.Error() }
+
+func (e *partError) Unwrap() error { return e.err }
+
+// labelledBody marks read errors with their entry.
+type labelledBody struct {
+	rc io.ReadCloser
+	it *item
+}
+
+func (l *labelledBody) Read(p []byte) (int, error) {
+	n, err := l.rc.Read(p)
+	if err != nil && err != io.EOF {
+		err = &partError{it: l.it, err: err}
+	}
+	return n, err
+}
+
+func (l *labelledBody) Close() error { return l.rc.Close() }
+
+// inspected tees a download into a blocked.Inspector and fails the read
+// as soon as the inspector finds a blocked entry.
+type inspected struct {
+	rc     io.ReadCloser
+	in     *blocked.Inspector
+	closed bool
+}
+
+func newInspected(rc io.ReadCloser, in *blocked.Inspector) *inspected {
+	return &inspected{rc: rc, in: in}
+}
+
+func (x *inspected) Read(p []byte) (int, error) {
+	n, err := x.rc.Read(p)
+	if n > 0 {
+		if _, werr := x.in.Write(p[:n]); werr != nil {
+			return 0, werr
+		}
+	}
+	if err == io.EOF {
+		x.closed = true
+		if verdict := x.in.Close(); verdict != nil {
+			return n, verdict
+		}
+	}
+	return n, err
+}
+
+func (x *inspected) Close() error {
+	if !x.closed {
+		x.closed = true
+		_ = x.in.Close()
+	}
+	return x.rc.Close()
+}
+
+// progressWriter reports bytes written at most every progressStep.
+type progressWriter struct {
+	w      io.Writer
+	total  int64
+	report func(done, total int64)
+	done   int64
+	last   int64
+	mu     sync.Mutex
+}
+
+const progressStep = 256 << 10
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if p.report == nil {
+		return n, err
+	}
+	p.mu.Lock()
+	p.done += int64(n)
+	due := p.done-p.last >= progressStep
+	if due {
+		p.last = p.done
+	}
+	done := p.done
+	p.mu.Unlock()
+	if due {
+		p.report(done, p.total)
+	}
+	return n, err
+}
+
+// flush reports the final figure, with the total now known.
+func (p *progressWriter) flush() {
+	if p.report != nil {
+		p.report(p.done, p.done)
+	}
+}
