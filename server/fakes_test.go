@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/tools"
+)
+
+const testToken = "dm_test_token"
+
+// fakeAuth admits one bearer token and serves canned metadata.
+type fakeAuth struct{ base string }
+
+func (a fakeAuth) ProtectedResourceMetadata() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"resource":"`+a.base+`/mcp","authorization_servers":["`+a.base+`"]}`)
+	})
+}
+
+func (a fakeAuth) AuthorizationServerMetadata() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"issuer":"`+a.base+`"}`)
+	})
+}
+
+func (a fakeAuth) Endpoints() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		io.WriteString(w, "oauth "+r.URL.Path+" "+string(rune('0'+len(b)%10)))
+	})
+}
+
+func (a fakeAuth) RequireBearer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+testToken {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+a.base+`/.well-known/oauth-protected-resource/mcp"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		u := identity.User{ID: "user-1", Email: "demo@example.com", GoogleScopes: []string{"https://www.googleapis.com/auth/gmail.send"}}
+		next.ServeHTTP(w, r.WithContext(identity.WithUser(r.Context(), u)))
+	})
+}
+
+// fakeDrive answers every search with one file.
+type fakeDrive struct{}
+
+func (fakeDrive) Search(ctx context.Context, q drive.Query) (drive.Page, error) {
+	return drive.Page{Files: []drive.File{{ID: "1AbCdEfGhIjKlMnOpQrStUvWxYz012345", Name: "Q3 report.pdf", MimeType: "application/pdf", Size: 1234}}}, nil
+}
+
+func (fakeDrive) Get(ctx context.Context, id string) (drive.File, error) {
+	return drive.File{}, &drive.Error{Op: "files.get", Code: 404, Err: drive.ErrNotFound}
+}
+
+// fakeMail reports progress, optionally blocks until released, and
+// records the sends it completed.
+type fakeMail struct {
+	mu      sync.Mutex
+	started chan struct{} // closed when a send begins, if set
+	release chan struct{} // a send waits for it, if set
+	sent    []compose.Request
+}
+
+func (m *fakeMail) Send(ctx context.Context, req compose.Request, opts tools.SendOptions) (compose.Result, error) {
+	if m.started != nil {
+		close(m.started)
+	}
+	if m.release != nil {
+		select {
+		case <-m.release:
+		case <-ctx.Done():
+			return compose.Result{}, ctx.Err()
+		}
+	}
+	if strings.Contains(req.Subject, "fail") {
+		return compose.Result{}, errors.New("gmail: HTTP 500 token=ya29.secret")
+	}
+	const total = 3 << 20
+	if opts.Progress != nil {
+		for done := int64(1 << 20); done <= total; done += 1 << 20 {
+			opts.Progress(done, total)
+		}
+	}
+	m.mu.Lock()
+	m.sent = append(m.sent, req)
+	m.mu.Unlock()
+	return compose.Result{ID: "msg-1", ThreadID: "thr-1", SizeBytes: total}, nil
+}
+
+func (m *fakeMail) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.sent)
+}
+
+type fakeStore struct{ err error }
+
+func (s fakeStore) Ping(ctx context.Context) error { return s.err }

@@ -1,0 +1,37 @@
+package server
+
+import (
+	"time"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/drivemail/drivemail/tools"
+)
+
+// instructions are what an MCP client may show the model about the server
+// as a whole, before any tool description.
+const instructions = `drivemail sends email from the user's Gmail with Google Drive files attached by id. ` +
+	`Find files with drive_search, then pass their ids to send_email (or create_draft); never put file contents in arguments. ` +
+	`Google Docs, Sheets and Slides go in as links unless attached with "as" (pdf, docx, xlsx, csv…). ` +
+	`A file on the user's computer can be put in Drive first with request_upload.`
+
+// newMCPHandler builds the MCP server with every tool, served over
+// streamable HTTP. It keeps no session state: session ids are checked only
+// for shape, so replicas behind a load balancer need no sticky sessions,
+// and 2026-07-28 clients need none at all.
+func newMCPHandler(d Deps) *mcpserver.StreamableHTTPServer {
+	s := mcpserver.NewMCPServer("drivemail", d.Version,
+		mcpserver.WithTitle("drivemail"),
+		mcpserver.WithInstructions(instructions),
+		mcpserver.WithToolCapabilities(false),
+	)
+	s.AddTools(tools.Tools(d.Tools)...)
+	return mcpserver.NewStreamableHTTPServer(s,
+		mcpserver.WithEndpointPath("/mcp"),
+		mcpserver.WithStreamableHTTPLogger(d.Logger),
+		// originGuard does this job, and unlike the library's check it
+		// works behind a reverse proxy that keeps the public Host.
+		mcpserver.WithDisableLocalhostProtection(true),
+		mcpserver.WithHeartbeatInterval(30*time.Second),
+	)
+}

@@ -1,0 +1,49 @@
+package server
+
+import (
+	"net/http"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// addRoutes is the whole HTTP surface (CONTRACT.md, "HTTP routes").
+func addRoutes(mux *http.ServeMux, d Deps, mcp *mcpserver.StreamableHTTPServer) {
+	guard := newOriginGuard(d.BaseURL)
+	bearer := d.Auth.RequireBearer
+	form := limitBody(maxFormBodyBytes)
+
+	mux.Handle("GET /.well-known/oauth-protected-resource", d.Auth.ProtectedResourceMetadata())
+	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", d.Auth.ProtectedResourceMetadata())
+	mux.Handle("GET /.well-known/oauth-authorization-server", d.Auth.AuthorizationServerMetadata())
+	mux.Handle("/oauth/", form(d.Auth.Endpoints()))
+
+	mux.Handle("POST /mcp", guard.middleware(limitMCPBody(d.MaxMCPBodyBytes)(bearer(noteUser(mcp)))))
+	mux.Handle("GET /mcp", guard.middleware(bearer(noteUser(mcp))))
+	mux.Handle("DELETE /mcp", guard.middleware(bearer(noteUser(mcp))))
+
+	direct, ticket := uploadHandlers(d.Uploads)
+	mux.Handle("POST /upload", guard.middleware(bearer(noteUser(direct))))
+	mux.Handle("PUT /upload/{ticket}", guard.middleware(ticket))
+	mux.Handle("POST /upload/{ticket}", guard.middleware(ticket))
+
+	mux.Handle("GET /healthz", healthHandler(d.Store, d.Version, d.Logger))
+	mux.Handle("/", notFound())
+}
+
+// uploadHandlers returns the upload routes, or handlers that say uploads
+// are not offered when there is no upload service.
+func uploadHandlers(u Uploads) (direct, ticket http.Handler) {
+	if u != nil {
+		return u.Direct(), u.Ticket()
+	}
+	off := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "This drivemail server does not accept uploads. Put the file in Google Drive and attach it by id.", http.StatusNotImplemented)
+	})
+	return off, off
+}
+
+func notFound() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "Not found. The MCP endpoint is /mcp.", http.StatusNotFound)
+	})
+}

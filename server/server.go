@@ -1,0 +1,91 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/drivemail/drivemail/tools"
+)
+
+// Auth is drivemail's authorization server and bearer check (package oauth).
+type Auth interface {
+	// ProtectedResourceMetadata serves RFC 9728 metadata for BASE/mcp.
+	ProtectedResourceMetadata() http.Handler
+	// AuthorizationServerMetadata serves RFC 8414 metadata.
+	AuthorizationServerMetadata() http.Handler
+	// Endpoints serves /oauth/register, authorize, callback, token, revoke.
+	Endpoints() http.Handler
+	// RequireBearer lets through only requests with a valid access token
+	// for BASE/mcp, with the identity.User in their context; others get
+	// 401 and WWW-Authenticate.
+	RequireBearer(next http.Handler) http.Handler
+}
+
+// Uploads serves the upload endpoints (package upload).
+type Uploads interface {
+	// Direct serves POST /upload; it runs behind the bearer check.
+	Direct() http.Handler
+	// Ticket serves PUT and POST /upload/<ticket>, which need no bearer.
+	Ticket() http.Handler
+}
+
+// Pinger reports whether a dependency (the store) is reachable.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Deps is everything NewServer wires together.
+type Deps struct {
+	Logger  *slog.Logger
+	BaseURL *url.URL // public origin; the MCP endpoint is BaseURL + /mcp
+	Version string
+	Auth    Auth
+	Tools   tools.Deps // RequestID and Logger are filled in by NewServer
+	Uploads Uploads    // nil: the upload routes say uploads are unavailable
+	Store   Pinger
+	// MaxMCPBodyBytes caps one MCP request (default DefaultMaxMCPBodyBytes).
+	MaxMCPBodyBytes int64
+}
+
+// DefaultMaxMCPBodyBytes caps an MCP request: tool arguments carry ids, not
+// files; the 1 MiB of model-written bytes compose accepts fits with room.
+const DefaultMaxMCPBodyBytes = 4 << 20
+
+// maxFormBodyBytes caps the OAuth endpoints' bodies.
+const maxFormBodyBytes = 64 << 10
+
+// Server is drivemail's HTTP surface. Close its sessions at shutdown.
+type Server struct {
+	http.Handler
+	mcp *mcpserver.StreamableHTTPServer
+}
+
+// NewServer builds the HTTP handler for every route.
+func NewServer(d Deps) *Server {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.MaxMCPBodyBytes <= 0 {
+		d.MaxMCPBodyBytes = DefaultMaxMCPBodyBytes
+	}
+	d.Tools.Logger = d.Logger
+	d.Tools.RequestID = RequestID
+	mcpHandler := newMCPHandler(d)
+	mux := http.NewServeMux()
+	addRoutes(mux, d, mcpHandler)
+	var h http.Handler = mux
+	h = securityHeaders(h)
+	h = recoverPanics(d.Logger)(h)
+	h = logRequests(d.Logger)(h)
+	return &Server{Handler: h, mcp: mcpHandler}
+}
+
+// CloseSessions ends the MCP listening streams (long-lived GETs) so that a
+// graceful shutdown need not wait for them.
+func (s *Server) CloseSessions(ctx context.Context) {
+	s.mcp.CloseSessions(ctx)
+}
