@@ -1,0 +1,375 @@
+// Package cimd fetches OAuth client ID metadata documents: a client whose
+// client_id is an https URL publishes its metadata at that URL, and the
+// authorization server fetches it instead of asking the client to register.
+//
+// The fetch is a request the server makes to a URL an anonymous caller
+// chose, so it is guarded against server-side request forgery: the host is
+// resolved first and every address must be public (loopback only in test
+// mode), the connection goes to the checked address (a second DNS answer
+// cannot swap it), redirects are not followed, and time and size are capped.
+package cimd
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Limits and cache bounds.
+const (
+	DefaultTimeout  = 5 * time.Second
+	DefaultMaxBytes = 64 << 10
+	MaxURLLength    = 2048
+	minTTL          = time.Minute
+	defaultTTL      = 5 * time.Minute
+	maxTTL          = 24 * time.Hour
+	maxEntries      = 1024
+)
+
+// Document is the metadata a client publishes (RFC 7591 field names).
+type Document struct {
+	ClientID                string   `json:"client_id"`
+	ClientName              string   `json:"client_name"`
+	ClientURI               string   `json:"client_uri"`
+	LogoURI                 string   `json:"logo_uri"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	Scope                   string   `json:"scope"`
+}
+
+// Config tunes a Fetcher.
+type Config struct {
+	// AllowLoopback permits documents on loopback addresses. Test mode
+	// only: it never permits private or link-local addresses.
+	AllowLoopback bool
+	// RootCAs, when set, replaces the system roots (tests use it to trust
+	// an httptest TLS server).
+	RootCAs *x509.CertPool
+	// Timeout bounds one fetch (default 5 s); MaxBytes bounds the body
+	// (default 64 KiB).
+	Timeout  time.Duration
+	MaxBytes int64
+	// LookupNetIP resolves host names (default net.DefaultResolver).
+	LookupNetIP func(ctx context.Context, host string) ([]netip.Addr, error)
+	Now         func() time.Time
+}
+
+// Fetcher fetches and caches client ID metadata documents.
+type Fetcher struct {
+	cfg   Config
+	mu    sync.Mutex
+	cache map[string]entry
+}
+
+type entry struct {
+	doc     Document
+	expires time.Time
+}
+
+// New returns a Fetcher.
+func New(cfg Config) *Fetcher {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.LookupNetIP == nil {
+		cfg.LookupNetIP = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Fetcher{cfg: cfg, cache: map[string]entry{}}
+}
+
+// IsURL reports whether a client_id names a metadata document (an https
+// URL) rather than a registered client.
+func IsURL(clientID string) bool { return strings.HasPrefix(clientID, "https://") }
+
+// Error is a refusal of a client ID URL or its document; its text is safe
+// to show the user.
+type Error struct{ msg string }
+
+func (e *Error) Error() string { return e.msg }
+
+func refuse(format string, args ...any) error { return &Error{msg: fmt.Sprintf(format, args...)} }
+
+// Fetch returns the document at clientID, from the cache when fresh.
+func (f *Fetcher) Fetch(ctx context.Context, clientID string) (Document, error) {
+	u, err := checkURL(clientID)
+	if err != nil {
+		return Document{}, err
+	}
+	if doc, ok := f.cached(clientID); ok {
+		return doc, nil
+	}
+	doc, ttl, err := f.fetch(ctx, u)
+	if err != nil {
+		return Document{}, err
+	}
+	if doc.ClientID != clientID {
+		return Document{}, refuse("the client metadata document at %s names client_id %q; it must be exactly its own URL", clientID, clip(doc.ClientID))
+	}
+	f.remember(clientID, doc, ttl)
+	return doc, nil
+}
+
+// checkURL applies the client ID URL rules: https, a host, a path beyond
+// "/", no credentials, fragment or dot segments.
+func checkURL(clientID string) (*url.URL, error) {
+	if len(clientID) > MaxURLLength {
+		return nil, refuse("the client_id URL is longer than %d characters", MaxURLLength)
+	}
+	u, err := url.Parse(clientID)
+	switch {
+	case err != nil:
+		return nil, refuse("the client_id %q is not a valid URL", clip(clientID))
+	case u.Scheme != "https":
+		return nil, refuse("a client_id URL must use https")
+	case u.Host == "" || u.Hostname() == "":
+		return nil, refuse("the client_id URL has no host")
+	case u.User != nil:
+		return nil, refuse("a client_id URL must not contain credentials")
+	case u.Fragment != "" || strings.Contains(clientID, "#"):
+		return nil, refuse("a client_id URL must not have a fragment")
+	case u.Path == "" || u.Path == "/":
+		return nil, refuse("a client_id URL must have a path (for example https://app.example/oauth/client.json)")
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return nil, refuse("a client_id URL must not contain . or .. path segments")
+		}
+	}
+	return u, nil
+}
+
+func (f *Fetcher) cached(clientID string) (Document, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, ok := f.cache[clientID]
+	if !ok || !f.cfg.Now().Before(e.expires) {
+		return Document{}, false
+	}
+	return e.doc, true
+}
+
+func (f *Fetcher) remember(clientID string, doc Document, ttl time.Duration) {
+	if ttl <= 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.cfg.Now()
+	if len(f.cache) >= maxEntries {
+		// Drop expired entries; if none, drop the one expiring soonest.
+		var soonest string
+		for k, e := range f.cache {
+			if !now.Before(e.expires) {
+				delete(f.cache, k)
+			} else if soonest == "" || e.expires.Before(f.cache[soonest].expires) {
+				soonest = k
+			}
+		}
+		if len(f.cache) >= maxEntries {
+			delete(f.cache, soonest)
+		}
+	}
+	f.cache[clientID] = entry{doc: doc, expires: now.Add(ttl)}
+}
+
+// fetch resolves, checks and dials the host, and reads the document.
+func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+	defer cancel()
+	addr, err := f.resolve(ctx, u.Hostname())
+	if err != nil {
+		return Document{}, 0, err
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	target := net.JoinHostPort(addr.String(), port)
+	dialer := &net.Dialer{Control: f.control}
+	transport := &http.Transport{
+		Proxy: nil, // a proxy would dial on our behalf, past the address checks
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, target)
+		},
+		TLSClientConfig:        &tls.Config{RootCAs: f.cfg.RootCAs, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    f.cfg.Timeout,
+		ResponseHeaderTimeout:  f.cfg.Timeout,
+		DisableKeepAlives:      true,
+		MaxResponseHeaderBytes: 16 << 10,
+	}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{
+		Transport: transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return Document{}, 0, refuse("the client_id URL cannot be requested")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return Document{}, 0, refuse("the client metadata document at %s did not arrive within %v", u, f.cfg.Timeout)
+		}
+		var refused *Error
+		if errors.As(err, &refused) {
+			return Document{}, 0, refused
+		}
+		return Document{}, 0, refuse("the client metadata document at %s could not be fetched", u)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return Document{}, 0, refuse("the client metadata document at %s redirects; serve it at the client_id URL itself", u)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return Document{}, 0, refuse("the client metadata document at %s answered %s", u, resp.Status)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+		return Document{}, 0, refuse("the client metadata document at %s is not JSON (Content-Type %q)", u, clip(resp.Header.Get("Content-Type")))
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, f.cfg.MaxBytes+1))
+	if err != nil {
+		return Document{}, 0, refuse("the client metadata document at %s could not be read", u)
+	}
+	if int64(len(body)) > f.cfg.MaxBytes {
+		return Document{}, 0, refuse("the client metadata document at %s is larger than %d bytes", u, f.cfg.MaxBytes)
+	}
+	var doc Document
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return Document{}, 0, refuse("the client metadata document at %s is not valid JSON", u)
+	}
+	return doc, cacheTTL(resp.Header.Get("Cache-Control")), nil
+}
+
+// resolve returns the address to dial, refusing a host any of whose
+// addresses is not allowed (a mixed answer is an attack or a mistake).
+func (f *Fetcher) resolve(ctx context.Context, host string) (netip.Addr, error) {
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{ip}
+	} else {
+		addrs, err = f.cfg.LookupNetIP(ctx, host)
+		if err != nil || len(addrs) == 0 {
+			return netip.Addr{}, refuse("the client_id host %s does not resolve", clip(host))
+		}
+	}
+	for _, a := range addrs {
+		if err := f.allowed(a); err != nil {
+			return netip.Addr{}, refuse("the client_id host %s resolves to %s: %v", clip(host), a, err)
+		}
+	}
+	return addrs[0].Unmap(), nil
+}
+
+// control re-checks the address actually dialed.
+func (f *Fetcher) control(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return refuse("refusing to dial %s", address)
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return refuse("refusing to dial %s", address)
+	}
+	if err := f.allowed(ip); err != nil {
+		return refuse("refusing to dial %s: %v", ip, err)
+	}
+	return nil
+}
+
+// Address ranges a metadata fetch must never reach (beyond what netip's
+// predicates name): shared NAT space, "this network", IETF protocol
+// assignments, benchmarking, reserved, and IPv6 forms that embed an IPv4
+// address (NAT64, 6to4) and so could smuggle a private one.
+var blockedPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2002::/16"),
+}
+
+func (f *Fetcher) allowed(ip netip.Addr) error {
+	ip = ip.Unmap()
+	switch {
+	case !ip.IsValid():
+		return errors.New("not an address")
+	case ip.IsLoopback():
+		if f.cfg.AllowLoopback {
+			return nil
+		}
+		return errors.New("a loopback address")
+	case ip.IsPrivate():
+		return errors.New("a private address")
+	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+		return errors.New("a link-local address")
+	case ip.IsUnspecified(), ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
+		return errors.New("not a unicast address")
+	}
+	for _, p := range blockedPrefixes {
+		if p.Contains(ip) {
+			return errors.New("a reserved address")
+		}
+	}
+	return nil
+}
+
+// cacheTTL reads max-age from Cache-Control, bounded to [1 min, 24 h];
+// no-store, no-cache or max-age=0 means do not cache; no header, 5 min.
+func cacheTTL(header string) time.Duration {
+	ttl := defaultTTL
+	for _, d := range strings.Split(header, ",") {
+		name, value, _ := strings.Cut(strings.TrimSpace(strings.ToLower(d)), "=")
+		switch name {
+		case "no-store", "no-cache":
+			return 0
+		case "max-age":
+			secs, err := time.ParseDuration(strings.Trim(value, `"`) + "s")
+			if err != nil {
+				continue
+			}
+			if secs <= 0 {
+				return 0
+			}
+			ttl = min(max(secs, minTTL), maxTTL)
+		}
+	}
+	return ttl
+}
+
+// clip shortens a caller-supplied value for an error message.
+func clip(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "…"
+	}
+	return s
+}
