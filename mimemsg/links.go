@@ -1,5 +1,15 @@
 package mimemsg
 
+import (
+	"html"
+	"net/url"
+	"strings"
+	"unicode"
+)
+
+// maxLinkURL bounds a link's URL; Drive's are under 200 characters.
+const maxLinkURL = 2048
+
 // Link is a file sent as a link in the body (a native Google file, or a
 // file too large to attach).
 type Link struct {
@@ -9,10 +19,77 @@ type Link struct {
 
 // AddLinks appends a section listing links to the text and HTML bodies:
 // a line "Name: URL" each in the text, a list of <a href> in the HTML
-// (names escaped; inserted before </body> when there is one). An empty
-// HTML body stays empty; an empty text body gets just the list. Every URL
-// must be an absolute https URL without user info or control characters;
-// otherwise the error is an *InputError.
-func AddLinks(text, html string, links []Link) (newText, newHTML string, err error) {
-	panic("mimemsg: AddLinks not implemented yet")
+// (names and URLs escaped; inserted before </body> when there is one). An
+// empty HTML body stays empty; an empty text body gets just the list.
+// Every URL must be an absolute https URL without user info, spaces or
+// control characters; otherwise the error is an *InputError.
+func AddLinks(text, htmlBody string, links []Link) (newText, newHTML string, err error) {
+	if len(links) == 0 {
+		return text, htmlBody, nil
+	}
+	var tb, hb strings.Builder
+	hb.WriteString(`<div style="margin-top:1em">`)
+	for _, l := range links {
+		if err := checkLinkURL(l.URL); err != nil {
+			return "", "", err
+		}
+		name := strings.Join(strings.FieldsFunc(l.Name, func(r rune) bool {
+			return unicode.IsControl(r) || unicode.IsSpace(r)
+		}), " ")
+		if name == "" {
+			name = l.URL
+		}
+		tb.WriteString(name + ": " + l.URL + "\n")
+		hb.WriteString(`<div><a href="` + html.EscapeString(l.URL) + `">` + html.EscapeString(name) + "</a></div>")
+	}
+	hb.WriteString("</div>")
+
+	newText = tb.String()
+	if strings.TrimSpace(text) != "" {
+		newText = strings.TrimRight(text, "\r\n") + "\n\n" + newText
+	}
+	newHTML = htmlBody
+	if strings.TrimSpace(htmlBody) != "" {
+		if i := lastIndexFold(htmlBody, "</body>"); i >= 0 {
+			newHTML = htmlBody[:i] + hb.String() + htmlBody[i:]
+		} else {
+			newHTML = htmlBody + hb.String()
+		}
+	}
+	return newText, newHTML, nil
+}
+
+// checkLinkURL accepts absolute https URLs only.
+func checkLinkURL(raw string) error {
+	bad := func(why string) error {
+		return inputErr("link", "the link %s cannot be put in the message (%s); links must be https URLs such as a file's Drive web link", quoteInput(raw), why)
+	}
+	if len(raw) > maxLinkURL {
+		return bad("it is too long")
+	}
+	if strings.ContainsFunc(raw, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }) {
+		return bad("it contains spaces or control characters")
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return bad("it is not a URL")
+	case !strings.EqualFold(u.Scheme, "https"):
+		return bad("it is not https")
+	case u.Host == "":
+		return bad("it has no host")
+	case u.User != nil:
+		return bad("it carries a user name or password")
+	}
+	return nil
+}
+
+// lastIndexFold is strings.LastIndex, ignoring ASCII case.
+func lastIndexFold(s, sub string) int {
+	for i := len(s) - len(sub); i >= 0; i-- {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
 }
