@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/mimemsg"
 )
 
 // Message limits (CONTRACT.md).
@@ -84,12 +85,11 @@ func planMessage(req Request, items []*item) (*msgPlan, error) {
 // planInline turns files referenced as cid:NAME in the HTML body into
 // inline parts, and refuses references to no file.
 func planInline(mp *msgPlan) error {
-	names := cidRefs(mp.html)
+	names := mimemsg.CIDRefs(mp.html)
 	if len(names) == 0 {
 		return nil
 	}
 	ids := map[string]string{}
-	n := 0
 	for _, name := range names {
 		it := matchCID(mp.items, name)
 		if it == nil {
@@ -101,13 +101,12 @@ func planInline(mp *msgPlan) error {
 				truncate(name, 80), it.label())
 		}
 		if !it.plan.inline {
-			n++
 			it.plan.inline = true
-			it.plan.contentID = contentID(it.plan.name, n)
+			it.plan.contentID = contentID(it.plan.name)
 		}
 		ids[name] = it.plan.contentID
 	}
-	mp.html = rewriteCIDs(mp.html, ids)
+	mp.html = mimemsg.RewriteCIDs(mp.html, ids)
 	return nil
 }
 
@@ -144,11 +143,11 @@ var safeCID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,200}$`)
 // contentID keeps a plain file name as the Content-ID, so the HTML stays
 // as written; any other name gets a generated id and the HTML is
 // rewritten to match.
-func contentID(name string, n int) string {
+func contentID(name string) string {
 	if safeCID.MatchString(name) {
 		return name
 	}
-	return fmt.Sprintf("inline%d@drivemail", n)
+	return mimemsg.NewContentID()
 }
 
 func fileNames(items []*item) string {
