@@ -2,7 +2,16 @@
 // around them, and the process lifecycle from start to graceful shutdown.
 package server
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+)
 
 // Config is everything `drivemail serve` is told on its command line.
 type Config struct {
@@ -20,4 +29,72 @@ type Config struct {
 	ShutdownGrace      time.Duration
 	LogLevel           string
 	Version            string
+}
+
+// baseURL returns the public origin: --base-url, or http://ADDR of the
+// listener that was opened (so a :0 port resolves to the real one).
+func (c Config) baseURL(listenAddr string) (*url.URL, error) {
+	raw := c.BaseURL
+	if raw == "" {
+		host, port, err := net.SplitHostPort(listenAddr)
+		if err != nil {
+			return nil, fmt.Errorf("listen address %q: %w", listenAddr, err)
+		}
+		if ip, err := netip.ParseAddr(host); host == "" || (err == nil && ip.IsUnspecified()) {
+			host = "localhost"
+		}
+		raw = "http://" + net.JoinHostPort(host, port)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, fmt.Errorf("--base-url %q: want the public origin, such as https://mail.example.com", raw)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("--base-url %q: want an origin without a path; drivemail serves /mcp, /oauth and /upload at the root", raw)
+	}
+	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+		return nil, fmt.Errorf("--base-url %q: use https (MCP clients and Google refuse plain http except on localhost); put drivemail behind a TLS proxy and give its https URL", raw)
+	}
+	u.Path = ""
+	return u, nil
+}
+
+// check reports the first setting that cannot work, as a sentence that
+// says what to do.
+func (c Config) check() error {
+	switch {
+	case c.Addr == "":
+		return errors.New("--addr is empty: give a listen address such as 127.0.0.1:8080")
+	case !c.Demo && len(c.Secrets) == 0:
+		return errors.New("--secret is required (a base64 key of at least 32 bytes; make one with: openssl rand -base64 32), unless you run --demo")
+	case !c.Demo && (c.GoogleClientID == "" || c.GoogleClientSecret == ""):
+		return errors.New("--google-client-id and --google-client-secret are required unless you run --demo: create an OAuth web client as docs/google-cloud-setup.md explains")
+	case c.Demo && c.GoogleEndpoint != "":
+		return errors.New("--demo starts its own Google emulator: leave out --google-endpoint")
+	case c.MaxConcurrentSends < 1:
+		return fmt.Errorf("--max-concurrent-sends is %d: use 1 or more", c.MaxConcurrentSends)
+	case c.MaxUploadBytes < 1:
+		return fmt.Errorf("--max-upload-bytes is %d: use 1 or more", c.MaxUploadBytes)
+	case c.ShutdownGrace < 0:
+		return fmt.Errorf("--shutdown-grace is %v: use 0 or more", c.ShutdownGrace)
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		return err
+	}
+	return nil
+}
+
+// parseLevel reads --log-level.
+func parseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("--log-level %q: use debug, info, warn or error", s)
 }

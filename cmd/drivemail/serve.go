@@ -12,6 +12,15 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := serveConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	return server.Run(ctx, cfg, stdout, stderr)
+}
+
+// serveConfig reads serve's flags, with their environment defaults.
+func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (server.Config, error) {
 	fs := flagSet("serve", "The drivemail MCP server (streamable HTTP at BASE/mcp).", stderr)
 	var cfg server.Config
 	fs.StringVar(&cfg.Addr, "addr", envString(getenv, "DRIVEMAIL_ADDR", "127.0.0.1:8080"), "listen address [DRIVEMAIL_ADDR]")
@@ -24,35 +33,35 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.BoolVar(&cfg.Demo, "demo", false, "start a seeded Google emulator in-process and use it; needs no credentials")
 	drafts, err := envBool(getenv, "DRIVEMAIL_DRAFTS", false)
 	if err != nil {
-		return err
+		return cfg, err
 	}
 	fs.BoolVar(&cfg.Drafts, "drafts", drafts, "also ask Google for gmail.compose so create_draft works (a restricted scope) [DRIVEMAIL_DRAFTS]")
 	maxUpload, err := envInt64(getenv, "DRIVEMAIL_MAX_UPLOAD_BYTES", 1<<30)
 	if err != nil {
-		return err
+		return cfg, err
 	}
 	fs.Int64Var(&cfg.MaxUploadBytes, "max-upload-bytes", maxUpload, "largest file /upload accepts [DRIVEMAIL_MAX_UPLOAD_BYTES]")
 	sends, err := envInt64(getenv, "DRIVEMAIL_MAX_CONCURRENT_SENDS", 8)
 	if err != nil {
-		return err
+		return cfg, err
 	}
 	fs.IntVar(&cfg.MaxConcurrentSends, "max-concurrent-sends", int(sends), "messages streamed at once; more wait their turn (bounds memory) [DRIVEMAIL_MAX_CONCURRENT_SENDS]")
 	shutdown, err := envDuration(getenv, "DRIVEMAIL_SHUTDOWN_GRACE", 2*time.Minute)
 	if err != nil {
-		return err
+		return cfg, err
 	}
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", shutdown, "how long a stopping server lets running sends finish [DRIVEMAIL_SHUTDOWN_GRACE]")
 	fs.StringVar(&cfg.LogLevel, "log-level", envString(getenv, "DRIVEMAIL_LOG_LEVEL", "info"), "debug, info, warn or error [DRIVEMAIL_LOG_LEVEL]")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return cfg, err
 	}
 	keys, err := parseSecrets(*secret)
 	if err != nil {
-		return err
+		return cfg, err
 	}
 	cfg.Secrets = keys
 	cfg.Version = version
-	return server.Run(ctx, cfg, stdout, stderr)
+	return cfg, nil
 }
 
 // parseSecrets decodes a comma-separated list of base64 keys of at least 32 bytes.

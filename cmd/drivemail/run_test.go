@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestRunCommands(t *testing.T) {
+	cases := []struct {
+		name       string
+		args       []string
+		wantErr    error // nil: success
+		exit       int
+		stdout     string
+		stderr     string
+		errContain string
+	}{
+		{name: "no command", args: nil, wantErr: errUsage, exit: 2, stderr: "Usage:", errContain: "no command given"},
+		{name: "unknown command", args: []string{"mail"}, wantErr: errUsage, exit: 2, stderr: "Usage:", errContain: `unknown command "mail"`},
+		{name: "version", args: []string{"version"}, stdout: "drivemail dev\n"},
+		{name: "--version", args: []string{"--version"}, stdout: "drivemail dev\n"},
+		{name: "help", args: []string{"help"}, stdout: "drivemail serve"},
+		{name: "--help", args: []string{"--help"}, stdout: "drivemail emulator"},
+		{name: "serve --help", args: []string{"serve", "--help"}, wantErr: flag.ErrHelp, exit: 1, stderr: "[DRIVEMAIL_BASE_URL]"},
+		{name: "serve bad flag", args: []string{"serve", "--nope"}, wantErr: errUsage, exit: 2, errContain: "flag provided but not defined: -nope"},
+		{name: "serve stray argument", args: []string{"serve", "--demo", "now"}, wantErr: errUsage, exit: 2, errContain: `unexpected argument "now"`},
+		{name: "serve bad duration", args: []string{"serve", "--shutdown-grace", "soon"}, wantErr: errUsage, exit: 2, errContain: "invalid value"},
+		{name: "emulator --help", args: []string{"emulator", "--help"}, wantErr: flag.ErrHelp, exit: 1, stderr: "-seed string"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), c.args, env(nil), &stdout, &stderr)
+			switch {
+			case c.wantErr == nil && err != nil:
+				t.Fatalf("err = %v", err)
+			case c.wantErr != nil && !errors.Is(err, c.wantErr):
+				t.Fatalf("err = %v, want %v", err, c.wantErr)
+			}
+			if c.wantErr != nil && exitCode(err) != c.exit {
+				t.Errorf("exit code %d, want %d", exitCode(err), c.exit)
+			}
+			if c.errContain != "" && !strings.Contains(err.Error(), c.errContain) {
+				t.Errorf("err %q lacks %q", err, c.errContain)
+			}
+			if !strings.Contains(stdout.String(), c.stdout) {
+				t.Errorf("stdout %q lacks %q", stdout.String(), c.stdout)
+			}
+			if !strings.Contains(stderr.String(), c.stderr) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), c.stderr)
+			}
+		})
+	}
+}
+
+func TestServeConfigFlagsAndEnvironment(t *testing.T) {
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	old := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 40))
+	e := env(map[string]string{
+		"DRIVEMAIL_ADDR":                 "0.0.0.0:9000",
+		"DRIVEMAIL_BASE_URL":             "https://env.example.com",
+		"DRIVEMAIL_STORE":                "postgres://db/dm",
+		"DRIVEMAIL_SECRET":               key + "," + old,
+		"GOOGLE_CLIENT_ID":               "cid",
+		"GOOGLE_CLIENT_SECRET":           "csecret",
+		"DRIVEMAIL_GOOGLE_ENDPOINT":      "http://127.0.0.1:9090",
+		"DRIVEMAIL_DRAFTS":               "true",
+		"DRIVEMAIL_MAX_UPLOAD_BYTES":     "1000",
+		"DRIVEMAIL_MAX_CONCURRENT_SENDS": "3",
+		"DRIVEMAIL_SHUTDOWN_GRACE":       "45s",
+		"DRIVEMAIL_LOG_LEVEL":            "debug",
+	})
+	cfg, err := serveConfig([]string{"--base-url", "https://flag.example.com", "--max-concurrent-sends", "5"}, e, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BaseURL != "https://flag.example.com" || cfg.MaxConcurrentSends != 5 {
+		t.Errorf("a flag must win over the environment: %+v", cfg)
+	}
+	if cfg.Addr != "0.0.0.0:9000" || cfg.Store != "postgres://db/dm" || cfg.GoogleClientID != "cid" ||
+		cfg.GoogleClientSecret != "csecret" || cfg.GoogleEndpoint != "http://127.0.0.1:9090" || !cfg.Drafts ||
+		cfg.MaxUploadBytes != 1000 || cfg.ShutdownGrace != 45*time.Second || cfg.LogLevel != "debug" {
+		t.Errorf("environment not read: %+v", cfg)
+	}
+	if len(cfg.Secrets) != 2 || len(cfg.Secrets[0]) != 32 || len(cfg.Secrets[1]) != 40 {
+		t.Errorf("secrets = %d keys", len(cfg.Secrets))
+	}
+	if cfg.Version != "dev" {
+		t.Errorf("version = %q", cfg.Version)
+	}
+
+	def, err := serveConfig(nil, env(nil), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Addr != "127.0.0.1:8080" || def.Store != "sqlite:drivemail.db" || def.MaxConcurrentSends != 8 ||
+		def.ShutdownGrace != 2*time.Minute || def.LogLevel != "info" || def.Demo || def.Drafts || def.Secrets != nil {
+		t.Errorf("defaults = %+v", def)
+	}
+}
+
+func TestServeConfigRefuses(t *testing.T) {
+	cases := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, map[string]string{"DRIVEMAIL_DRAFTS": "maybe"}, `DRIVEMAIL_DRAFTS="maybe" is not a boolean`},
+		{nil, map[string]string{"DRIVEMAIL_SHUTDOWN_GRACE": "2"}, "is not a duration"},
+		{nil, map[string]string{"DRIVEMAIL_MAX_UPLOAD_BYTES": "1GB"}, "is not a whole number"},
+		{[]string{"--secret", "not base64!"}, nil, "--secret key 1 is not base64"},
+		{[]string{"--secret", base64.StdEncoding.EncodeToString(make([]byte, 31))}, nil, "has 31 bytes; it needs at least 32"},
+		{[]string{"--secret", base64.StdEncoding.EncodeToString(make([]byte, 32)) + ",short"}, nil, "--secret key 2"},
+	}
+	for _, c := range cases {
+		_, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v %v: err = %v, want a usage error with %q", c.args, c.env, err, c.want)
+		}
+	}
+	// Exactly 32 bytes is enough; URL-safe base64 without padding works too.
+	k := base64.RawURLEncoding.EncodeToString(bytes.Repeat([]byte{0xfb}, 32))
+	if _, err := serveConfig([]string{"--secret", k}, env(nil), &bytes.Buffer{}); err != nil {
+		t.Errorf("32-byte URL-safe key refused: %v", err)
+	}
+}
