@@ -1,0 +1,71 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBaseURL(t *testing.T) {
+	cases := []struct {
+		base, listen, want, err string
+	}{
+		{"", "127.0.0.1:8080", "http://127.0.0.1:8080", ""},
+		{"", "0.0.0.0:8080", "http://localhost:8080", ""},
+		{"", "[::]:8080", "http://localhost:8080", ""},
+		{"", "[::1]:9000", "http://[::1]:9000", ""},
+		{"https://mail.example.com", "0.0.0.0:8080", "https://mail.example.com", ""},
+		{"https://mail.example.com/", "0.0.0.0:8080", "https://mail.example.com", ""},
+		{"http://localhost:8080", "0.0.0.0:8080", "http://localhost:8080", ""},
+		{"http://mail.example.com", "", "", "use https"},
+		{"https://mail.example.com/drivemail", "", "", "without a path"},
+		{"https://mail.example.com?x=1", "", "", "without a path"},
+		{"ftp://mail.example.com", "", "", "want the public origin"},
+		{"mail.example.com", "", "", "want the public origin"},
+		{"https://user:pw@mail.example.com", "", "", "want the public origin"},
+	}
+	for _, c := range cases {
+		u, err := Config{BaseURL: c.base}.baseURL(c.listen)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err = %v, want %q", c.base, err, c.err)
+			}
+			continue
+		}
+		if err != nil || u.String() != c.want {
+			t.Errorf("%q on %q: %v %v, want %s", c.base, c.listen, u, err, c.want)
+		}
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	good := Config{Addr: "127.0.0.1:0", Secrets: [][]byte{make([]byte, 32)}, GoogleClientID: "id", GoogleClientSecret: "s",
+		MaxConcurrentSends: 1, MaxUploadBytes: 1, ShutdownGrace: 0, LogLevel: "info"}
+	if err := good.check(); err != nil {
+		t.Fatalf("good config refused: %v", err)
+	}
+	demo := Config{Addr: "127.0.0.1:0", Demo: true, MaxConcurrentSends: 8, MaxUploadBytes: 1 << 30, ShutdownGrace: time.Minute, LogLevel: "warn"}
+	if err := demo.check(); err != nil {
+		t.Fatalf("demo config refused: %v", err)
+	}
+	cases := []struct {
+		mutate func(*Config)
+		want   string
+	}{
+		{func(c *Config) { c.Addr = "" }, "--addr is empty"},
+		{func(c *Config) { c.Secrets = nil }, "openssl rand -base64 32"},
+		{func(c *Config) { c.GoogleClientSecret = "" }, "docs/google-cloud-setup.md"},
+		{func(c *Config) { c.Demo, c.GoogleEndpoint = true, "http://127.0.0.1:9090" }, "leave out --google-endpoint"},
+		{func(c *Config) { c.MaxConcurrentSends = 0 }, "--max-concurrent-sends is 0"},
+		{func(c *Config) { c.MaxUploadBytes = 0 }, "--max-upload-bytes is 0"},
+		{func(c *Config) { c.ShutdownGrace = -time.Second }, "--shutdown-grace is -1s"},
+		{func(c *Config) { c.LogLevel = "loud" }, `--log-level "loud"`},
+	}
+	for _, cs := range cases {
+		c := good
+		cs.mutate(&c)
+		if err := c.check(); err == nil || !strings.Contains(err.Error(), cs.want) {
+			t.Errorf("err = %v, want %q", err, cs.want)
+		}
+	}
+}
