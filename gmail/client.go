@@ -175,12 +175,12 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 		// the final chunk.
 		return Sent{}, &WriteError{Err: perr, Contacted: w.contacted.Load()}
 	case err != nil:
-		var ge *Error
-		if errors.As(err, &ge) {
-			return Sent{}, err
-		}
 		e := wrapErr(op, err)
-		e.MaybeSent = w.final.Load() && !errors.Is(err, context.Canceled)
+		// An HTTP error answer is Gmail saying no. Only a request that
+		// carried the end of the message and got no answer at all leaves
+		// the outcome unknown.
+		var ge *googleapi.Error
+		e.MaybeSent = w.final.Load() && !errors.As(err, &ge)
 		return Sent{}, e
 	}
 	return sent, nil
