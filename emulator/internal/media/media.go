@@ -82,6 +82,9 @@ type Upload struct {
 	Token core.Token
 	// Path is the URL path of the request that began the upload.
 	Path string
+	// Origin is the scheme and host that request reached, for absolute
+	// URLs in the response (Drive's webViewLink and exportLinks).
+	Origin string
 	// PathValues are the wildcards of the route that began the upload
 	// (for example "userId"), captured from its pattern.
 	PathValues map[string]string
@@ -173,7 +176,7 @@ func (s *Server) Handler(ep Endpoint) http.Handler {
 		if !ok {
 			return
 		}
-		start := Upload{Token: tok, Path: r.URL.Path, PathValues: pathValues(r), Query: q}
+		start := Upload{Token: tok, Path: r.URL.Path, Origin: core.Origin(r), PathValues: pathValues(r), Query: q}
 		switch uploadType(q, r.Header.Get("Content-Type")) {
 		case "media":
 			s.receiveMedia(w, r, ep, start)
