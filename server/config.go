@@ -13,6 +13,10 @@ import (
 	"time"
 )
 
+// DefaultDemoSeed is where the demo's sample files live, relative to the
+// working directory (the repository root for `make demo`).
+const DefaultDemoSeed = "testdata/demo"
+
 // Config is everything `drivemail serve` is told on its command line.
 type Config struct {
 	Addr               string
@@ -23,6 +27,7 @@ type Config struct {
 	GoogleClientSecret string
 	GoogleEndpoint     string
 	Demo               bool
+	DemoSeed           string // folder of --demo's sample files (default DefaultDemoSeed)
 	Drafts             bool
 	MaxUploadBytes     int64
 	MaxConcurrentSends int
