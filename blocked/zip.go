@@ -150,7 +150,8 @@ func (z *zipCheck) check(ra io.ReaderAt, size int64, outer []string, depth int) 
 	tail = nil
 
 	var stored []entry
-	for count := 0; ; count++ {
+	count := 0
+	for ; ; count++ {
 		if err := z.ctx.Err(); err != nil {
 			return err
 		}
@@ -173,6 +174,11 @@ func (z *zipCheck) check(ra io.ReaderAt, size int64, outer []string, depth int) 
 		if depth == 0 && e.method == methodStored && KindOf(e.name, "") == Zip && e.compSize > 0 {
 			stored = append(stored, e)
 		}
+	}
+	// Fewer records than the end record promises: the directory is not
+	// where it says, or is damaged, and what is missing was not checked.
+	if uint64(count) < dir.entries {
+		return z.unreadable(outer, fmt.Sprintf("the directory lists %d of its %d entries", count, dir.entries))
 	}
 	// Nested archives are a bonus within what is left of the read budget:
 	// one that cannot be afforded is left to Gmail, like compressed ones.

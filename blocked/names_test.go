@@ -1,0 +1,128 @@
+package blocked
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestBlockedExt(t *testing.T) {
+	tests := []struct{ name, want string }{
+		{"setup.exe", "exe"},
+		{"SETUP.EXE", "exe"},
+		{"Setup.Exe", "exe"},
+		{"report.pdf.exe", "exe"},
+		{"setup.exe.pdf", ""},
+		{"setup.exe.", "exe"},
+		{"setup.exe . .", "exe"},
+		{"setup.exe\t", "exe"},
+		{"dir/sub/run.BAT", "bat"},
+		{`dir\sub\run.cmd`, "cmd"},
+		{"setup.exe.gz", "exe"},
+		{"setup.exe.GZ", "exe"},
+		{"script.ps1.bz2", "ps1"},
+		{"a.exe.gz.gz", "exe"},
+		{"tool.jar", "jar"},
+		{"app.apk", "apk"},
+		{"disk.iso", "iso"},
+		{"patch.ex_", "ex_"},
+		{"module.mjs", "mjs"},
+		{"report.pdf", ""},
+		{"notes.txt.gz", ""},
+		{"archive.zip", ""},
+		{"archive.tar.gz", ""},
+		{"exe", ""},
+		{".exe", "exe"},
+		{"folder.exe/", ""},
+		{"", ""},
+		{".", ""},
+		{"noext", ""},
+		{"email.jse", "jse"},
+	}
+	for _, tt := range tests {
+		if got := BlockedExt(tt.name); got != tt.want {
+			t.Errorf("BlockedExt(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestEveryListedExtensionIsBlocked(t *testing.T) {
+	exts := Extensions()
+	if len(exts) != 54 {
+		t.Errorf("%d extensions, want the 54 of DESIGN.md", len(exts))
+	}
+	for _, e := range exts {
+		if BlockedExt("file."+e) != e || BlockedExt("FILE."+strings.ToUpper(e)) != e {
+			t.Errorf("extension %q is not blocked", e)
+		}
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	if err := CheckName("report.pdf"); err != nil {
+		t.Fatalf("CheckName(report.pdf) = %v", err)
+	}
+	err := CheckName("installer.msi")
+	var r *Refusal
+	if !errors.As(err, &r) || r.Reason != ReasonExtension || r.Ext != "msi" || r.Entry != "" {
+		t.Fatalf("CheckName(installer.msi) = %#v", err)
+	}
+	want := `"installer.msi" is a .msi file, which Gmail blocks for security. Send a link to the file instead, or put it in a format Gmail allows.`
+	if err.Error() != want {
+		t.Errorf("sentence = %q\nwant       %q", err.Error(), want)
+	}
+}
+
+func TestKindOf(t *testing.T) {
+	tests := []struct {
+		name, mime string
+		want       Kind
+	}{
+		{"a.zip", "", Zip},
+		{"A.ZIP", "application/octet-stream", Zip},
+		{"a.tar.gz", "", TarGzip},
+		{"a.TGZ", "", TarGzip},
+		{"a.gz", "", Gzip},
+		{"a.tar", "", Tar},
+		{"a.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", NotArchive},
+		{"a.pdf", "application/pdf", NotArchive},
+		{"download", "application/zip", Zip},
+		{"download.bin", "application/x-zip-compressed", Zip},
+		{"download", "application/gzip", Gzip},
+		{"download", "application/x-tar", Tar},
+		{"download", "application/x-compressed-tar", TarGzip},
+		{"download", "APPLICATION/ZIP; foo=bar", Zip},
+		{"a.zip.", "", Zip},
+		{"", "", NotArchive},
+	}
+	for _, tt := range tests {
+		if got := KindOf(tt.name, tt.mime); got != tt.want {
+			t.Errorf("KindOf(%q, %q) = %v, want %v", tt.name, tt.mime, got, tt.want)
+		}
+	}
+}
+
+func TestRefusalSentences(t *testing.T) {
+	tests := []struct {
+		r    Refusal
+		want string
+	}{
+		{Refusal{File: "report.zip", Entry: "setup.exe", Ext: "exe", Reason: ReasonExtension},
+			`"report.zip" contains "setup.exe"; Gmail blocks .exe files, even inside archives. Send a link to the file instead or remove it from the archive.`},
+		{Refusal{File: "secret.zip", Reason: ReasonEncrypted},
+			`"secret.zip" is password-protected; Gmail blocks encrypted archives because it cannot scan them. Send a link to the file instead, or send the archive without a password.`},
+		{Refusal{File: "secret.zip", Entry: "a.txt", Reason: ReasonEncrypted},
+			`"secret.zip" contains a password-protected entry ("a.txt"); Gmail blocks encrypted archives because it cannot scan them. Send a link to the file instead, or send the archive without a password.`},
+		{Refusal{File: "big.zip", Reason: ReasonTooLarge, Detail: "70000 entries; the limit is 65535"},
+			`"big.zip" is too large an archive to check for blocked file types (70000 entries; the limit is 65535). Send a link to the file instead, or split the archive.`},
+		{Refusal{File: "bad.zip", Reason: ReasonUnreadable, Detail: "truncated"},
+			`"bad.zip" cannot be read as an archive (truncated), so it cannot be checked for blocked file types. Send a link to the file instead, or check that the file is not damaged.`},
+		{Refusal{File: "a\nb.zip", Entry: "x.exe", Ext: "exe", Reason: ReasonExtension},
+			`"a\nb.zip" contains "x.exe"; Gmail blocks .exe files, even inside archives. Send a link to the file instead or remove it from the archive.`},
+	}
+	for _, tt := range tests {
+		if got := tt.r.Error(); got != tt.want {
+			t.Errorf("got  %q\nwant %q", got, tt.want)
+		}
+	}
+}
