@@ -3,7 +3,10 @@ package drive
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"sort"
+	"time"
 
 	gdrive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
@@ -15,23 +18,36 @@ const UploadChunkSize = 8 << 20
 
 // NewFile describes a file to create with Upload.
 type NewFile struct {
+	// ID is an id from GenerateID, so the caller could name the file
+	// before it existed; empty lets Drive choose.
+	ID       string
 	Name     string
 	MimeType string // the content's type; empty lets Drive decide
 	ParentID string // a folder id; empty for My Drive's root
 }
 
 // Upload creates a file in the user's Drive from r, streaming it: one
-// multipart request below UploadChunkSize, resumable chunks above. If r
-// fails, the upload is abandoned and no file is created. It needs only the
-// drive.file scope.
+// multipart request below UploadChunkSize, resumable chunks above (each
+// retried on 5xx, 429 and cut connections). It needs only the drive.file
+// scope.
+//
+// The upload is finalized only when r returns io.EOF. If r returns any
+// other error, the final chunk is never sent and no file is created, so a
+// caller that must check the content (a digest, a size) reports a mismatch
+// as an error from Read instead of io.EOF. The caller's error is kept in
+// the returned error's chain.
 func (c *Client) Upload(ctx context.Context, nf NewFile, r io.Reader) (File, error) {
+	const op = "files.create"
 	if nf.ParentID != "" && !ValidID(nf.ParentID) {
-		return File{}, &Error{Op: "files.create", Err: ErrBadID}
+		return File{}, &Error{Op: op, Err: ErrBadID}
+	}
+	if nf.ID != "" && !ValidID(nf.ID) {
+		return File{}, &Error{Op: op, Err: ErrBadID}
 	}
 	if nf.Name == "" {
-		return File{}, &Error{Op: "files.create", Err: errors.New("a file needs a name")}
+		return File{}, &Error{Op: op, Err: errors.New("a file needs a name")}
 	}
-	meta := &gdrive.File{Name: nf.Name, MimeType: nf.MimeType}
+	meta := &gdrive.File{Id: nf.ID, Name: nf.Name, MimeType: nf.MimeType}
 	if nf.ParentID != "" {
 		meta.Parents = []string{nf.ParentID}
 	}
@@ -42,7 +58,105 @@ func (c *Client) Upload(ctx context.Context, nf NewFile, r io.Reader) (File, err
 	gf, err := c.files.Create(meta).SupportsAllDrives(true).Fields(fileFields).
 		Context(ctx).Media(r, opts...).Do()
 	if err != nil {
-		return File{}, wrapErr("files.create", err)
+		return File{}, wrapErr(op, err)
 	}
 	return fromAPI(gf), nil
+}
+
+// GenerateID reserves one file id in the user's My Drive for a later
+// Upload (files.generateIds; drive.file is enough).
+func (c *Client) GenerateID(ctx context.Context) (string, error) {
+	const op = "files.generateIds"
+	res, err := c.files.GenerateIds().Count(1).Space("drive").Type("files").Context(ctx).Do()
+	if err != nil {
+		return "", wrapErr(op, err)
+	}
+	if len(res.Ids) != 1 || !ValidID(res.Ids[0]) {
+		return "", &Error{Op: op, Err: errors.New("Drive returned no usable id")}
+	}
+	return res.Ids[0], nil
+}
+
+// DeleteFile deletes a file the app created (files.delete; drive.file is
+// enough). It is for undoing an upload that must not stand.
+func (c *Client) DeleteFile(ctx context.Context, id string) error {
+	const op = "files.delete"
+	if !ValidID(id) {
+		return &Error{Op: op, Err: ErrBadID}
+	}
+	return wrapErr(op, c.files.Delete(id).SupportsAllDrives(true).Context(ctx).Do())
+}
+
+// maxFolderMatches bounds how many same-named folders FolderInRoot reads.
+const maxFolderMatches = 10
+
+// FolderInRoot returns the id of the folder called name at the top of My
+// Drive, creating it if there is none. With the drive.file scope it sees
+// only folders this app created, which is what it wants.
+//
+// Two callers racing (two replicas) may each create one. Both then list
+// again and settle on the oldest, and the loser deletes its own, still
+// empty, copy; so every caller ends up using the same folder.
+func (c *Client) FolderInRoot(ctx context.Context, name string) (string, error) {
+	if name == "" {
+		return "", &Error{Op: "files.list", Err: errors.New("a folder needs a name")}
+	}
+	found, err := c.foldersInRoot(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	if len(found) > 0 {
+		return found[0], nil
+	}
+	created, err := c.files.Create(&gdrive.File{Name: name, MimeType: MimeFolder, Parents: []string{"root"}}).
+		Fields("id").Context(ctx).Do()
+	if err != nil {
+		return "", wrapErr("files.create", err)
+	}
+	found, err = c.foldersInRoot(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	if len(found) == 0 || found[0] == created.Id {
+		return created.Id, nil
+	}
+	// Another caller's folder is older: use it and drop ours, which nobody
+	// has put anything in. A failed delete leaves an empty folder behind.
+	_ = c.DeleteFile(ctx, created.Id)
+	return found[0], nil
+}
+
+// foldersInRoot lists the untrashed folders called name at the top of My
+// Drive, oldest first (ties broken by id, so every caller agrees).
+func (c *Client) foldersInRoot(ctx context.Context, name string) ([]string, error) {
+	q := fmt.Sprintf("name = %s and mimeType = %s and 'root' in parents and trashed = false",
+		quote(name), quote(MimeFolder))
+	res, err := c.files.List().Q(q).Spaces("drive").Corpora("user").PageSize(maxFolderMatches).
+		Fields("files(id,createdTime)").Context(ctx).Do()
+	if err != nil {
+		return nil, wrapErr("files.list", err)
+	}
+	type folder struct {
+		id      string
+		created time.Time
+	}
+	folders := make([]folder, 0, len(res.Files))
+	for _, f := range res.Files {
+		if !ValidID(f.Id) {
+			continue
+		}
+		t, _ := time.Parse(time.RFC3339Nano, f.CreatedTime)
+		folders = append(folders, folder{id: f.Id, created: t})
+	}
+	sort.Slice(folders, func(i, j int) bool {
+		if !folders[i].created.Equal(folders[j].created) {
+			return folders[i].created.Before(folders[j].created)
+		}
+		return folders[i].id < folders[j].id
+	})
+	ids := make([]string, len(folders))
+	for i, f := range folders {
+		ids[i] = f.id
+	}
+	return ids, nil
 }
