@@ -1,19 +1,141 @@
-// Package gmailsvc emulates Gmail v1 and renders the outbox page.
+// Package gmailsvc emulates Gmail v1 (users.messages.send, list, get and
+// attachments.get; users.drafts.create, list and get; users.getProfile)
+// behind bearer tokens and Gmail's scope rules, and renders the outbox
+// page that shows what was sent (GET /_emulator/outbox).
+//
+// Messages arrive by media upload (multipart or resumable, through the
+// shared media package, capped at Gmail's 36,700,160 bytes) or as JSON
+// "raw" (base64url) for small ones. Each is stored as sent, byte for byte,
+// except where Gmail itself rewrites it: a missing or foreign From becomes
+// the sender, and a missing Date or Message-ID is added.
 package gmailsvc
 
 import (
 	"net/http"
+	"strings"
+	"sync"
 
 	"github.com/drivemail/drivemail/emulator/internal/core"
+	"github.com/drivemail/drivemail/emulator/internal/media"
+)
+
+// MaxMessageSize is Gmail's cap on an uploaded message, the discovery
+// document's mediaUpload.maxSize for messages.send and drafts.create.
+const MaxMessageSize = 36700160
+
+// maxJSONBody bounds a JSON request body; Gmail refuses "raw" messages
+// near this size, which is why large ones go through the upload URL.
+const maxJSONBody = 6815744
+
+// Gmail's OAuth scopes.
+const (
+	scopeFull          = "https://mail.google.com/"
+	scopeModify        = "https://www.googleapis.com/auth/gmail.modify"
+	scopeCompose       = "https://www.googleapis.com/auth/gmail.compose"
+	scopeSend          = "https://www.googleapis.com/auth/gmail.send"
+	scopeReadonly      = "https://www.googleapis.com/auth/gmail.readonly"
+	scopeMetadata      = "https://www.googleapis.com/auth/gmail.metadata"
+	scopeAddonsCompose = "https://www.googleapis.com/auth/gmail.addons.current.action.compose"
+	scopeAddonsAction  = "https://www.googleapis.com/auth/gmail.addons.current.message.action"
+	scopeAddonsMeta    = "https://www.googleapis.com/auth/gmail.addons.current.message.metadata"
+	scopeAddonsRead    = "https://www.googleapis.com/auth/gmail.addons.current.message.readonly"
+)
+
+// The scopes each method accepts, from the discovery document.
+var (
+	sendScopes      = []string{scopeFull, scopeAddonsCompose, scopeCompose, scopeModify, scopeSend}
+	draftScopes     = []string{scopeFull, scopeAddonsCompose, scopeCompose, scopeModify}
+	listScopes      = []string{scopeFull, scopeMetadata, scopeModify, scopeReadonly}
+	getScopes       = []string{scopeFull, scopeAddonsAction, scopeAddonsMeta, scopeAddonsRead, scopeMetadata, scopeModify, scopeReadonly}
+	draftReadScopes = []string{scopeFull, scopeCompose, scopeModify, scopeReadonly}
+	profileScopes   = []string{scopeFull, scopeCompose, scopeMetadata, scopeModify, scopeReadonly}
 )
 
 // Service is the emulated Gmail.
 type Service struct {
-	deps core.Deps
+	deps  core.Deps
+	media *media.Server
+
+	mu    sync.Mutex
+	boxes map[string]*mailbox // by lower-case email
+	byID  map[string]*message // every user's messages, by id
 }
 
 // New returns an empty Gmail.
-func New(deps core.Deps) *Service { return &Service{deps: deps} }
+func New(deps core.Deps) *Service {
+	return &Service{
+		deps:  deps,
+		media: media.New(deps, media.Options{}),
+		boxes: map[string]*mailbox{},
+		byID:  map[string]*message{},
+	}
+}
 
 // Register adds Gmail's routes (and the outbox page) to mux.
-func (s *Service) Register(mux *http.ServeMux) {}
+func (s *Service) Register(mux *http.ServeMux) {
+	send := s.media.Handler(media.Endpoint{
+		MaxSize:   MaxMessageSize,
+		Accept:    []string{"message/*"},
+		Authorize: s.uploadAuthorizer(sendScopes),
+		Finish:    s.finishSend,
+	})
+	draft := s.media.Handler(media.Endpoint{
+		MaxSize:   MaxMessageSize,
+		Accept:    []string{"message/*"},
+		Authorize: s.uploadAuthorizer(draftScopes),
+		Finish:    s.finishDraft,
+	})
+	for _, prefix := range []string{"/upload", "/resumable/upload"} {
+		for _, method := range []string{"POST", "PUT", "DELETE"} {
+			mux.Handle(method+" "+prefix+"/gmail/v1/users/{userId}/messages/send", send)
+			mux.Handle(method+" "+prefix+"/gmail/v1/users/{userId}/drafts", draft)
+		}
+	}
+	mux.HandleFunc("POST /gmail/v1/users/{userId}/messages/send", s.sendJSON)
+	mux.HandleFunc("POST /gmail/v1/users/{userId}/drafts", s.draftJSON)
+	mux.HandleFunc("GET /gmail/v1/users/{userId}/messages", s.listMessages)
+	mux.HandleFunc("GET /gmail/v1/users/{userId}/messages/{id}", s.getMessage)
+	mux.HandleFunc("GET /gmail/v1/users/{userId}/messages/{messageId}/attachments/{id}", s.getAttachment)
+	mux.HandleFunc("GET /gmail/v1/users/{userId}/drafts", s.listDrafts)
+	mux.HandleFunc("GET /gmail/v1/users/{userId}/drafts/{id}", s.getDraft)
+	mux.HandleFunc("GET /gmail/v1/users/{userId}/profile", s.getProfile)
+	s.registerOutbox(mux)
+}
+
+// authorize checks the bearer token, the method's scopes and the userId
+// path value ("me" or the caller's own address). On failure it has
+// written Google's error and returns ok=false.
+func (s *Service) authorize(w http.ResponseWriter, r *http.Request, scopes []string) (core.Token, bool) {
+	tok, ok := s.deps.Accounts.Authenticate(w, r)
+	if !ok || !core.RequireScope(w, tok, scopes...) {
+		return core.Token{}, false
+	}
+	if uid := r.PathValue("userId"); uid != "me" && !strings.EqualFold(uid, tok.Email) {
+		core.WriteError(w, http.StatusForbidden, "forbidden", "Delegation denied for "+cut(uid, 100))
+		return core.Token{}, false
+	}
+	return tok, true
+}
+
+func (s *Service) uploadAuthorizer(scopes []string) func(http.ResponseWriter, *http.Request) (core.Token, bool) {
+	return func(w http.ResponseWriter, r *http.Request) (core.Token, bool) { return s.authorize(w, r, scopes) }
+}
+
+// writeResult writes a media.Result (also used for non-upload answers).
+func writeResult(w http.ResponseWriter, res media.Result) { core.WriteJSON(w, res.Status, res.Body) }
+
+func notFound() media.Result {
+	return media.ErrorResult(http.StatusNotFound, "notFound", "Requested entity was not found.")
+}
+
+func invalidArgument(msg string) media.Result {
+	return media.ErrorResult(http.StatusBadRequest, "invalidArgument", msg)
+}
+
+// cut shortens a client value for an error text.
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,437 @@
+package gmailsvc
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/drivemail/drivemail/emulator/internal/core"
+	"github.com/drivemail/drivemail/emulator/internal/media"
+)
+
+// Listing bounds, as Gmail's.
+const (
+	defaultPageSize = 100
+	maxPageSize     = 500
+	// maxInlineData is the largest body Gmail's format=full inlines; larger
+	// bodies and every file get an attachmentId instead.
+	maxInlineData = 1 << 20
+)
+
+// messageOut is the Message resource Gmail answers.
+type messageOut struct {
+	ID           string   `json:"id"`
+	ThreadID     string   `json:"threadId"`
+	LabelIDs     []string `json:"labelIds,omitempty"`
+	Snippet      string   `json:"snippet"`
+	Payload      *partOut `json:"payload,omitempty"`
+	SizeEstimate int64    `json:"sizeEstimate"`
+	HistoryID    string   `json:"historyId"`
+	InternalDate string   `json:"internalDate"`
+}
+
+// partOut is a MessagePart.
+type partOut struct {
+	PartID   string     `json:"partId"`
+	MimeType string     `json:"mimeType"`
+	Filename string     `json:"filename"`
+	Headers  []field    `json:"headers"`
+	Body     *bodyOut   `json:"body,omitempty"`
+	Parts    []*partOut `json:"parts,omitempty"`
+}
+
+// bodyOut is a MessagePartBody.
+type bodyOut struct {
+	AttachmentID string `json:"attachmentId,omitempty"`
+	Size         int64  `json:"size"`
+	Data         string `json:"data,omitempty"`
+}
+
+// idRef is a message named in a list.
+type idRef struct {
+	ID       string `json:"id"`
+	ThreadID string `json:"threadId"`
+}
+
+// attachmentID names part partID of a message for attachments.get.
+func attachmentID(partID string) string { return "emu-att-" + partID }
+
+func (s *Service) listMessages(w http.ResponseWriter, r *http.Request) {
+	tok, ok := s.authorize(w, r, listScopes)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	if q.Get("q") != "" && !tok.HasAnyScope(scopeFull, scopeModify, scopeReadonly) {
+		core.WriteError(w, http.StatusForbidden, "forbidden", "Metadata scope does not support 'q' parameter")
+		return
+	}
+	start, size, res, ok := paging(q.Get("pageToken"), q.Get("maxResults"))
+	if !ok {
+		writeResult(w, res)
+		return
+	}
+	query := parseQuery(q.Get("q"))
+	labels := q["labelIds"]
+	s.mu.Lock()
+	var match []idRef
+	if b := s.boxes[tok.Email]; b != nil {
+		for i := len(b.messages) - 1; i >= 0; i-- {
+			m := b.messages[i]
+			if hasLabels(m, labels) && query.matches(m) {
+				match = append(match, idRef{ID: m.id, ThreadID: m.threadID})
+			}
+		}
+	}
+	s.mu.Unlock()
+	page, next := pageOf(match, start, size)
+	out := map[string]any{"resultSizeEstimate": len(match)}
+	if len(page) > 0 {
+		out["messages"] = page
+	}
+	if next != "" {
+		out["nextPageToken"] = next
+	}
+	core.WriteJSON(w, http.StatusOK, out)
+}
+
+func (s *Service) listDrafts(w http.ResponseWriter, r *http.Request) {
+	tok, ok := s.authorize(w, r, draftReadScopes)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	start, size, res, ok := paging(q.Get("pageToken"), q.Get("maxResults"))
+	if !ok {
+		writeResult(w, res)
+		return
+	}
+	query := parseQuery(q.Get("q"))
+	type draftRef struct {
+		ID      string `json:"id"`
+		Message idRef  `json:"message"`
+	}
+	s.mu.Lock()
+	var match []draftRef
+	if b := s.boxes[tok.Email]; b != nil {
+		for i := len(b.messages) - 1; i >= 0; i-- {
+			m := b.messages[i]
+			if m.draftID != "" && query.matches(m) {
+				match = append(match, draftRef{ID: m.draftID, Message: idRef{ID: m.id, ThreadID: m.threadID}})
+			}
+		}
+	}
+	s.mu.Unlock()
+	page, next := pageOf(match, start, size)
+	out := map[string]any{"resultSizeEstimate": len(match)}
+	if len(page) > 0 {
+		out["drafts"] = page
+	}
+	if next != "" {
+		out["nextPageToken"] = next
+	}
+	core.WriteJSON(w, http.StatusOK, out)
+}
+
+// paging reads pageToken and maxResults.
+func paging(token, maxResults string) (start, size int, res media.Result, ok bool) {
+	size = defaultPageSize
+	if maxResults != "" {
+		n, err := strconv.Atoi(maxResults)
+		if err != nil || n < 1 {
+			return 0, 0, invalidArgument("Invalid maxResults: give a whole number from 1 to 500."), false
+		}
+		size = min(n, maxPageSize)
+	}
+	if token != "" {
+		b, err := base64.RawURLEncoding.DecodeString(token)
+		n, err2 := strconv.Atoi(strings.TrimPrefix(string(b), "offset:"))
+		if err != nil || err2 != nil || n < 0 || !strings.HasPrefix(string(b), "offset:") {
+			return 0, 0, invalidArgument("Invalid pageToken: pass the nextPageToken of the previous page."), false
+		}
+		start = n
+	}
+	return start, size, media.Result{}, true
+}
+
+// pageOf cuts one page from all and returns the next page's token.
+func pageOf[T any](all []T, start, size int) ([]T, string) {
+	if start >= len(all) {
+		return nil, ""
+	}
+	end := min(start+size, len(all))
+	next := ""
+	if end < len(all) {
+		next = base64.RawURLEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(end)))
+	}
+	return all[start:end], next
+}
+
+func hasLabels(m *message, labels []string) bool {
+	for _, l := range labels {
+		if !slices.Contains(m.labels, strings.ToUpper(l)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Service) getMessage(w http.ResponseWriter, r *http.Request) {
+	tok, ok := s.authorize(w, r, getScopes)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	m := s.lookup(tok.Email, r.PathValue("id"))
+	s.mu.Unlock()
+	if m == nil {
+		writeResult(w, notFound())
+		return
+	}
+	s.writeMessage(w, r, tok, m, nil)
+}
+
+func (s *Service) getDraft(w http.ResponseWriter, r *http.Request) {
+	tok, ok := s.authorize(w, r, draftReadScopes)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	m := s.lookupDraft(tok.Email, r.PathValue("id"))
+	s.mu.Unlock()
+	if m == nil {
+		writeResult(w, notFound())
+		return
+	}
+	s.writeMessage(w, r, tok, m, &m.draftID)
+}
+
+// writeMessage answers a message in the requested format; draftID wraps it
+// in a Draft.
+func (s *Service) writeMessage(w http.ResponseWriter, r *http.Request, tok core.Token, m *message, draftID *string) {
+	q := r.URL.Query()
+	format := strings.ToLower(q.Get("format"))
+	if format == "" {
+		format = "full"
+	}
+	switch format {
+	case "minimal", "metadata", "full", "raw":
+	default:
+		writeResult(w, invalidArgument("Invalid format "+strconv.Quote(cut(q.Get("format"), 40))+": use minimal, metadata, full or raw."))
+		return
+	}
+	if (format == "full" || format == "raw") && !tok.HasAnyScope(scopeFull, scopeModify, scopeReadonly, scopeCompose, scopeAddonsRead, scopeAddonsAction) {
+		core.WriteError(w, http.StatusForbidden, "forbidden", "Metadata scope doesn't allow format "+strings.ToUpper(format))
+		return
+	}
+	out := messageOut{
+		ID: m.id, ThreadID: m.threadID, LabelIDs: m.labels, Snippet: snippet(m.info),
+		SizeEstimate: m.blob.Size, HistoryID: strconv.FormatUint(m.historyID, 10),
+		InternalDate: strconv.FormatInt(m.internalDate.UnixMilli(), 10),
+	}
+	switch format {
+	case "metadata":
+		out.Payload = &partOut{MimeType: m.info.root.MIMEType, Headers: filterHeaders(m.info.headers, q["metadataHeaders"])}
+	case "full":
+		p, err := s.fullPayload(m)
+		if err != nil {
+			core.WriteError(w, http.StatusInternalServerError, "backendError", "The emulator could not read the message.")
+			return
+		}
+		out.Payload = p
+	case "raw":
+		s.writeRaw(w, m, out, draftID)
+		return
+	}
+	if draftID != nil {
+		core.WriteJSON(w, http.StatusOK, map[string]any{"id": *draftID, "message": out})
+		return
+	}
+	core.WriteJSON(w, http.StatusOK, out)
+}
+
+func filterHeaders(all []field, names []string) []field {
+	if len(names) == 0 {
+		return all
+	}
+	var out []field
+	for _, f := range all {
+		for _, n := range names {
+			if strings.EqualFold(f.Name, n) {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// fullPayload builds the MIME tree with the small bodies inline.
+func (s *Service) fullPayload(m *message) (*partOut, error) {
+	inline := map[string]bool{}
+	for _, l := range m.info.root.leaves() {
+		if !l.isAttachment() && l.Size <= maxInlineData {
+			inline[l.ID] = true
+		}
+	}
+	data := map[string][]byte{}
+	f, err := s.deps.Blobs.Open(m.blob.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	for id := range inline {
+		// One pass per inline body keeps the walker simple; messages have few.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		body, err := openPart(f, id)
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(io.LimitReader(body, maxInlineData))
+		if err != nil {
+			return nil, err
+		}
+		data[id] = b
+	}
+	var conv func(p *part) *partOut
+	conv = func(p *part) *partOut {
+		o := &partOut{PartID: p.ID, MimeType: p.MIMEType, Filename: p.Filename, Headers: p.Headers, Body: &bodyOut{Size: p.Size}}
+		if strings.HasPrefix(p.MIMEType, "multipart/") && len(p.Parts) > 0 {
+			o.Body.Size = 0
+			for _, c := range p.Parts {
+				o.Parts = append(o.Parts, conv(c))
+			}
+			return o
+		}
+		if inline[p.ID] {
+			o.Body.Data = base64.URLEncoding.EncodeToString(data[p.ID])
+		} else {
+			o.Body.AttachmentID = attachmentID(p.ID)
+		}
+		return o
+	}
+	return conv(m.info.root), nil
+}
+
+// writeRaw streams the message as base64url inside the JSON answer, so a
+// 35 MiB message is never held in memory.
+func (s *Service) writeRaw(w http.ResponseWriter, m *message, out messageOut, draftID *string) {
+	f, err := s.deps.Blobs.Open(m.blob.ID)
+	if err != nil {
+		core.WriteError(w, http.StatusInternalServerError, "backendError", "The emulator could not read the message.")
+		return
+	}
+	defer f.Close()
+	head, _ := json.Marshal(out)
+	head = head[:len(head)-1] // reopen the object to append "raw"
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(http.StatusOK)
+	if draftID != nil {
+		id, _ := json.Marshal(*draftID)
+		_, _ = io.WriteString(w, `{"id":`+string(id)+`,"message":`)
+	}
+	_, _ = w.Write(head)
+	_, _ = io.WriteString(w, `,"raw":"`)
+	enc := base64.NewEncoder(base64.URLEncoding, w)
+	_, _ = io.Copy(enc, f)
+	_ = enc.Close()
+	_, _ = io.WriteString(w, `"}`)
+	if draftID != nil {
+		_, _ = io.WriteString(w, `}`)
+	}
+	_, _ = io.WriteString(w, "\n")
+}
+
+func (s *Service) getAttachment(w http.ResponseWriter, r *http.Request) {
+	tok, ok := s.authorize(w, r, getScopes)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	m := s.lookup(tok.Email, r.PathValue("messageId"))
+	s.mu.Unlock()
+	partID, isAtt := strings.CutPrefix(r.PathValue("id"), "emu-att-")
+	var p *part
+	if m != nil && isAtt {
+		p = m.info.root.find(partID)
+	}
+	if p == nil || len(p.Parts) > 0 {
+		writeResult(w, invalidArgument("Invalid attachment token"))
+		return
+	}
+	f, err := s.deps.Blobs.Open(m.blob.ID)
+	if err != nil {
+		core.WriteError(w, http.StatusInternalServerError, "backendError", "The emulator could not read the message.")
+		return
+	}
+	defer f.Close()
+	body, err := openPart(f, partID)
+	if err != nil {
+		core.WriteError(w, http.StatusInternalServerError, "backendError", "The emulator could not read the message.")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, `{"size":`+strconv.FormatInt(p.Size, 10)+`,"data":"`)
+	enc := base64.NewEncoder(base64.URLEncoding, w)
+	_, _ = io.Copy(enc, body)
+	_ = enc.Close()
+	_, _ = io.WriteString(w, "\"}\n")
+}
+
+func (s *Service) getProfile(w http.ResponseWriter, r *http.Request) {
+	tok, ok := s.authorize(w, r, profileScopes)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	var msgs, threads int
+	var history uint64
+	if b := s.boxes[tok.Email]; b != nil {
+		msgs, threads, history = len(b.messages), len(b.threads), b.history
+	}
+	s.mu.Unlock()
+	core.WriteJSON(w, http.StatusOK, map[string]any{
+		"emailAddress":  tok.Email,
+		"messagesTotal": msgs,
+		"threadsTotal":  threads,
+		"historyId":     strconv.FormatUint(max(history, 1), 10),
+	})
+}
+
+// snippet is the start of the message's text, as Gmail shows in lists.
+func snippet(p *parsed) string {
+	t := p.text
+	if t == "" {
+		t = stripTags(p.html)
+	}
+	t = strings.Join(strings.Fields(t), " ")
+	if r := []rune(t); len(r) > 200 {
+		t = string(r[:200])
+	}
+	return t
+}
+
+// stripTags drops markup for a snippet; not a sanitizer.
+func stripTags(h string) string {
+	var b strings.Builder
+	in := false
+	for _, c := range h {
+		switch {
+		case c == '<':
+			in = true
+		case c == '>':
+			in = false
+			b.WriteByte(' ')
+		case !in:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}

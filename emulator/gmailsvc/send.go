@@ -1,0 +1,308 @@
+package gmailsvc
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/mail"
+	"strings"
+
+	"github.com/drivemail/drivemail/emulator/internal/core"
+	"github.com/drivemail/drivemail/emulator/internal/media"
+)
+
+// messageJSON is the Message resource as a request carries it.
+type messageJSON struct {
+	Raw      string `json:"raw"`
+	ThreadID string `json:"threadId"`
+}
+
+// draftJSON is the Draft resource as a request carries it.
+type draftJSON struct {
+	Message *messageJSON `json:"message"`
+}
+
+// sentJSON is the Message Gmail answers to a send.
+type sentJSON struct {
+	ID       string   `json:"id"`
+	ThreadID string   `json:"threadId"`
+	LabelIDs []string `json:"labelIds"`
+}
+
+// createdDraftJSON is the Draft Gmail answers to drafts.create.
+type createdDraftJSON struct {
+	ID      string   `json:"id"`
+	Message sentJSON `json:"message"`
+}
+
+// finishSend receives an uploaded message for users.messages.send.
+func (s *Service) finishSend(_ context.Context, up media.Upload) media.Result {
+	var meta messageJSON
+	if len(up.Metadata) > 0 {
+		if err := json.Unmarshal(up.Metadata, &meta); err != nil {
+			return invalidArgument("Invalid JSON payload received: the metadata must be a Message resource.")
+		}
+	}
+	return s.deliver(up.Token.Email, up.Blob, meta.ThreadID, false)
+}
+
+// finishDraft receives an uploaded message for users.drafts.create.
+func (s *Service) finishDraft(_ context.Context, up media.Upload) media.Result {
+	var meta draftJSON
+	if len(up.Metadata) > 0 {
+		if err := json.Unmarshal(up.Metadata, &meta); err != nil {
+			return invalidArgument("Invalid JSON payload received: the metadata must be a Draft resource.")
+		}
+	}
+	thread := ""
+	if meta.Message != nil {
+		thread = meta.Message.ThreadID
+	}
+	return s.deliver(up.Token.Email, up.Blob, thread, true)
+}
+
+// sendJSON serves users.messages.send with the message as JSON "raw".
+func (s *Service) sendJSON(w http.ResponseWriter, r *http.Request) {
+	tok, ok := s.authorize(w, r, sendScopes)
+	if !ok {
+		return
+	}
+	var m messageJSON
+	if res, ok := readJSON(w, r, &m); !ok {
+		writeResult(w, res)
+		return
+	}
+	writeResult(w, s.deliverRaw(tok.Email, m, false))
+}
+
+// draftJSON serves users.drafts.create with the message as JSON "raw".
+func (s *Service) draftJSON(w http.ResponseWriter, r *http.Request) {
+	tok, ok := s.authorize(w, r, draftScopes)
+	if !ok {
+		return
+	}
+	var d draftJSON
+	if res, ok := readJSON(w, r, &d); !ok {
+		writeResult(w, res)
+		return
+	}
+	if d.Message == nil {
+		writeResult(w, invalidArgument("Message is required: send {\"message\": {\"raw\": …}}."))
+		return
+	}
+	writeResult(w, s.deliverRaw(tok.Email, *d.Message, true))
+}
+
+// readJSON decodes a bounded JSON request body into v.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) (media.Result, bool) {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return media.ErrorResult(http.StatusBadRequest, "badRequest",
+				fmt.Sprintf("Request payload size exceeds the limit: %d bytes.", maxJSONBody)), false
+		}
+		return media.ErrorResult(http.StatusBadRequest, "badRequest", "Invalid JSON payload received."), false
+	}
+	return media.Result{}, true
+}
+
+// deliverRaw stores a message given as JSON "raw".
+func (s *Service) deliverRaw(user string, m messageJSON, draft bool) media.Result {
+	if m.Raw == "" {
+		return media.ErrorResult(http.StatusBadRequest, "badRequest",
+			"'raw' RFC822 payload message string or uploading message via /upload/* URL required")
+	}
+	raw, err := decodeRaw(m.Raw)
+	if err != nil {
+		return invalidArgument("Invalid value for ByteString: raw must be the message in base64url.")
+	}
+	blob, err := s.deps.Blobs.PutBytes(raw)
+	if err != nil {
+		return media.ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the message.")
+	}
+	return s.deliver(user, blob, m.ThreadID, draft)
+}
+
+// decodeRaw accepts base64url or base64, padded or not, as Gmail does.
+func decodeRaw(s string) ([]byte, error) {
+	s = strings.TrimRight(strings.TrimSpace(s), "=")
+	if b, err := base64.RawURLEncoding.DecodeString(s); err == nil {
+		return b, nil
+	}
+	return base64.RawStdEncoding.DecodeString(s)
+}
+
+// deliver checks a stored message as Gmail does and files it as sent mail
+// or as a draft of user.
+func (s *Service) deliver(user string, blob core.Blob, threadID string, draft bool) media.Result {
+	user = strings.ToLower(user)
+	info, err := s.parseBlob(blob)
+	if err != nil {
+		return invalidArgument("Invalid RFC 822 message: " + err.Error() + ".")
+	}
+	if !draft {
+		if res, ok := checkRecipients(info); !ok {
+			return res
+		}
+	}
+	if fixed, changed, err := s.normalize(blob, info, user); err != nil {
+		return media.ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the message.")
+	} else if changed {
+		blob = fixed
+		if info, err = s.parseBlob(blob); err != nil {
+			return media.ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the message.")
+		}
+	}
+
+	m := &message{id: newID(), user: user, blob: blob, info: info, internalDate: s.deps.Now()}
+	if draft {
+		m.draftID, m.labels = newDraftID(), []string{"DRAFT"}
+	} else {
+		m.labels = []string{"SENT"}
+		if addressedTo(info, user) {
+			m.labels = append(m.labels, "INBOX", "UNREAD")
+		}
+	}
+	s.mu.Lock()
+	if threadID != "" && !s.box(user).threads[threadID] {
+		s.mu.Unlock()
+		return invalidArgument("Invalid thread_id value")
+	}
+	m.threadID = s.threadFor(user, threadID, info, m.id)
+	s.add(m)
+	s.mu.Unlock()
+
+	sent := sentJSON{ID: m.id, ThreadID: m.threadID, LabelIDs: m.labels}
+	if draft {
+		s.deps.Stats.DraftCreated()
+		return media.Result{Status: http.StatusOK, Body: createdDraftJSON{ID: m.draftID, Message: sent}}
+	}
+	s.deps.Stats.MessageSent()
+	return media.Result{Status: http.StatusOK, Body: sent}
+}
+
+func (s *Service) parseBlob(blob core.Blob) (*parsed, error) {
+	f, err := s.deps.Blobs.Open(blob.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseMessage(f)
+}
+
+// checkRecipients refuses a message without a valid recipient, in Gmail's words.
+func checkRecipients(info *parsed) (media.Result, bool) {
+	n := 0
+	for _, h := range []string{"To", "Cc", "Bcc"} {
+		for _, f := range info.headers {
+			if !strings.EqualFold(f.Name, h) {
+				continue
+			}
+			list, err := addresses(f.Value)
+			if err != nil {
+				return invalidArgument("Invalid " + h + " header"), false
+			}
+			n += len(list)
+		}
+	}
+	if n == 0 {
+		return invalidArgument("Recipient address required"), false
+	}
+	return media.Result{}, true
+}
+
+// addressedTo reports whether user is among the recipients.
+func addressedTo(info *parsed, user string) bool {
+	for _, h := range []string{"To", "Cc", "Bcc"} {
+		list, _ := addresses(info.get(h))
+		for _, a := range list {
+			if strings.EqualFold(a.Address, user) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// normalize applies Gmail's own rewrites: the From becomes the sender when
+// it is missing or another address, and a missing Date or Message-ID is
+// added. It returns a new blob when anything changed.
+func (s *Service) normalize(blob core.Blob, info *parsed, user string) (core.Blob, bool, error) {
+	from, err := addresses(info.get("From"))
+	fromOK := err == nil && len(from) == 1 && strings.EqualFold(from[0].Address, user)
+	var add []string
+	if !fromOK {
+		add = append(add, "From: "+(&mail.Address{Address: user}).String())
+	}
+	if info.get("Date") == "" {
+		add = append(add, "Date: "+s.deps.Now().Format("Mon, 2 Jan 2006 15:04:05 -0700"))
+	}
+	if info.get("Message-ID") == "" {
+		add = append(add, "Message-ID: <emu-"+core.RandomID(18)+"@mail.gmail.com>")
+	}
+	if len(add) == 0 {
+		return blob, false, nil
+	}
+	f, err := s.deps.Blobs.Open(blob.ID)
+	if err != nil {
+		return core.Blob{}, false, err
+	}
+	defer f.Close()
+	bw, err := s.deps.Blobs.Create()
+	if err != nil {
+		return core.Blob{}, false, err
+	}
+	nl := "\n"
+	if info.crlf {
+		nl = "\r\n"
+	}
+	out := bufio.NewWriter(bw)
+	for _, a := range add {
+		out.WriteString(a + nl)
+	}
+	if err := copyHeaderWithout(out, f, info.headerLen, fromOK); err != nil {
+		bw.Abort()
+		return core.Blob{}, false, err
+	}
+	if _, err := io.Copy(out, f); err != nil {
+		bw.Abort()
+		return core.Blob{}, false, err
+	}
+	if err := out.Flush(); err != nil {
+		bw.Abort()
+		return core.Blob{}, false, err
+	}
+	nb, err := bw.Commit()
+	return nb, true, err
+}
+
+// copyHeaderWithout copies the first n header bytes of r to w, dropping
+// the From field (with its continuation lines) unless keepFrom.
+func copyHeaderWithout(w *bufio.Writer, r io.Reader, n int64, keepFrom bool) error {
+	br := bufio.NewReader(io.LimitReader(r, n))
+	dropping := false
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			continued := line[0] == ' ' || line[0] == '\t'
+			if !continued {
+				dropping = !keepFrom && len(line) >= 5 && strings.EqualFold(line[:5], "from:")
+			}
+			if !dropping {
+				w.WriteString(line)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
