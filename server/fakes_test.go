@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
@@ -94,6 +95,9 @@ func (m *fakeMail) Send(ctx context.Context, req compose.Request, opts tools.Sen
 		for done := int64(1 << 20); done <= total; done += 1 << 20 {
 			opts.Progress(done, total)
 		}
+		// Gmail takes a moment to answer after the last byte. mcp-go can
+		// drop a notification queued in the instant its request ends.
+		time.Sleep(50 * time.Millisecond)
 	}
 	m.mu.Lock()
 	m.sent = append(m.sent, req)
