@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -122,6 +123,16 @@ func (s *Service) AuthCodeURL(state, verifier string) string {
 		oauth2.SetAuthURLParam("include_granted_scopes", "true"),
 		oauth2.S256ChallengeOption(verifier),
 	)
+}
+
+// ConsentOrigin is the origin of Google's consent page (for a page's
+// Content-Security-Policy form-action).
+func (s *Service) ConsentOrigin() string {
+	u, err := url.Parse(s.oauth.Endpoint.AuthURL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // Grant is what a Google sign-in yields.

@@ -1,0 +1,239 @@
+package oauth
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+
+	"golang.org/x/oauth2"
+
+	"github.com/drivemail/drivemail/oauth/cimd"
+	"github.com/drivemail/drivemail/store"
+)
+
+// Authorization request bounds.
+const (
+	maxStateLen       = 1024
+	maxConsentFormLen = 8 << 10
+)
+
+// s256Challenge is the shape of a BASE64URL(SHA-256) PKCE challenge.
+var s256Challenge = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+
+// authorize validates an authorization request and shows the consent page.
+// Until the client and its redirect URI are known good, errors are a page;
+// after, they go back to the client as error= redirects (RFC 6749 §4.1.2.1).
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	for k, v := range q {
+		if len(v) > 1 {
+			s.errorPage(w, http.StatusBadRequest, "The authorization request repeats the parameter "+clip(k)+".", "Start connecting again from your application.")
+			return
+		}
+	}
+	clientID := q.Get("client_id")
+	if clientID == "" {
+		s.errorPage(w, http.StatusBadRequest, "The authorization request has no client_id.", "Start connecting again from your application.")
+		return
+	}
+	c, err := s.lookupClient(ctx, clientID)
+	if err != nil {
+		s.clientErrorPage(w, err)
+		return
+	}
+	redirectURI := q.Get("redirect_uri")
+	if redirectURI == "" {
+		s.errorPage(w, http.StatusBadRequest, "The authorization request has no redirect_uri.", "Your application must say where to return; update or reconnect it.")
+		return
+	}
+	if _, ok := matchRedirectURI(c.RedirectURIs, redirectURI); !ok {
+		s.errorPage(w, http.StatusBadRequest, "The return address "+clip(redirectURI)+" is not one this application registered, so drivemail will not send it there.",
+			"Remove the connector and add it again so it registers its current address.")
+		return
+	}
+
+	// From here the redirect URI is trusted: errors go back to the client.
+	state := q.Get("state")
+	fail := func(code, description string) {
+		s.redirectError(w, r, redirectURI, state, code, description)
+	}
+	switch {
+	case len(state) > maxStateLen:
+		s.redirectError(w, r, redirectURI, "", "invalid_request", "state is longer than 1024 characters.")
+		return
+	case q.Get("response_type") != "code":
+		fail("unsupported_response_type", "Use response_type=code (the authorization code flow).")
+		return
+	case q.Get("code_challenge") == "" && q.Get("code_challenge_method") == "":
+		fail("invalid_request", "PKCE is required: send code_challenge and code_challenge_method=S256.")
+		return
+	case q.Get("code_challenge_method") != "S256":
+		fail("invalid_request", "Only the S256 PKCE method is accepted (not plain): send code_challenge_method=S256.")
+		return
+	case !s256Challenge.MatchString(q.Get("code_challenge")):
+		fail("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the code verifier.")
+		return
+	case q.Get("resource") == "":
+		fail("invalid_target", "The resource parameter is required (RFC 8707, MCP authorization): send resource="+s.resource+".")
+		return
+	case q.Get("resource") != s.resource:
+		fail("invalid_target", "This server issues tokens only for the resource "+s.resource+".")
+		return
+	}
+	scope, err := checkScope(q.Get("scope"))
+	if err != nil {
+		fail("invalid_scope", err.Error()+".")
+		return
+	}
+
+	id, csrf := newSecret(""), newSecret("")
+	browser := s.bindBrowser(w, r)
+	err = s.cfg.Store.CreateAuthRequest(ctx, id, store.AuthRequest{
+		ClientID:      c.ID,
+		RedirectURI:   redirectURI,
+		ClientState:   state,
+		CodeChallenge: q.Get("code_challenge"),
+		Resource:      s.resource,
+		Scope:         scope,
+		BrowserHash:   store.Hash(browser),
+		CSRFHash:      store.Hash(csrf),
+		ExpiresAt:     s.now().Add(s.cfg.AuthRequestTTL),
+	})
+	if err != nil {
+		s.logger.Error("store authorization request", "err", err)
+		fail("server_error", "The authorization could not be started; try again.")
+		return
+	}
+	s.consentPage(w, c, redirectURI, id, csrf)
+}
+
+// clientErrorPage explains why a client_id is not usable.
+func (s *Server) clientErrorPage(w http.ResponseWriter, err error) {
+	var refusal *cimd.Error
+	var meta *metadataError
+	switch {
+	case errors.Is(err, errUnknownClient):
+		s.errorPage(w, http.StatusBadRequest, "This application is not registered with drivemail (unknown client_id).",
+			"Remove the connector and add it again so it registers anew.")
+	case errors.As(err, &refusal), errors.As(err, &meta):
+		s.errorPage(w, http.StatusBadRequest, "The application's metadata was refused: "+err.Error()+".",
+			"Ask the application's publisher to fix its client metadata document.")
+	default:
+		s.logger.Error("look up client", "err", err)
+		s.errorPage(w, http.StatusInternalServerError, "drivemail could not look up the application.", "Try again in a moment.")
+	}
+}
+
+// consent handles the consent form: approve goes on to Google, deny goes
+// back to the client with access_denied.
+func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if origin := r.Header.Get("Origin"); origin != "" && origin != s.base {
+		s.errorPage(w, http.StatusForbidden, "The consent form was submitted from another site.", "Open the authorization link again and answer on drivemail's own page.")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxConsentFormLen)
+	if err := r.ParseForm(); err != nil {
+		s.errorPage(w, http.StatusBadRequest, "The consent form could not be read.", "Open the authorization link again.")
+		return
+	}
+	id := r.PostForm.Get("request")
+	req, err := s.cfg.Store.GetAuthRequest(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || id == "" {
+		s.errorPage(w, http.StatusBadRequest, "This consent page has expired or was already answered.", "Start connecting again from your application.")
+		return
+	}
+	if err != nil {
+		s.logger.Error("load authorization request", "err", err)
+		s.errorPage(w, http.StatusInternalServerError, "drivemail could not load this authorization.", "Try again in a moment.")
+		return
+	}
+	if !s.sameBrowser(r, req.BrowserHash) {
+		s.errorPage(w, http.StatusForbidden, "This consent page was opened in a different browser, or the browser did not keep drivemail's cookie.",
+			"Open the authorization link again in this browser, with cookies allowed for this site.")
+		return
+	}
+	if !hashEqual(store.Hash(r.PostForm.Get("csrf")), req.CSRFHash) {
+		s.errorPage(w, http.StatusForbidden, "The consent form's security token does not match.", "Open the authorization link again.")
+		return
+	}
+	switch r.PostForm.Get("decision") {
+	case "deny":
+		if err := s.cfg.Store.DeleteAuthRequest(ctx, id); err != nil {
+			s.logger.Error("delete authorization request", "err", err)
+		}
+		s.redirectError(w, r, req.RedirectURI, req.ClientState, "access_denied", "The user denied access.")
+	case "approve":
+		state, verifier := newSecret(""), oauth2.GenerateVerifier()
+		err := s.cfg.Store.ApproveAuthRequest(ctx, id, state, verifier)
+		if errors.Is(err, store.ErrUsed) || errors.Is(err, store.ErrNotFound) {
+			s.errorPage(w, http.StatusBadRequest, "This consent page was already answered.", "Start connecting again from your application.")
+			return
+		}
+		if err != nil {
+			s.logger.Error("approve authorization request", "err", err)
+			s.errorPage(w, http.StatusInternalServerError, "drivemail could not record your consent.", "Try again in a moment.")
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		http.Redirect(w, r, s.cfg.Google.AuthCodeURL(state, verifier), http.StatusSeeOther)
+	default:
+		s.errorPage(w, http.StatusBadRequest, "The consent form had no decision.", "Choose Approve or Deny.")
+	}
+}
+
+// cookieName is the browser-binding cookie. On https it carries the
+// __Host- prefix (Secure, host-only, Path=/); a plain-http loopback base
+// (demo, tests) cannot hold a Secure cookie in every browser, so it goes
+// without the prefix there.
+func (s *Server) cookieName() string {
+	if s.secure {
+		return "__Host-drivemail-consent"
+	}
+	return "drivemail-consent"
+}
+
+// bindBrowser returns this browser's binding secret, creating it if needed.
+func (s *Server) bindBrowser(w http.ResponseWriter, r *http.Request) string {
+	v := ""
+	if c, err := r.Cookie(s.cookieName()); err == nil && validSecret(c.Value) {
+		v = c.Value
+	} else {
+		v = newSecret("")
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name:     s.cookieName(),
+		Value:    v,
+		Path:     "/",
+		MaxAge:   int(s.cfg.AuthRequestTTL.Seconds()) + 3600,
+		HttpOnly: true,
+		Secure:   s.secure,
+		SameSite: http.SameSiteLaxMode,
+	})
+	return v
+}
+
+// sameBrowser reports whether r carries the cookie hashed in want.
+func (s *Server) sameBrowser(r *http.Request, want string) bool {
+	c, err := r.Cookie(s.cookieName())
+	return err == nil && hashEqual(store.Hash(c.Value), want)
+}
+
+var secretShape = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+
+func validSecret(v string) bool { return secretShape.MatchString(v) }
+
+func hashEqual(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// originOf returns scheme://host of a URL, for a CSP source list.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}

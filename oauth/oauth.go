@@ -1,0 +1,212 @@
+// Package oauth is drivemail's OAuth 2.1 authorization server toward MCP
+// clients, federated to Google: metadata (RFC 9728, RFC 8414), client
+// registration (RFC 7591) and client ID metadata documents, authorization
+// with PKCE and a per-client consent page, the Google round trip, the token
+// and revocation endpoints, and the bearer middleware for /mcp and /upload.
+//
+// MCP clients only ever hold drivemail's own opaque tokens; Google's
+// tokens stay sealed in the store (see googleauth).
+package oauth
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/drivemail/drivemail/oauth/cimd"
+	"github.com/drivemail/drivemail/oauth/googleauth"
+	"github.com/drivemail/drivemail/store"
+)
+
+// Scope is the one scope drivemail issues: use of its tools as the user.
+const Scope = "drivemail"
+
+// Default lifetimes and limits.
+const (
+	DefaultAccessTTL         = time.Hour
+	DefaultRefreshTTL        = 30 * 24 * time.Hour
+	DefaultCodeTTL           = 5 * time.Minute
+	DefaultAuthRequestTTL    = 15 * time.Minute
+	DefaultRegistrationLimit = 30 // per client IP per hour
+)
+
+// Config configures the authorization server.
+type Config struct {
+	// BaseURL is the public origin (https, or http on a loopback host for
+	// demos and tests). The protected resource is BaseURL + "/mcp".
+	BaseURL string
+	Store   store.Store
+	Google  *googleauth.Service
+	// CIMD fetches client ID metadata documents (default: the guarded
+	// fetcher with production settings).
+	CIMD   *cimd.Fetcher
+	Logger *slog.Logger
+	Now    func() time.Time
+	// Lifetimes; zero means the default.
+	AccessTTL, RefreshTTL, CodeTTL, AuthRequestTTL time.Duration
+	// RegistrationLimit is how many registrations one client IP may make
+	// per hour (default 30).
+	RegistrationLimit int
+	// ClientIP names the caller for rate limits (default: the connection's
+	// address; behind a proxy, supply one that trusts its header).
+	ClientIP func(*http.Request) string
+}
+
+// Server is the authorization server and the bearer middleware.
+type Server struct {
+	cfg      Config
+	base     string // origin without a trailing slash
+	resource string // base + "/mcp"
+	secure   bool   // https: __Host- cookies with Secure
+	logger   *slog.Logger
+	now      func() time.Time
+}
+
+// New checks cfg and returns the server.
+func New(cfg Config) (*Server, error) {
+	base, secure, err := checkBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Store == nil || cfg.Google == nil {
+		return nil, errors.New("oauth: a store and the Google service are required")
+	}
+	if cfg.CIMD == nil {
+		cfg.CIMD = cimd.New(cimd.Config{})
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.AccessTTL = orDefault(cfg.AccessTTL, DefaultAccessTTL)
+	cfg.RefreshTTL = orDefault(cfg.RefreshTTL, DefaultRefreshTTL)
+	cfg.CodeTTL = orDefault(cfg.CodeTTL, DefaultCodeTTL)
+	cfg.AuthRequestTTL = orDefault(cfg.AuthRequestTTL, DefaultAuthRequestTTL)
+	if cfg.RegistrationLimit <= 0 {
+		cfg.RegistrationLimit = DefaultRegistrationLimit
+	}
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = remoteIP
+	}
+	return &Server{
+		cfg:      cfg,
+		base:     base,
+		resource: base + "/mcp",
+		secure:   secure,
+		logger:   cfg.Logger,
+		now:      cfg.Now,
+	}, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// checkBaseURL accepts an https origin, or an http origin on a loopback
+// host (demo and tests): anything else would send tokens in the clear.
+func checkBaseURL(raw string) (base string, secure bool, err error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", false, fmt.Errorf("oauth: base URL %q: want an origin such as https://mail.example.com", raw)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", false, fmt.Errorf("oauth: base URL %q: want an origin only, without path, query or credentials", raw)
+	}
+	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+		return "", false, fmt.Errorf("oauth: base URL %q: plain http is allowed only on localhost or 127.0.0.1; use https (a TLS-terminating proxy is fine)", raw)
+	}
+	return u.Scheme + "://" + u.Host, u.Scheme == "https", nil
+}
+
+// Resource is the protected resource's identifier, BASE/mcp.
+func (s *Server) Resource() string { return s.resource }
+
+// Issuer is the authorization server's identifier, BASE.
+func (s *Server) Issuer() string { return s.base }
+
+// ResourceMetadataURL is where the protected-resource metadata lives.
+func (s *Server) ResourceMetadataURL() string {
+	return s.base + "/.well-known/oauth-protected-resource/mcp"
+}
+
+// Endpoints serves /oauth/register, /oauth/authorize (GET: the request;
+// POST: the consent form), /oauth/callback, /oauth/token and /oauth/revoke.
+func (s *Server) Endpoints() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/oauth/register", cors(http.MethodPost, http.HandlerFunc(s.register)))
+	mux.HandleFunc("GET /oauth/authorize", s.authorize)
+	mux.HandleFunc("POST /oauth/authorize", s.consent)
+	mux.HandleFunc("GET /oauth/callback", s.callback)
+	mux.Handle("/oauth/token", cors(http.MethodPost, http.HandlerFunc(s.token)))
+	mux.Handle("/oauth/revoke", cors(http.MethodPost, http.HandlerFunc(s.revoke)))
+	mux.HandleFunc("/oauth/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "Not found. The authorization endpoints are listed at /.well-known/oauth-authorization-server.", http.StatusNotFound)
+	})
+	return mux
+}
+
+// cors lets browser-based MCP clients (the MCP Inspector) call an
+// endpoint that uses no cookies, and answers their preflight requests.
+func cors(method string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		switch r.Method {
+		case http.MethodOptions:
+			h.Set("Access-Control-Allow-Methods", method+", OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+		case method:
+			next.ServeHTTP(w, r)
+		default:
+			h.Set("Allow", method+", OPTIONS")
+			writeOAuthError(w, http.StatusMethodNotAllowed, "invalid_request", "Use "+method+" for this endpoint.")
+		}
+	})
+}
+
+// newSecret returns 256 random bits, base64url, with a prefix that says
+// what it is (and lets secret scanners spot a leaked one).
+func newSecret(prefix string) string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Prefixes of the secrets drivemail issues.
+const (
+	accessPrefix  = "dm_at_"
+	refreshPrefix = "dm_rt_"
+	codePrefix    = "dm_ac_"
+	clientPrefix  = "dmc_"
+	secretPrefix  = "dm_cs_"
+)
+
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

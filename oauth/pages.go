@@ -1,0 +1,120 @@
+package oauth
+
+import (
+	"bytes"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/drivemail/drivemail/oauth/googleauth"
+)
+
+const pageStyle = `body{font:16px/1.5 system-ui,sans-serif;max-width:34em;margin:3em auto;padding:0 1em;color:#202124}
+h1{font-size:1.4em}.who{background:#f1f3f4;padding:.8em 1em;border-radius:8px}
+.warn{color:#a50e0e}ul{padding-left:1.2em}.buttons{display:flex;gap:1em;margin-top:1.5em}
+button{font:inherit;padding:.5em 1.4em;border-radius:6px;border:1px solid #dadce0;background:#fff;cursor:pointer}
+button#approve{background:#1a73e8;color:#fff;border-color:#1a73e8}small{color:#5f6368}`
+
+var consentTemplate = template.Must(template.New("consent").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Allow {{.ClientName}} to use drivemail?</title><style nonce="{{.Nonce}}">` + pageStyle + `</style></head>
+<body><main id="consent">
+<h1>Allow <span id="client-name">{{.ClientName}}</span> to use drivemail?</h1>
+<div class="who">
+{{if .Document}}<p>The application is identified by <strong id="client-id">{{.ClientID}}</strong>.</p>
+{{else}}<p class="warn">drivemail cannot verify this name: the application chose it when it registered. Continue only if you just asked <strong>{{.ClientName}}</strong> to connect to drivemail.</p>{{end}}
+<p>After you approve, it receives access at <strong id="redirect-host">{{.RedirectHost}}</strong>.</p>
+</div>
+<p>It will be able to act through drivemail with your Google account:</p>
+<ul id="permissions">{{range .Permissions}}<li>{{.}}</li>{{end}}</ul>
+<p><small>Next, Google asks you to sign in and to confirm these permissions. You can disconnect at any time in your application, or remove drivemail at myaccount.google.com/permissions.</small></p>
+<form method="post" action="/oauth/authorize">
+<input type="hidden" name="request" value="{{.RequestID}}"><input type="hidden" name="csrf" value="{{.CSRF}}">
+<div class="buttons"><button id="approve" type="submit" name="decision" value="approve">Approve</button>
+<button id="deny" type="submit" name="decision" value="deny">Deny</button></div>
+</form></main></body></html>`))
+
+var errorTemplate = template.Must(template.New("error").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>drivemail: authorization stopped</title><style nonce="{{.Nonce}}">` + pageStyle + `</style></head>
+<body><main id="error"><h1>Authorization stopped</h1>
+<p id="message">{{.Message}}</p><p id="advice">{{.Advice}}</p></main></body></html>`))
+
+// consentPage renders the per-client consent page.
+func (s *Server) consentPage(w http.ResponseWriter, c client, redirectURI, requestID, csrf string) {
+	redirect, _ := url.Parse(redirectURI) // validated by matchRedirectURI
+	nonce := newSecret("")
+	name := c.Name
+	if name == "" {
+		name = "An unnamed application"
+	}
+	data := map[string]any{
+		"ClientName":   name,
+		"ClientID":     c.ID,
+		"Document":     c.Document,
+		"RedirectHost": redirect.Host,
+		"Permissions":  s.permissions(),
+		"RequestID":    requestID,
+		"CSRF":         csrf,
+		"Nonce":        nonce,
+	}
+	// The form may redirect to Google (approve) or to the client (deny):
+	// both are form-action targets for browsers that check redirects.
+	formTargets := []string{"'self'", s.cfg.Google.ConsentOrigin(), originOf(redirectURI)}
+	s.renderPage(w, http.StatusOK, consentTemplate, data, nonce, formTargets)
+}
+
+// permissions describes, in the user's terms, what the Google scopes allow.
+func (s *Server) permissions() []string {
+	var out []string
+	for _, sc := range s.cfg.Google.Scopes() {
+		switch sc {
+		case googleauth.ScopeGmailSend:
+			out = append(out, "Send email as you from Gmail")
+		case googleauth.ScopeDriveReadonly:
+			out = append(out, "Search and read the files in your Google Drive (to attach them)")
+		case googleauth.ScopeDriveFile:
+			out = append(out, "Add files you upload to your Google Drive")
+		case googleauth.ScopeGmailCompose:
+			out = append(out, "Create Gmail drafts")
+		}
+	}
+	return append(out, "Know your email address")
+}
+
+// errorPage shows an error that cannot go back to the client.
+func (s *Server) errorPage(w http.ResponseWriter, status int, message, advice string) {
+	nonce := newSecret("")
+	s.renderPage(w, status, errorTemplate, map[string]any{"Message": message, "Advice": advice, "Nonce": nonce}, nonce, []string{"'none'"})
+}
+
+// renderPage writes an HTML page that no other site may frame, that runs
+// no script, and that leaks no URL through the Referer header.
+func (s *Server) renderPage(w http.ResponseWriter, status int, t *template.Template, data any, nonce string, formTargets []string) {
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, data); err != nil {
+		s.logger.Error("render page", "err", err)
+		http.Error(w, "drivemail could not render this page.", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'nonce-"+nonce+"'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action "+strings.Join(nonEmpty(formTargets), " "))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func nonEmpty(list []string) []string {
+	var out []string
+	for _, v := range list {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,56 @@
+package oauth
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+)
+
+// oauthError is an RFC 6749 error body.
+type oauthError struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description,omitempty"`
+}
+
+// writeJSON writes v with the headers every token-bearing answer needs.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeOAuthError(w http.ResponseWriter, status int, code, description string) {
+	writeJSON(w, status, oauthError{Error: code, Description: description})
+}
+
+// redirectTo sends the browser to the client's redirect URI with params
+// added to its query (RFC 6749 §4.1.2), plus iss (RFC 9207).
+func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, redirectURI string, params url.Values) {
+	u, err := url.Parse(redirectURI)
+	if err != nil {
+		// Stored redirect URIs were validated; this cannot happen.
+		s.errorPage(w, http.StatusInternalServerError, "The application's redirect address is invalid.", "Register the application again.")
+		return
+	}
+	q := u.Query()
+	for k, vs := range params {
+		q[k] = vs
+	}
+	q.Set("iss", s.base)
+	u.RawQuery = q.Encode()
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, u.String(), http.StatusSeeOther)
+}
+
+// redirectError reports an authorization error to a trusted redirect URI.
+func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, redirectURI, state, code, description string) {
+	params := url.Values{"error": {code}, "error_description": {description}}
+	if state != "" {
+		params.Set("state", state)
+	}
+	s.redirectTo(w, r, redirectURI, params)
+}

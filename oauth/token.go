@@ -1,0 +1,295 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"time"
+
+	"github.com/drivemail/drivemail/store"
+)
+
+// maxTokenFormLen caps a token or revocation request body.
+const maxTokenFormLen = 16 << 10
+
+// verifierShape is RFC 7636's code_verifier: 43–128 unreserved characters.
+var verifierShape = regexp.MustCompile(`^[A-Za-z0-9._~-]{43,128}$`)
+
+// tokenResponse is RFC 6749 §5.1's answer.
+type tokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int64  `json:"expires_in"`
+	RefreshToken string `json:"refresh_token,omitempty"`
+	Scope        string `json:"scope"`
+}
+
+// tokenError is an RFC 6749 §5.2 error.
+type tokenError struct {
+	status      int
+	code        string
+	description string
+}
+
+func (e *tokenError) Error() string { return e.code + ": " + e.description }
+
+func invalidGrant(description string) *tokenError {
+	return &tokenError{http.StatusBadRequest, "invalid_grant", description}
+}
+
+func invalidRequest(description string) *tokenError {
+	return &tokenError{http.StatusBadRequest, "invalid_request", description}
+}
+
+// token is the token endpoint: authorization_code and refresh_token.
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	resp, terr := s.grant(w, r)
+	if terr != nil {
+		if terr.code == "invalid_client" && r.Header.Get("Authorization") != "" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="drivemail"`)
+		}
+		writeOAuthError(w, terr.status, terr.code, terr.description)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// grant reads a token request, authenticates the client and runs the grant.
+func (s *Server) grant(w http.ResponseWriter, r *http.Request) (tokenResponse, *tokenError) {
+	form, terr := readForm(w, r)
+	if terr != nil {
+		return tokenResponse{}, terr
+	}
+	c, terr := s.authenticateClient(r.Context(), r, form)
+	if terr != nil {
+		return tokenResponse{}, terr
+	}
+	switch form.Get("grant_type") {
+	case "authorization_code":
+		return s.exchangeCode(r.Context(), c, form)
+	case "refresh_token":
+		return s.refresh(r.Context(), c, form)
+	case "":
+		return tokenResponse{}, invalidRequest("grant_type is required: authorization_code or refresh_token.")
+	default:
+		return tokenResponse{}, &tokenError{http.StatusBadRequest, "unsupported_grant_type", "Use grant_type authorization_code or refresh_token."}
+	}
+}
+
+// readForm parses a bounded form body, refusing repeated parameters.
+func readForm(w http.ResponseWriter, r *http.Request) (url.Values, *tokenError) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxTokenFormLen)
+	if err := r.ParseForm(); err != nil {
+		return nil, invalidRequest("The request body must be a form (application/x-www-form-urlencoded) of at most 16 KiB.")
+	}
+	if r.URL.RawQuery != "" {
+		return nil, invalidRequest("Send the parameters in the request body, not the URL.")
+	}
+	for k, v := range r.PostForm {
+		if len(v) > 1 {
+			return nil, invalidRequest("The parameter " + clip(k) + " is repeated.")
+		}
+	}
+	return r.PostForm, nil
+}
+
+// authenticateClient identifies the client by HTTP Basic or the form, and
+// checks its secret when it has one. Unknown clients get invalid_client,
+// which tells MCP clients such as Claude to register again.
+func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form url.Values) (client, *tokenError) {
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		var err1, err2 error
+		id, err1 = url.QueryUnescape(id)
+		secret, err2 = url.QueryUnescape(secret)
+		if err1 != nil || err2 != nil {
+			return client{}, &tokenError{http.StatusUnauthorized, "invalid_client", "The Basic credentials are not form-encoded."}
+		}
+		if f := form.Get("client_id"); f != "" && f != id {
+			return client{}, invalidRequest("client_id in the body differs from the Basic credentials.")
+		}
+	} else {
+		id, secret = form.Get("client_id"), form.Get("client_secret")
+	}
+	if id == "" {
+		return client{}, &tokenError{http.StatusUnauthorized, "invalid_client", "Identify the client with client_id."}
+	}
+	c, err := s.lookupClient(ctx, id)
+	if err != nil {
+		if !errors.Is(err, errUnknownClient) {
+			s.logger.Warn("token endpoint: client lookup", "err", err)
+		}
+		return client{}, &tokenError{http.StatusUnauthorized, "invalid_client", "Unknown client; register again."}
+	}
+	if c.AuthMethod != "none" {
+		if secret == "" || !hashEqual(store.Hash(secret), c.SecretHash) {
+			return client{}, &tokenError{http.StatusUnauthorized, "invalid_client", "The client secret is missing or wrong."}
+		}
+	}
+	return c, nil
+}
+
+// exchangeCode redeems an authorization code (once).
+func (s *Server) exchangeCode(ctx context.Context, c client, form url.Values) (tokenResponse, *tokenError) {
+	code, verifier, redirectURI := form.Get("code"), form.Get("code_verifier"), form.Get("redirect_uri")
+	switch {
+	case code == "":
+		return tokenResponse{}, invalidRequest("code is required.")
+	case verifier == "":
+		return tokenResponse{}, invalidRequest("code_verifier is required (PKCE).")
+	case !verifierShape.MatchString(verifier):
+		return tokenResponse{}, invalidRequest("code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.")
+	case redirectURI == "":
+		return tokenResponse{}, invalidRequest("redirect_uri is required and must equal the one sent to /oauth/authorize.")
+	}
+	stored, err := s.cfg.Store.TakeCode(ctx, code)
+	switch {
+	case errors.Is(err, store.ErrUsed):
+		// A code presented twice was intercepted or replayed: everything
+		// issued with it goes (RFC 6749 §4.1.2, OAuth 2.1 §4.1.3).
+		if err := s.cfg.Store.RevokeGrant(ctx, stored.GrantID); err != nil {
+			s.logger.Error("revoke grant of a reused code", "err", err)
+		}
+		s.logger.Warn("authorization code reused; grant revoked", "client_id", stored.ClientID, "grant", stored.GrantID)
+		return tokenResponse{}, invalidGrant("This authorization code was already used; the tokens issued with it are revoked. Authorize again.")
+	case errors.Is(err, store.ErrNotFound):
+		return tokenResponse{}, invalidGrant("The authorization code is unknown or expired. Authorize again.")
+	case err != nil:
+		s.logger.Error("take authorization code", "err", err)
+		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
+	}
+	switch {
+	case !s.now().Before(stored.ExpiresAt):
+		return tokenResponse{}, invalidGrant("The authorization code expired. Authorize again.")
+	case stored.ClientID != c.ID:
+		return tokenResponse{}, invalidGrant("The authorization code was issued to another client.")
+	case stored.RedirectURI != redirectURI:
+		return tokenResponse{}, invalidGrant("redirect_uri differs from the one sent to /oauth/authorize.")
+	case !pkceMatches(verifier, stored.CodeChallenge):
+		return tokenResponse{}, invalidGrant("code_verifier does not match the code_challenge (PKCE).")
+	}
+	if res := form.Get("resource"); res != "" && res != stored.Resource {
+		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_target", "resource differs from the one authorized: " + stored.Resource + "."}
+	}
+	return s.issueTokens(ctx, c, stored.GrantID, stored.UserID, stored.Resource, stored.Scope)
+}
+
+func pkceMatches(verifier, challenge string) bool {
+	sum := sha256.Sum256([]byte(verifier))
+	return hashEqual(base64.RawURLEncoding.EncodeToString(sum[:]), challenge)
+}
+
+// refresh rotates a refresh token: the old one is spent, a new pair is
+// issued. A spent token presented again means it leaked, so the whole
+// grant is revoked (OAuth 2.1 §4.3.1).
+func (s *Server) refresh(ctx context.Context, c client, form url.Values) (tokenResponse, *tokenError) {
+	raw := form.Get("refresh_token")
+	if raw == "" {
+		return tokenResponse{}, invalidRequest("refresh_token is required.")
+	}
+	if !c.allowsRefresh() {
+		return tokenResponse{}, &tokenError{http.StatusBadRequest, "unauthorized_client", "This client did not register the refresh_token grant."}
+	}
+	t, err := s.cfg.Store.TakeRefreshToken(ctx, raw)
+	switch {
+	case errors.Is(err, store.ErrUsed):
+		if err := s.cfg.Store.RevokeGrant(ctx, t.GrantID); err != nil {
+			s.logger.Error("revoke grant of a reused refresh token", "err", err)
+		}
+		s.logger.Warn("refresh token reused; grant revoked", "client_id", t.ClientID, "grant", t.GrantID)
+		return tokenResponse{}, invalidGrant("This refresh token was already used; for safety its authorization is revoked. Authorize again.")
+	case errors.Is(err, store.ErrNotFound):
+		return tokenResponse{}, invalidGrant("The refresh token is unknown, expired or revoked. Authorize again.")
+	case err != nil:
+		s.logger.Error("take refresh token", "err", err)
+		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
+	}
+	switch {
+	case !s.now().Before(t.ExpiresAt):
+		return tokenResponse{}, invalidGrant("The refresh token expired. Authorize again.")
+	case t.ClientID != c.ID:
+		return tokenResponse{}, invalidGrant("The refresh token was issued to another client.")
+	}
+	if res := form.Get("resource"); res != "" && res != t.Resource {
+		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_target", "resource differs from the one authorized: " + t.Resource + "."}
+	}
+	if _, err := checkScope(form.Get("scope")); err != nil {
+		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_scope", err.Error() + "."}
+	}
+	return s.issueTokens(ctx, c, t.GrantID, t.UserID, t.Resource, t.Scope)
+}
+
+// issueTokens stores and returns a new access token, and a refresh token
+// when the client registered that grant.
+func (s *Server) issueTokens(ctx context.Context, c client, grantID, userID, resource, scope string) (tokenResponse, *tokenError) {
+	now := s.now()
+	resp := tokenResponse{TokenType: "Bearer", ExpiresIn: int64(s.cfg.AccessTTL / time.Second), Scope: scope}
+	resp.AccessToken = newSecret(accessPrefix)
+	put := func(raw string, kind store.TokenKind, ttl time.Duration) error {
+		return s.cfg.Store.PutToken(ctx, raw, store.Token{Kind: kind, GrantID: grantID, ClientID: c.ID, UserID: userID,
+			Resource: resource, Scope: scope, ExpiresAt: now.Add(ttl)})
+	}
+	err := put(resp.AccessToken, store.AccessToken, s.cfg.AccessTTL)
+	if err == nil && c.allowsRefresh() {
+		resp.RefreshToken = newSecret(refreshPrefix)
+		err = put(resp.RefreshToken, store.RefreshToken, s.cfg.RefreshTTL)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return tokenResponse{}, invalidGrant("The authorization was revoked. Authorize again.")
+	}
+	if err != nil {
+		s.logger.Error("store tokens", "err", err)
+		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
+	}
+	return resp, nil
+}
+
+// revoke is RFC 7009: revoking a refresh token ends its whole grant;
+// revoking an access token ends that token. Unknown tokens are no error.
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	terr := s.revocation(w, r)
+	if terr != nil {
+		writeOAuthError(w, terr.status, terr.code, terr.description)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+}
+
+func (s *Server) revocation(w http.ResponseWriter, r *http.Request) *tokenError {
+	form, terr := readForm(w, r)
+	if terr != nil {
+		return terr
+	}
+	c, terr := s.authenticateClient(r.Context(), r, form)
+	if terr != nil {
+		return terr
+	}
+	return s.revokeToken(r.Context(), c, form.Get("token"))
+}
+
+func (s *Server) revokeToken(ctx context.Context, c client, raw string) *tokenError {
+	if raw == "" {
+		return invalidRequest("token is required.")
+	}
+	t, err := s.cfg.Store.GetToken(ctx, raw)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && t.ClientID != c.ID) {
+		return nil // RFC 7009 §2.2: nothing to say about tokens that are not the caller's
+	}
+	if err == nil {
+		if t.Kind == store.RefreshToken {
+			err = s.cfg.Store.RevokeGrant(ctx, t.GrantID)
+		} else {
+			err = s.cfg.Store.DeleteToken(ctx, raw)
+		}
+	}
+	if err != nil {
+		s.logger.Error("revoke token", "err", err)
+		return &tokenError{http.StatusServiceUnavailable, "temporarily_unavailable", "Try again shortly."}
+	}
+	return nil
+}
