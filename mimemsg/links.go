@@ -2,6 +2,7 @@ package mimemsg
 
 import (
 	"html"
+	"net"
 	"net/url"
 	"strings"
 	"unicode"
@@ -74,7 +75,7 @@ func checkLinkURL(raw string) error {
 	switch {
 	case err != nil:
 		return bad("it is not a URL")
-	case !strings.EqualFold(u.Scheme, "https"):
+	case !strings.EqualFold(u.Scheme, "https") && !(strings.EqualFold(u.Scheme, "http") && isLoopback(u.Hostname())):
 		return bad("it is not https")
 	case u.Host == "":
 		return bad("it has no host")
@@ -82,6 +83,17 @@ func checkLinkURL(raw string) error {
 		return bad("it carries a user name or password")
 	}
 	return nil
+}
+
+// isLoopback reports whether host is this machine: plain http links are
+// allowed there, for the local emulator and --demo, whose Drive web links
+// are on a loopback origin.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // lastIndexFold is strings.LastIndex, ignoring ASCII case.
