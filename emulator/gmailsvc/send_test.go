@@ -3,9 +3,11 @@ package gmailsvc
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -301,5 +303,50 @@ func TestThreading(t *testing.T) {
 	// Another user's thread id is unknown to this user.
 	if _, err := send(f.sender(bob), bytes.NewReader(msg{from: bob, to: ann, subject: "x", text: "x"}.build()), first.ThreadId); err == nil {
 		t.Error("bob joined ann's thread")
+	}
+}
+
+func TestResumableProtocolByHand(t *testing.T) {
+	f := newFixture(t)
+	tok := f.deps.Accounts.IssueAccess(ann, "test", []string{scopeSend, scopeReadonly})
+	do := func(method, url string, hdr map[string]string, body []byte) *http.Response {
+		req, _ := http.NewRequest(method, url, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	raw := basic("by hand").build()
+	resp := do("POST", f.srv.URL+"/upload/gmail/v1/users/me/messages/send?uploadType=resumable",
+		map[string]string{"Content-Type": "application/json", "X-Upload-Content-Type": "message/rfc822"}, []byte(`{}`))
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != 200 || !strings.HasPrefix(loc, f.srv.URL+"/upload/gmail/v1/users/me/messages/send?") {
+		t.Fatalf("open: %d Location %q", resp.StatusCode, loc)
+	}
+	resp = do("PUT", loc, map[string]string{"Content-Range": "bytes 0-99/*", "X-GUploader-No-308": "yes"}, raw[:100])
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-HTTP-Status-Code-Override") != "308" || resp.Header.Get("Range") != "bytes=0-99" {
+		t.Fatalf("middle chunk: %d override %q range %q", resp.StatusCode, resp.Header.Get("X-HTTP-Status-Code-Override"), resp.Header.Get("Range"))
+	}
+	final := func() (int, []byte) {
+		resp := do("PUT", loc, map[string]string{"Content-Range": "bytes 100-" + strconv.Itoa(len(raw)-1) + "/" + strconv.Itoa(len(raw))}, raw[100:])
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	code1, body1 := final()
+	code2, body2 := final()
+	var m struct{ ID string }
+	if code1 != 200 || code2 != 200 || !bytes.Equal(body1, body2) || json.Unmarshal(body1, &m) != nil || m.ID == "" {
+		t.Fatalf("final twice: %d %s / %d %s", code1, body1, code2, body2)
+	}
+	if n := len(f.gmail.Messages(ann)); n != 1 {
+		t.Errorf("%d messages after the final chunk was sent twice, want 1", n)
 	}
 }
