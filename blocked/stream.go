@@ -13,70 +13,75 @@ import (
 )
 
 // Inspector checks a gzip, tar or tar.gz archive while it streams past:
-// the caller tees the download into it (io.TeeReader(body, in)). Write
-// returns the *Refusal as soon as a blocked entry's header has passed
-// (within a few KiB, for what the decompressor buffers), so the caller's
-// read fails and the message is abandoned before it is finished. Close
-// must be called once the stream ends, or is abandoned: it returns the
-// verdict, and an archive whose stream ended before its last header is
-// refused as unreadable.
+// the caller tees the download into it (io.TeeReader(body, in)). Each
+// Write returns only once the parser has taken in all of p, so a Write
+// returns the *Refusal as soon as the bytes that complete a blocked
+// entry's header have passed (plus what the decompressor reads ahead, a
+// few KiB): the caller's read fails and the message is abandoned before
+// it is finished. Close must be called once the stream ends, or is
+// abandoned: it returns the verdict, and an archive whose stream ended
+// before its last header is refused as unreadable.
 //
 // An Inspector runs one goroutine that parses the stream; Close ends it.
 // Memory is small and fixed (the decompressor's window and buffers).
+// Write and Close are meant for one goroutine; Close may also be called
+// from another to abandon the stream.
 type Inspector struct {
 	name string
 	kind Kind
 	lim  Limits
 
-	pw   *io.PipeWriter
-	done chan struct{}
+	chunks chan []byte   // Write → parser
+	idle   chan struct{} // parser → Write: the last chunk is used up
+	quit   chan struct{} // closed by Close
+	done   chan struct{} // closed when the parser has its verdict
 
-	mu       sync.Mutex
-	finished bool  // the parser has its verdict; stop forwarding
 	verdict  error // valid once done is closed
+	quitOnce sync.Once
+	mu       sync.Mutex
 	closed   bool
 }
-
-// errDone stops the pipe once the parser needs no more bytes.
-var errDone = errors.New("inspection finished")
 
 // NewInspector starts inspecting a stream of the given kind (see KindOf);
 // name is the attachment's name, for the refusal's sentence. For
 // NotArchive and Zip it accepts every byte and finds nothing: zips are
 // checked before download with CheckZip.
 func NewInspector(name string, kind Kind, lim Limits) *Inspector {
-	pr, pw := io.Pipe()
-	in := &Inspector{name: name, kind: kind, lim: lim.withDefaults(), pw: pw, done: make(chan struct{})}
+	in := &Inspector{
+		name: name, kind: kind, lim: lim.withDefaults(),
+		chunks: make(chan []byte), idle: make(chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{}),
+	}
 	go func() {
-		err := in.parse(pr)
-		in.mu.Lock()
-		in.verdict = err
-		in.finished = true
-		in.mu.Unlock()
-		// Any later Write returns at once instead of blocking on a reader
-		// that has stopped reading.
-		pr.CloseWithError(errDone)
+		in.verdict = in.parse(&chunkReader{in: in})
 		close(in.done)
 	}()
 	return in
 }
 
-// Write passes p to the parser. It returns the refusal once one is known;
-// after a verdict of "nothing blocked" it accepts bytes without looking.
+// Write passes p to the parser and waits until it has used p up. It
+// returns the refusal once one is known; after a verdict of "nothing
+// blocked" it accepts bytes without looking.
 func (in *Inspector) Write(p []byte) (int, error) {
 	in.mu.Lock()
-	finished, closed := in.finished, in.closed
+	closed := in.closed
 	in.mu.Unlock()
 	if closed {
 		return 0, errors.New("blocked: write to a closed Inspector")
 	}
-	if !finished {
-		n, err := in.pw.Write(p)
-		if err == nil {
-			return n, nil
-		}
-		<-in.done // the parser stopped; its verdict is ready
+	if len(p) == 0 {
+		return 0, nil
 	}
+	select {
+	case in.chunks <- p:
+		select {
+		case <-in.idle:
+			return len(p), nil
+		case <-in.done:
+		}
+	case <-in.done:
+	}
+	// The parser has finished, so it no longer reads p.
 	if in.verdict != nil {
 		return 0, in.verdict
 	}
@@ -89,9 +94,38 @@ func (in *Inspector) Close() error {
 	in.mu.Lock()
 	in.closed = true
 	in.mu.Unlock()
-	in.pw.Close()
+	in.quitOnce.Do(func() { close(in.quit) })
 	<-in.done
 	return in.verdict
+}
+
+// chunkReader is the parser's end: it reads the chunks Write hands over
+// and says when one is used up. Quit reads as the end of the stream.
+type chunkReader struct {
+	in      *Inspector
+	cur     []byte
+	started bool
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.cur) == 0 {
+		if r.started {
+			select {
+			case r.in.idle <- struct{}{}:
+			case <-r.in.quit:
+				return 0, io.EOF
+			}
+		}
+		r.started = true
+		select {
+		case r.cur = <-r.in.chunks:
+		case <-r.in.quit:
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
 }
 
 // parse reads the whole stream, or as much as the verdict needs.
@@ -205,7 +239,7 @@ func CheckGzipAt(ctx context.Context, ra io.ReaderAt, size int64, name string) e
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(head))
 	if err != nil {
-		if len(head) >= 2 && (head[0] != 0x1f || head[1] != 0x8b) {
+		if size <= gzipHeadLen || head[0] != 0x1f || head[1] != 0x8b {
 			return &Refusal{File: name, Reason: ReasonUnreadable, Detail: "not a gzip stream"}
 		}
 		return nil // a header longer than head: the Inspector will see it
