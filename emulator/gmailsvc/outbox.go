@@ -15,25 +15,25 @@ import (
 
 // Summary is one message as GET /_emulator/messages lists it.
 type Summary struct {
-	ID          string      `json:"id"`
-	ThreadID    string      `json:"thread_id"`
-	User        string      `json:"user"`
-	Kind        string      `json:"kind"` // "sent" or "draft"
-	DraftID     string      `json:"draft_id,omitempty"`
-	LabelIDs    []string    `json:"label_ids"`
-	From        string      `json:"from"`
-	To          []string    `json:"to"`
-	Cc          []string    `json:"cc"`
-	Bcc         []string    `json:"bcc"`
-	Subject     string      `json:"subject"`
-	Date        string      `json:"date"`
-	MessageID   string      `json:"message_id"`
-	Size        int64       `json:"size"`
-	Snippet     string      `json:"snippet"`
-	HasHTML     bool        `json:"has_html"`
-	Files       []FileEntry `json:"files"`
-	RawURL      string      `json:"raw_url"`
-	PayloadTree string      `json:"mime_structure"`
+	ID        string      `json:"id"`
+	ThreadID  string      `json:"thread_id"`
+	User      string      `json:"user"`
+	Kind      string      `json:"kind"` // "sent" or "draft"
+	DraftID   string      `json:"draft_id,omitempty"`
+	LabelIDs  []string    `json:"label_ids"`
+	From      string      `json:"from"`
+	To        []string    `json:"to"`
+	Cc        []string    `json:"cc"`
+	Bcc       []string    `json:"bcc"`
+	Subject   string      `json:"subject"`
+	Date      string      `json:"date"`
+	MessageID string      `json:"message_id"`
+	Size      int64       `json:"size"`
+	Snippet   string      `json:"snippet"`
+	HasHTML   bool        `json:"has_html"`
+	Files     []FileEntry `json:"files"`
+	RawURL    string      `json:"raw_url"`
+	Structure string      `json:"mime_structure"`
 }
 
 // FileEntry is an attachment or an inline part of a message.
@@ -101,8 +101,8 @@ func summarize(m *message) Summary {
 		LabelIDs: m.labels, From: decodeWords(m.header("From")),
 		To: addressStrings(m.header("To")), Cc: addressStrings(m.header("Cc")), Bcc: addressStrings(m.header("Bcc")),
 		Subject: decodeWords(m.header("Subject")), Date: m.header("Date"), MessageID: m.header("Message-ID"),
-		Size: m.blob.Size, Snippet: snippet(m.info), HasHTML: m.info.html != "",
-		RawURL: "/_emulator/messages/" + m.id + "/raw", PayloadTree: structure(m.info.root),
+		Size: m.blob.Size, Snippet: m.info.snippet, HasHTML: m.info.html != "",
+		RawURL: "/_emulator/messages/" + m.id + "/raw", Structure: structure(m.info.root),
 	}
 	if m.draftID != "" {
 		sum.Kind = "draft"

@@ -49,7 +49,7 @@ ul.files{padding-left:1.2rem}
 {{end}}{{if .Bcc}}<dt>Bcc</dt><dd class="bcc">{{range $i, $a := .Bcc}}{{if $i}}, {{end}}{{$a}}{{end}}</dd>
 {{end}}<dt>Date</dt><dd class="date">{{.Date}}</dd>
 <dt>Size</dt><dd class="size" data-bytes="{{.Size}}">{{bytes .Size}}</dd>
-<dt>Structure</dt><dd class="structure"><code>{{.PayloadTree}}</code></dd>
+<dt>Structure</dt><dd class="structure"><code>{{.Structure}}</code></dd>
 </dl>
 {{if .HasHTML}}<iframe class="html-body" sandbox="" src="/_emulator/messages/{{.ID}}/html" title="HTML body of {{.Subject}}"></iframe>
 {{end}}{{with $.Text .ID}}<pre class="text-body">{{.}}</pre>

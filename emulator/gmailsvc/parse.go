@@ -83,6 +83,7 @@ type parsed struct {
 	root      *part
 	text      string // first text/plain body that is not an attachment
 	html      string // first text/html body that is not an attachment
+	snippet   string // the start of the text, as Gmail lists it
 }
 
 // get returns the first value of the header name (case-insensitive).
@@ -105,7 +106,8 @@ func parseMessage(r io.Reader) (*parsed, error) {
 	crlf := peekCRLF(br)
 	h, err := textproto.ReadHeader(br)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadHeader, err)
+		// The reader's detail quotes the message itself: keep it out of the answer.
+		return nil, errBadHeader
 	}
 	p := &parsed{headers: fieldsOf(h), headerLen: cr.n - int64(br.Buffered()), crlf: crlf}
 	w := walker{keep: p}
@@ -113,6 +115,7 @@ func parseMessage(r io.Reader) (*parsed, error) {
 	if err := w.walk(p.root, h, br, 0); err != nil {
 		return nil, err
 	}
+	p.snippet = makeSnippet(p.text, p.html)
 	return p, nil
 }
 
@@ -122,7 +125,7 @@ func openPart(r io.Reader, id string) (io.Reader, error) {
 	br := bufio.NewReader(r)
 	h, err := textproto.ReadHeader(br)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadHeader, err)
+		return nil, errBadHeader
 	}
 	var found io.Reader
 	stop := errors.New("found")

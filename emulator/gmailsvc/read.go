@@ -229,7 +229,7 @@ func (s *Service) writeMessage(w http.ResponseWriter, r *http.Request, tok core.
 		return
 	}
 	out := messageOut{
-		ID: m.id, ThreadID: m.threadID, LabelIDs: m.labels, Snippet: snippet(m.info),
+		ID: m.id, ThreadID: m.threadID, LabelIDs: m.labels, Snippet: m.info.snippet,
 		SizeEstimate: m.blob.Size, HistoryID: strconv.FormatUint(m.historyID, 10),
 		InternalDate: strconv.FormatInt(m.internalDate.UnixMilli(), 10),
 	}
@@ -405,11 +405,11 @@ func (s *Service) getProfile(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// snippet is the start of the message's text, as Gmail shows in lists.
-func snippet(p *parsed) string {
-	t := p.text
+// makeSnippet is the start of the message's text, as Gmail shows in lists.
+func makeSnippet(text, html string) string {
+	t := text
 	if t == "" {
-		t = stripTags(p.html)
+		t = stripTags(html)
 	}
 	t = strings.Join(strings.Fields(t), " ")
 	if r := []rune(t); len(r) > 200 {

@@ -253,6 +253,11 @@ func TestRecipientsAndHeaders(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.name, ge.Message, tc.want)
 		}
 	}
+	// A message whose header cannot be read is refused without quoting it back.
+	_, err := send(svc, strings.NewReader("secret garbage line\r\n\r\nbody"), "")
+	if ge := apiError(t, err, 400, "invalidArgument"); strings.Contains(ge.Message, "secret") || !strings.Contains(ge.Message, "header cannot be read") {
+		t.Errorf("unreadable header: %q", ge.Message)
+	}
 	// Only Bcc is still a recipient.
 	if _, err := send(svc, bytes.NewReader(msg{from: ann, bcc: bob, subject: "bcc only", text: "x"}.build()), ""); err != nil {
 		t.Errorf("Bcc-only message: %v", err)
