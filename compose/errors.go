@@ -77,6 +77,10 @@ func gmailRefusal(err error, draft bool) error {
 	if !errors.As(err, &ge) {
 		return err
 	}
+	if ge.Accepted {
+		return refuseErr(err, "Gmail accepted the message, so it has been sent, but its confirmation was cut off and the message id is unknown. "+
+			"Do not send it again; it is in the Sent folder (or Drafts).")
+	}
 	if ge.MaybeSent {
 		return refuseErr(err, "Gmail received the whole message but did not confirm it, so it may or may not have been sent. "+
 			"Check the Sent folder (or Drafts) before trying again, to avoid sending it twice.")

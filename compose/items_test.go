@@ -79,7 +79,7 @@ func TestParseItemsRefusals(t *testing.T) {
 		{"bad mime type", []Attachment{{Name: "a.bin", Base64: "aGk=", MimeType: "text"}}, "is not a MIME type"},
 		{"text over 1 MiB", []Attachment{{Name: "a.txt", Text: strptr(big + "a")}}, "limited to 1 MiB"},
 		{"base64 over 1 MiB", []Attachment{{Name: "a.bin", Base64: base64.StdEncoding.EncodeToString([]byte(big + "a"))}}, "limited to 1 MiB"},
-		{"sum over 1 MiB", []Attachment{{Name: "a.txt", Text: strptr(half)}, {Name: "b.txt", Text: strptr(half + "a")}}, "attachment 2"},
+		{"sum over 1 MiB", []Attachment{{Name: "a.txt", Text: strptr(half)}, {Name: "b.txt", Text: strptr(half + "a")}}, "Attachment 2"},
 		{"invalid UTF-8 text", []Attachment{{Name: "a.txt", Text: strptr("a\xffb")}}, "not valid UTF-8"},
 	}
 	for _, tt := range tests {

@@ -70,7 +70,7 @@ func planMessage(req Request, items []*item) (*msgPlan, error) {
 	}
 	if mp.known > MaxAttachmentBytes {
 		return nil, refuse("The attachments add up to %s; Gmail takes at most 25 MiB (26,214,400 bytes) per message. "+
-			"Send the largest as links (link: true), or split them over several messages.", mib(mp.known))
+			"Send the largest as links (link: true), or split them over several messages.", sizeText(mp.known))
 	}
 	if bodyEstimate > MaxMessageBytes {
 		return nil, refuse("The encoded message would be about %s, over Gmail's 35 MiB limit (attachments grow by a third when encoded). "+
@@ -167,6 +167,20 @@ func fileNames(items []*item) string {
 func encodedLen(n int64) int64 {
 	enc := (n + 2) / 3 * 4
 	return enc + (enc+75)/76*2
+}
+
+// sizeText is a size for a sentence: MiB, with the exact bytes when the
+// rounding could hide which side of a limit it is on.
+func sizeText(n int64) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return fmt.Sprintf("%s (%s bytes)", mib(n), b.String())
 }
 
 func mib(n int64) string {

@@ -23,12 +23,21 @@ func (r *Refusal) Unwrap() error { return r.Err }
 func (r *Refusal) ModelFacing() bool { return true }
 
 func refuse(format string, args ...any) *Refusal {
-	return &Refusal{Reason: fmt.Sprintf(format, args...)}
+	return &Refusal{Reason: capitalize(fmt.Sprintf(format, args...))}
 }
 
 // refuseErr wraps cause with a sentence.
 func refuseErr(cause error, format string, args ...any) *Refusal {
-	return &Refusal{Reason: fmt.Sprintf(format, args...), Err: cause}
+	return &Refusal{Reason: capitalize(fmt.Sprintf(format, args...)), Err: cause}
+}
+
+// capitalize starts a sentence that begins with a lower-case ASCII word
+// ("attachment 2 …") with a capital.
+func capitalize(s string) string {
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+		return string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
 }
 
 // IsRefusal reports whether err is a Refusal.

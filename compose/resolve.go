@@ -178,8 +178,8 @@ func resolve(ctx context.Context, dc driveAPI, items []*item) error {
 func lookupError(it *item, err error) error {
 	switch {
 	case errors.Is(err, drive.ErrNotFound):
-		return refuseErr(err, "%s: no Drive file with id %s is visible to this Google account: it does not exist or is not shared with it. "+
-			"Check the id, or find the file with drive_search.", it.label(), it.ref.ID)
+		return refuseErr(err, "Attachment %d: no Drive file with id %s is visible to this Google account: it does not exist or is not shared with it. "+
+			"Check the id, or find the file with drive_search.", it.index, it.ref.ID)
 	case errors.Is(err, drive.ErrScope):
 		return refuseErr(err, "This Google account has not given drivemail access to Drive files. Reconnect drivemail (sign in again) and allow Drive access.")
 	case errors.Is(err, drive.ErrUnauthorized):

@@ -181,6 +181,11 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 		// the outcome unknown.
 		var ge *googleapi.Error
 		e.MaybeSent = w.final.Load() && !errors.As(err, &ge)
+		// A 200 to the final request is Gmail saying yes; only its body
+		// (the ids) was lost.
+		if e.MaybeSent && w.finalStatus.Load() == http.StatusOK {
+			e.Accepted = true
+		}
 		return Sent{}, e
 	}
 	return sent, nil
@@ -249,17 +254,26 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // multipart request, or a resumable chunk with its total length) left us:
 // before that, a failure provably sent nothing.
 type finalWatch struct {
-	base      http.RoundTripper
-	final     atomic.Bool
-	contacted atomic.Bool
+	base        http.RoundTripper
+	final       atomic.Bool
+	contacted   atomic.Bool
+	finalStatus atomic.Int32 // the status of the last final request's answer
 }
 
 func (f *finalWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	f.contacted.Store(true)
+	final := false
 	if r.URL.Query().Get("uploadType") == "multipart" {
-		f.final.Store(true)
+		final = true
 	} else if cr := r.Header.Get("Content-Range"); cr != "" && !strings.HasSuffix(cr, "/*") {
+		final = true
+	}
+	if final {
 		f.final.Store(true)
 	}
-	return f.base.RoundTrip(r)
+	res, err := f.base.RoundTrip(r)
+	if final && err == nil {
+		f.finalStatus.Store(int32(res.StatusCode))
+	}
+	return res, err
 }

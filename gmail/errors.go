@@ -41,6 +41,9 @@ type Error struct {
 	// but no confirmation came back: the message may have been sent.
 	// When it is false, nothing was sent.
 	MaybeSent bool
+	// Accepted is set when Gmail answered the final request with 200 but
+	// its body (the message id) was lost: the message was sent.
+	Accepted bool
 }
 
 func (e *Error) Error() string {
@@ -58,7 +61,10 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
-	if e.MaybeSent {
+	switch {
+	case e.Accepted:
+		b.WriteString(" (Gmail accepted the message; its answer was lost)")
+	case e.MaybeSent:
 		b.WriteString(" (the message may have been sent)")
 	}
 	return b.String()

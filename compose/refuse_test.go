@@ -1,0 +1,174 @@
+package compose_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
+)
+
+// zeros is an endless reader of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+func zipOf(t *testing.T, names ...string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, n := range names {
+		w, err := zw.Create(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(w, "content of %s\n", n)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// unchanged fails the test if anything was sent, drafted, uploaded or
+// downloaded between two snapshots.
+func unchanged(t *testing.T, before, after emulator.Stats) {
+	t.Helper()
+	if after.MessagesSent != before.MessagesSent || after.DraftsCreated != before.DraftsCreated {
+		t.Errorf("outbox changed: sent %d→%d, drafts %d→%d", before.MessagesSent, after.MessagesSent, before.DraftsCreated, after.DraftsCreated)
+	}
+	if after.UploadsStarted != before.UploadsStarted {
+		t.Errorf("a Gmail upload was started: %d→%d", before.UploadsStarted, after.UploadsStarted)
+	}
+	if after.Downloads != before.Downloads {
+		t.Errorf("downloads changed: %d→%d", before.Downloads, after.Downloads)
+	}
+}
+
+// TestRefusalsSendNothing: every refusal the plan can foresee comes
+// before any download and any Gmail request, with a sentence that says
+// what to do.
+func TestRefusalsSendNothing(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	small, _ := e.putBytes("small.pdf", 1000)
+	var eleven []compose.Attachment
+	for i := 0; i < 11; i++ {
+		f, _ := e.putBytes(fmt.Sprintf("f%02d.pdf", i), 100)
+		eleven = append(eleven, compose.Attachment{FileID: f.ID})
+	}
+	half := e.put(user, drivesvc.FileSpec{Name: "half.bin", Reader: io.LimitReader(zeros{}, compose.MaxAttachmentBytes/2)})
+	half2 := e.put(user, drivesvc.FileSpec{Name: "half2.bin", Reader: io.LimitReader(zeros{}, compose.MaxAttachmentBytes/2+1)})
+	exe, _ := e.putBytes("setup.exe", 100)
+	doc := e.put(user, drivesvc.FileSpec{Name: "Plan", Kind: drivesvc.KindDoc, DocText: "x"})
+	sheet := e.put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, Tabs: []drivesvc.Tab{{Title: "Summary"}, {Title: "Q1"}}})
+	theirs, _ := func() (drivesvc.File, []byte) {
+		return e.put(other, drivesvc.FileSpec{Name: "private.pdf", Content: []byte("secret")}), nil
+	}()
+	const unknownID = "1ZzZzZzZzZzZzZzZzZzZzZzZzZzZzZzZz"
+
+	base := func() compose.Request {
+		return compose.Request{To: []string{"zoe@example.org"}, Subject: "Files", BodyText: "hi"}
+	}
+	with := func(atts ...compose.Attachment) compose.Request {
+		r := base()
+		r.Attachments = atts
+		return r
+	}
+	tests := []struct {
+		name string
+		req  compose.Request
+		want string
+	}{
+		{"11 files", with(eleven...), "11 files"},
+		{"26 MiB of known sizes", with(compose.Attachment{FileID: half.ID}, compose.Attachment{FileID: half2.ID}), "at most 25 MiB"},
+		{"a blocked .exe", with(compose.Attachment{FileID: exe.ID}), `"setup.exe" is a .exe file`},
+		{"an unknown id", with(compose.Attachment{FileID: unknownID}), "is visible to this Google account"},
+		{"another user's id", with(compose.Attachment{FileID: theirs.ID}), "is visible to this Google account"},
+		{"a bad address", func() compose.Request {
+			r := with(compose.Attachment{FileID: small.ID})
+			r.To = []string{"not an address"}
+			return r
+		}(), "not an address"},
+		{"CR/LF in the subject", func() compose.Request {
+			r := with(compose.Attachment{FileID: small.ID})
+			r.Subject = "Hi\r\nBcc: victim@example.org"
+			return r
+		}(), "ubject"},
+		{"an unknown export format", with(compose.Attachment{FileID: doc.ID, As: "xlsx"}), "pdf, docx"},
+		{"a bad tab name", with(compose.Attachment{FileID: sheet.ID, As: "csv", Sheet: "Q9"}), `"Summary", "Q1"`},
+		{"a dangling cid:", func() compose.Request {
+			r := with(compose.Attachment{FileID: small.ID})
+			r.BodyHTML = `<img src="cid:chart.png">`
+			return r
+		}(), "cid:chart.png"},
+	}
+	texts := map[string]string{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := e.emu.Stats()
+			_, err := e.send(tt.req, compose.Options{})
+			if !compose.IsRefusal(err) {
+				t.Fatalf("err = %v, want a refusal", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("refusal %q does not mention %q", err, tt.want)
+			}
+			texts[tt.name] = err.Error()
+			t.Log(err)
+			unchanged(t, before, e.emu.Stats())
+		})
+	}
+	unknown := strings.ReplaceAll(texts["an unknown id"], unknownID, "ID")
+	foreign := strings.ReplaceAll(texts["another user's id"], theirs.ID, "ID")
+	if unknown != foreign {
+		t.Errorf("another user's file and a missing one read differently:\n%s\n%s", foreign, unknown)
+	}
+}
+
+// TestZipWithBlockedEntry: a zip holding an .exe is refused after a few
+// small Range reads of its directory, not a download.
+func TestZipWithBlockedEntry(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	// A zip with a large first entry, so reading it whole would show.
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.CreateHeader(&zip.FileHeader{Name: "data.bin", Method: zip.Store})
+	io.Copy(w, io.LimitReader(zeros{}, 2<<20))
+	w, _ = zw.Create("tools/setup.exe")
+	w.Write([]byte("MZ"))
+	zw.Close()
+	z := e.put(user, drivesvc.FileSpec{Name: "bundle.zip", Content: buf.Bytes()})
+	ok := e.put(user, drivesvc.FileSpec{Name: "fine.zip", Content: zipOf(t, "a.txt", "b/c.pdf")})
+
+	before := e.emu.Stats()
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "zip", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: z.ID}}}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "setup.exe") {
+		t.Fatalf("err = %v, want a refusal naming setup.exe", err)
+	}
+	after := e.emu.Stats()
+	if after.MessagesSent != before.MessagesSent || after.UploadsStarted != before.UploadsStarted {
+		t.Errorf("something was sent or an upload started")
+	}
+	served := after.Files[z.ID].BytesServed - before.Files[z.ID].BytesServed
+	if served > 128<<10 {
+		t.Errorf("checking the zip read %d bytes of a %d-byte file; want only its directory", served, len(buf.Bytes()))
+	}
+	t.Logf("zip check: %d bytes served in %d responses, of a %d-byte archive", served,
+		after.Files[z.ID].Downloads-before.Files[z.ID].Downloads, len(buf.Bytes()))
+
+	// An ordinary zip goes.
+	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "zip", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: ok.ID}}}, compose.Options{})
+	if err != nil || len(res.Attached) != 1 {
+		t.Fatalf("fine.zip: %v %+v", err, res)
+	}
+}

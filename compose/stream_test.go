@@ -1,0 +1,207 @@
+package compose_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func outboxUnchanged(t *testing.T, before, after emulator.Stats) {
+	t.Helper()
+	if after.MessagesSent != before.MessagesSent || after.DraftsCreated != before.DraftsCreated {
+		t.Errorf("outbox changed: sent %d→%d, drafts %d→%d", before.MessagesSent, after.MessagesSent, before.DraftsCreated, after.DraftsCreated)
+	}
+	if after.UploadsFinished != before.UploadsFinished {
+		t.Errorf("an upload was finalized: %d→%d", before.UploadsFinished, after.UploadsFinished)
+	}
+}
+
+// TestExportPastLimitSendsNothing: a Doc whose export grows past 25 MiB
+// (through the exportLinks fallback, past files.export's 10 MB cap) is
+// abandoned while it streams.
+func TestExportPastLimitSendsNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 25 MiB")
+	}
+	e := newEnv(t, compose.Config{})
+	doc := e.put(user, drivesvc.FileSpec{Name: "Huge", Kind: drivesvc.KindDoc, DocFillBytes: compose.MaxAttachmentBytes + 1<<20})
+	before := e.emu.Stats()
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "big", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: doc.ID, As: "txt"}}}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "25 MiB") || !strings.Contains(err.Error(), "Nothing was sent") {
+		t.Fatalf("err = %v, want the 25 MiB refusal saying nothing was sent", err)
+	}
+	after := e.emu.Stats()
+	outboxUnchanged(t, before, after)
+	served := after.BytesServed - before.BytesServed
+	if served < compose.MaxAttachmentBytes {
+		t.Errorf("only %d export bytes were served; the breach must come from streaming past 25 MiB", served)
+	}
+	t.Logf("export served %d bytes; Gmail uploads started %d; paths %v", served, after.UploadsStarted-before.UploadsStarted, after.Paths)
+}
+
+// TestDriveCutSendsNothing: a download cut half way, every time it is
+// tried, abandons the message.
+func TestDriveCutSendsNothing(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	f, _ := e.putBytes("report.pdf", 2<<20)
+	if err := e.emu.InjectFault(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 20, CutResponseAfter: ptr(int64(1 << 20))}); err != nil {
+		t.Fatal(err)
+	}
+	before := e.emu.Stats()
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "part-way") {
+		t.Fatalf("err = %v, want the part-way refusal", err)
+	}
+	outboxUnchanged(t, before, e.emu.Stats())
+}
+
+// TestDriveCutOnceIsRetried: one cut before Gmail was contacted restarts
+// the pass, and exactly one whole message goes.
+func TestDriveCutOnceIsRetried(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	f, b := e.putBytes("report.pdf", 2<<20)
+	// The first matching request is the metadata call; the second is the
+	// download, cut half way.
+	if err := e.emu.InjectFault(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 2, CutResponseAfter: ptr(int64(1 << 20))}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut once", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if st := e.emu.Stats(); st.MessagesSent != 1 {
+		t.Errorf("messages sent = %d, want 1", st.MessagesSent)
+	}
+	_, root := goParse(t, e.raw(res.ID))
+	if l := root.leaves(); len(l) != 2 || shaHex(l[1].Body) != shaHex(b) {
+		t.Errorf("attachment does not match Drive's bytes")
+	}
+}
+
+// TestGmailSessionOpenFailsSendsNothing: Gmail failing the request that
+// opens the upload session means nothing was sent, and the refusal says so.
+func TestGmailSessionOpenFailsSendsNothing(t *testing.T) {
+	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+	f, _ := e.putBytes("report.pdf", 600_000)
+	if err := e.emu.InjectFault(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 503}); err != nil {
+		t.Fatal(err)
+	}
+	before := e.emu.Stats()
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "open fails", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Nothing was sent") {
+		t.Fatalf("err = %v, want a refusal saying nothing was sent", err)
+	}
+	outboxUnchanged(t, before, e.emu.Stats())
+}
+
+// TestGmailChunkFaultsSendOnce: 503s and connection cuts on resumable
+// chunks, including a cut of the final chunk's answer after Gmail stored
+// the message, still end in exactly one message.
+func TestGmailChunkFaultsSendOnce(t *testing.T) {
+	const path = "/upload/gmail/v1/users/me/messages/send"
+	tests := []struct {
+		name   string
+		faults []emulator.Fault
+	}{
+		{"503 on chunks", []emulator.Fault{
+			{Method: "POST", PathPrefix: path, Delay: 1_000_000}, // 1 ms: the session open passes
+			{PathPrefix: path, Status: 503, Times: 2},
+		}},
+		{"request cut mid-chunk", []emulator.Fault{
+			{Method: "POST", PathPrefix: path, Delay: 1_000_000},
+			{PathPrefix: path, CutRequestAfter: ptr(int64(100_000))},
+		}},
+		{"final chunk cut mid-request", []emulator.Fault{
+			{PathPrefix: path, Delay: 1_000_000, Times: 3}, // 1 ms: the open and two middle chunks pass
+			{PathPrefix: path, CutRequestAfter: ptr(int64(10_000))},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+			// ~575 KB encoded: open, two 256 KiB chunks, a final one.
+			f, b := e.putBytes("report.pdf", 420_000)
+			for _, fl := range tt.faults {
+				if err := e.emu.InjectFault(fl); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: tt.name, BodyText: "hi",
+				Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			if st := e.emu.Stats(); st.MessagesSent != 1 {
+				t.Errorf("messages sent = %d, want exactly 1", st.MessagesSent)
+			}
+			_, root := goParse(t, e.raw(res.ID))
+			if l := root.leaves(); len(l) != 2 || shaHex(l[1].Body) != shaHex(b) {
+				t.Errorf("attachment does not match Drive's bytes")
+			}
+		})
+	}
+}
+
+// TestConcurrencyCap: with one slot, sends queue instead of failing, and
+// a send waiting for a slot gives up with its context.
+func TestConcurrencyCap(t *testing.T) {
+	e := newEnv(t, compose.Config{MaxConcurrentSends: 1})
+	f, _ := e.putBytes("a.pdf", 100_000)
+	req := compose.Request{To: []string{"zoe@example.org"}, Subject: "cap", BodyText: "hi", Attachments: []compose.Attachment{{FileID: f.ID}}}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := e.svc.Send(context.Background(), e.hc, req, compose.Options{})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("Send: %v", err)
+		}
+	}
+	if st := e.emu.Stats(); st.MessagesSent != 4 {
+		t.Errorf("messages sent = %d, want 4", st.MessagesSent)
+	}
+}
+
+// TestGmailFinalAnswerCut: Gmail stores the message and answers 200, but
+// the answer's body is cut. The message went (exactly once) and the
+// refusal says so, so the model does not send it again.
+func TestGmailFinalAnswerCut(t *testing.T) {
+	const path = "/upload/gmail/v1/users/me/messages/send"
+	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+	f, _ := e.putBytes("report.pdf", 420_000)
+	for _, fl := range []emulator.Fault{
+		{PathPrefix: path, Delay: 1_000_000, Times: 3}, // 1 ms: the open and two middle chunks pass
+		{PathPrefix: path, CutResponseAfter: ptr(int64(0))},
+	} {
+		if err := e.emu.InjectFault(fl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut answer", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "has been sent") || !strings.Contains(err.Error(), "Do not send it again") {
+		t.Fatalf("err = %v, want the refusal saying it was sent", err)
+	}
+	if st := e.emu.Stats(); st.MessagesSent != 1 {
+		t.Errorf("messages sent = %d, want exactly 1", st.MessagesSent)
+	}
+}
