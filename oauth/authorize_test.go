@@ -1,0 +1,338 @@
+package oauth_test
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drivemail/drivemail/oauth"
+	"github.com/drivemail/drivemail/oauth/googleauth"
+)
+
+// assertPageHeaders checks a page cannot be framed and runs no script.
+func assertPageHeaders(t *testing.T, p page) {
+	t.Helper()
+	if got := p.header.Get("X-Frame-Options"); got != "DENY" {
+		t.Errorf("X-Frame-Options = %q, want DENY", got)
+	}
+	csp := p.header.Get("Content-Security-Policy")
+	for _, want := range []string{"frame-ancestors 'none'", "default-src 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("Content-Security-Policy %q lacks %s", csp, want)
+		}
+	}
+	if strings.Contains(csp, "script-src") || strings.Contains(p.body, "<script") {
+		t.Error("the page allows or carries script")
+	}
+	if p.header.Get("Cache-Control") != "no-store" || p.header.Get("Referrer-Policy") != "no-referrer" {
+		t.Errorf("Cache-Control %q, Referrer-Policy %q", p.header.Get("Cache-Control"), p.header.Get("Referrer-Policy"))
+	}
+}
+
+// assertErrorPage checks a refusal shown as a page, not a redirect.
+func assertErrorPage(t *testing.T, p page, status int, says string) {
+	t.Helper()
+	if p.status != status || p.location != nil {
+		t.Fatalf("got %d (Location %v), want a %d page", p.status, p.location, status)
+	}
+	if !strings.Contains(p.body, `id="message"`) || !strings.Contains(p.body, says) {
+		t.Fatalf("page does not say %q: %.400s", says, p.body)
+	}
+	assertPageHeaders(t, p)
+}
+
+func TestAuthorizeRefusalsBeforeTheRedirectIsTrusted(t *testing.T) {
+	h := newHarness(t, options{})
+	clientID := h.publicClient() // registered: http://127.0.0.1/callback and https://app.example/cb
+	tests := []struct {
+		name     string
+		clientID string
+		redirect string
+		extra    url.Values
+		says     string
+	}{
+		{"no client_id", "", "https://app.example/cb", nil, "no client_id"},
+		{"unknown client", "dmc_nobody", "https://app.example/cb", nil, "not registered"},
+		{"no redirect_uri", clientID, "", nil, "no redirect_uri"},
+		{"unregistered redirect", clientID, "https://evil.example/cb", nil, "not one this application registered"},
+		{"other port on a non-loopback host", clientID, "https://app.example:8443/cb", nil, "not one this application registered"},
+		{"extra path", clientID, "https://app.example/cb/extra", nil, "not one this application registered"},
+		{"different case in the path", clientID, "https://app.example/CB", nil, "not one this application registered"},
+		{"different case in the host", clientID, "https://APP.example/cb", nil, "not one this application registered"},
+		{"added query", clientID, "https://app.example/cb?x=1", nil, "not one this application registered"},
+		{"http instead of https", clientID, "http://app.example/cb", nil, "not one this application registered"},
+		{"loopback, other path", clientID, "http://127.0.0.1:5555/other", nil, "not one this application registered"},
+		{"loopback, other host name", clientID, "http://localhost:5555/callback", nil, "not one this application registered"},
+		{"repeated parameter", clientID, "https://app.example/cb", url.Values{"scope": {"drivemail", "drivemail"}}, "repeats the parameter"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := h.newAuthRequest(tc.clientID)
+			a.redirectURI = tc.redirect
+			a.extra = tc.extra
+			if tc.redirect == "" {
+				a.extra = url.Values{"redirect_uri": nil}
+			}
+			assertErrorPage(t, newBrowser(t).get(a.url(h.base)), http.StatusBadRequest, tc.says)
+		})
+	}
+	for _, ok := range []string{"https://app.example/cb", "http://127.0.0.1:5555/callback", "http://127.0.0.1/callback"} {
+		a := h.newAuthRequest(clientID)
+		a.redirectURI = ok
+		consentForm(t, newBrowser(t).get(a.url(h.base)))
+	}
+}
+
+func TestAuthorizeRefusalsRedirectedToTheClient(t *testing.T) {
+	h := newHarness(t, options{})
+	clientID := h.publicClient()
+	long := strings.Repeat("s", 1025)
+	tests := []struct {
+		name   string
+		change func(*authRequest)
+		error  string
+		says   string
+	}{
+		{"missing PKCE", func(a *authRequest) { a.method = "" }, "invalid_request", "PKCE is required"},
+		{"plain PKCE", func(a *authRequest) { a.method = "plain" }, "invalid_request", "not plain"},
+		{"malformed challenge", func(a *authRequest) { a.extra = url.Values{"code_challenge": {"too-short"}} }, "invalid_request", "43-character"},
+		{"implicit flow", func(a *authRequest) { a.extra = url.Values{"response_type": {"token"}} }, "unsupported_response_type", "response_type=code"},
+		{"missing resource", func(a *authRequest) { a.resource = "" }, "invalid_target", "resource parameter is required"},
+		{"wrong resource", func(a *authRequest) { a.resource = "https://other.example/mcp" }, "invalid_target", "only for the resource"},
+		{"resource with a trailing slash", func(a *authRequest) { a.resource += "/" }, "invalid_target", "only for the resource"},
+		{"the server's root as resource", func(a *authRequest) { a.resource = h.base }, "invalid_target", "only for the resource"},
+		{"unknown scope", func(a *authRequest) { a.scope = "drivemail admin" }, "invalid_scope", `"admin" is not supported`},
+		{"state too long", func(a *authRequest) { a.state = long }, "invalid_request", "state is longer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := h.newAuthRequest(clientID)
+			tc.change(&a)
+			p := newBrowser(t).get(a.url(h.base))
+			if p.status != http.StatusSeeOther || p.location == nil {
+				t.Fatalf("got %d, want a redirect to the client: %.300s", p.status, p.body)
+			}
+			q := p.location.Query()
+			if !strings.HasPrefix(p.location.String(), a.redirectURI) || q.Get("error") != tc.error ||
+				!strings.Contains(q.Get("error_description"), tc.says) || q.Get("iss") != h.base {
+				t.Fatalf("redirect %s: want error=%s saying %q", p.location, tc.error, tc.says)
+			}
+			if tc.name != "state too long" && q.Get("state") != a.state {
+				t.Fatalf("state %q not echoed", q.Get("state"))
+			}
+		})
+	}
+	// At the edges: 1024 characters of state and offline_access are fine.
+	a := h.newAuthRequest(clientID)
+	a.state, a.scope = strings.Repeat("s", 1024), "drivemail offline_access"
+	consentForm(t, newBrowser(t).get(a.url(h.base)))
+}
+
+func TestConsentPage(t *testing.T) {
+	h := newHarness(t, options{drafts: true})
+	a := h.newAuthRequest(h.publicClient())
+	p := newBrowser(t).get(a.url(h.base))
+	consentForm(t, p)
+	assertPageHeaders(t, p)
+	for _, want := range []string{"Test Client", "127.0.0.1:49152", "Send email as you", "Create Gmail drafts", "cannot verify this name"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("consent page does not show %q", want)
+		}
+	}
+	csp := p.header.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "form-action 'self' "+h.google.srv.URL+" http://127.0.0.1:49152") {
+		t.Errorf("form-action of %q does not allow exactly us, Google and the client", csp)
+	}
+	cookie := p.header.Get("Set-Cookie")
+	for _, want := range []string{"drivemail-consent=", "Path=/", "HttpOnly", "SameSite=Lax"} {
+		if !strings.Contains(cookie, want) {
+			t.Errorf("Set-Cookie %q lacks %s", cookie, want)
+		}
+	}
+	// On an https origin the cookie is a __Host- cookie, hence Secure.
+	hs := newHarness(t, options{base: "https://mail.example"})
+	a = hs.newAuthRequest(hs.publicClient())
+	a.resource = "https://mail.example/mcp"
+	p = newBrowser(t).get(strings.Replace(a.url(hs.base), hs.base, hs.srv.URL, 1))
+	consentForm(t, p)
+	if c := p.header.Get("Set-Cookie"); !strings.HasPrefix(c, "__Host-drivemail-consent=") || !strings.Contains(c, "Secure") || strings.Contains(c, "Domain=") {
+		t.Errorf("https Set-Cookie %q: want a Secure __Host- cookie without Domain", c)
+	}
+}
+
+func TestConsentRefusals(t *testing.T) {
+	h := newHarness(t, options{})
+	clientID := h.publicClient()
+	start := func(t *testing.T) (*browser, url.Values, authRequest) {
+		a := h.newAuthRequest(clientID)
+		b := newBrowser(t)
+		return b, consentForm(t, b.get(a.url(h.base))), a
+	}
+
+	t.Run("consent from another browser", func(t *testing.T) {
+		_, form, _ := start(t)
+		form.Set("decision", "approve")
+		other := newBrowser(t)
+		other.get(h.newAuthRequest(clientID).url(h.base)) // it has a cookie of its own
+		assertErrorPage(t, other.post(h.base+"/oauth/authorize", form), http.StatusForbidden, "different browser")
+	})
+	t.Run("wrong CSRF token", func(t *testing.T) {
+		b, form, _ := start(t)
+		form.Set("decision", "approve")
+		form.Set("csrf", strings.Repeat("A", 43))
+		assertErrorPage(t, b.post(h.base+"/oauth/authorize", form), http.StatusForbidden, "security token")
+	})
+	t.Run("cross-site Origin", func(t *testing.T) {
+		b, form, _ := start(t)
+		form.Set("decision", "approve")
+		req, _ := http.NewRequest(http.MethodPost, h.base+"/oauth/authorize", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", "https://evil.example")
+		assertErrorPage(t, b.do(req), http.StatusForbidden, "another site")
+	})
+	t.Run("no decision", func(t *testing.T) {
+		b, form, _ := start(t)
+		assertErrorPage(t, b.post(h.base+"/oauth/authorize", form), http.StatusBadRequest, "no decision")
+	})
+	t.Run("answered twice", func(t *testing.T) {
+		b, form, _ := start(t)
+		form.Set("decision", "approve")
+		if p := b.post(h.base+"/oauth/authorize", form); p.status != http.StatusSeeOther {
+			t.Fatalf("first approval: %d", p.status)
+		}
+		assertErrorPage(t, b.post(h.base+"/oauth/authorize", form), http.StatusBadRequest, "already answered")
+	})
+	t.Run("expired", func(t *testing.T) {
+		b, form, _ := start(t)
+		form.Set("decision", "approve")
+		h.clock.Advance(oauth.DefaultAuthRequestTTL)
+		assertErrorPage(t, b.post(h.base+"/oauth/authorize", form), http.StatusBadRequest, "expired")
+	})
+	t.Run("deny", func(t *testing.T) {
+		b, form, a := start(t)
+		form.Set("decision", "deny")
+		p := b.post(h.base+"/oauth/authorize", form)
+		q := p.location.Query()
+		if p.status != http.StatusSeeOther || q.Get("error") != "access_denied" || q.Get("state") != a.state || q.Get("iss") != h.base {
+			t.Fatalf("deny: %d %v", p.status, p.location)
+		}
+		assertErrorPage(t, b.post(h.base+"/oauth/authorize", form), http.StatusBadRequest, "expired or was already answered")
+	})
+	t.Run("approval goes to Google with PKCE and offline access", func(t *testing.T) {
+		b, form, _ := start(t)
+		form.Set("decision", "approve")
+		p := b.post(h.base+"/oauth/authorize", form)
+		q := p.location.Query()
+		if !strings.HasPrefix(p.location.String(), h.google.srv.URL+"/o/oauth2/v2/auth?") || q.Get("code_challenge_method") != "S256" ||
+			q.Get("access_type") != "offline" || q.Get("prompt") != "consent" || q.Get("redirect_uri") != h.base+"/oauth/callback" {
+			t.Fatalf("approval redirected to %s", p.location)
+		}
+	})
+}
+
+// toCallback runs a browser from authorize to the callback URL Google
+// sends it to, without following that last redirect.
+func toCallback(t *testing.T, h *harness, b *browser, a authRequest) *url.URL {
+	t.Helper()
+	form := consentForm(t, b.get(a.url(h.base)))
+	form.Set("decision", "approve")
+	p := b.post(h.base+"/oauth/authorize", form)
+	p = b.get(p.location.String()) // Google, auto-approving
+	if p.location == nil || !strings.HasPrefix(p.location.String(), h.base+"/oauth/callback?") {
+		t.Fatalf("Google sent the browser to %v", p.location)
+	}
+	return p.location
+}
+
+func TestCallbackRefusals(t *testing.T) {
+	h := newHarness(t, options{})
+	clientID := h.publicClient()
+
+	t.Run("state replayed", func(t *testing.T) {
+		b := newBrowser(t)
+		cb := toCallback(t, h, b, h.newAuthRequest(clientID))
+		if p := b.get(cb.String()); p.status != http.StatusSeeOther || p.location.Query().Get("code") == "" {
+			t.Fatalf("first callback: %d %v", p.status, p.location)
+		}
+		assertErrorPage(t, b.get(cb.String()), http.StatusBadRequest, "already used or has expired")
+	})
+	t.Run("finished in another browser", func(t *testing.T) {
+		cb := toCallback(t, h, newBrowser(t), h.newAuthRequest(clientID))
+		assertErrorPage(t, newBrowser(t).get(cb.String()), http.StatusForbidden, "different browser")
+	})
+	t.Run("unknown state", func(t *testing.T) {
+		assertErrorPage(t, newBrowser(t).get(h.base+"/oauth/callback?state=forged&code=x"), http.StatusBadRequest, "already used or has expired")
+	})
+	t.Run("no state", func(t *testing.T) {
+		assertErrorPage(t, newBrowser(t).get(h.base+"/oauth/callback?code=x"), http.StatusBadRequest, "no state")
+	})
+	t.Run("Google code refused", func(t *testing.T) {
+		b := newBrowser(t)
+		a := h.newAuthRequest(clientID)
+		cb := toCallback(t, h, b, a)
+		q := cb.Query()
+		q.Set("code", "4/forged")
+		cb.RawQuery = q.Encode()
+		p := b.get(cb.String())
+		if p.location == nil || p.location.Query().Get("error") != "server_error" || p.location.Query().Get("state") != a.state {
+			t.Fatalf("forged Google code: %d %v", p.status, p.location)
+		}
+	})
+}
+
+var emuRequestID = regexp.MustCompile(`name="request_id" value="([^"]+)"`)
+
+// consentAtGoogle answers the emulator's (non-automatic) consent page.
+func consentAtGoogle(t *testing.T, h *harness, b *browser, a authRequest, form url.Values) page {
+	t.Helper()
+	f := consentForm(t, b.get(a.url(h.base)))
+	f.Set("decision", "approve")
+	p := b.post(h.base+"/oauth/authorize", f)
+	g := b.get(p.location.String())
+	m := emuRequestID.FindStringSubmatch(g.body)
+	if m == nil {
+		t.Fatalf("no Google consent page: %.300s", g.body)
+	}
+	form.Set("request_id", m[1])
+	p = b.post(h.google.srv.URL+"/o/oauth2/consent", form)
+	return b.get(p.location.String()) // our callback
+}
+
+func TestGoogleDenialAndPartialGrants(t *testing.T) {
+	h := newHarness(t, options{google: newGoogle(t, false), drafts: true})
+	clientID := h.publicClient()
+
+	a := h.newAuthRequest(clientID)
+	p := consentAtGoogle(t, h, newBrowser(t), a, url.Values{"action": {"deny"}})
+	if q := p.location.Query(); q.Get("error") != "access_denied" || q.Get("state") != a.state {
+		t.Fatalf("denied at Google: %v", p.location)
+	}
+
+	// The user unticks drafts and Drive reading at Google: drivemail
+	// records what was granted, and says how to get the rest.
+	a = h.newAuthRequest(clientID)
+	p = consentAtGoogle(t, h, newBrowser(t), a, url.Values{"action": {"approve"}, "email": {"ann@example.com"},
+		"scope": {googleauth.ScopeGmailSend, googleauth.ScopeDriveFile}})
+	status, tok := h.exchange(a, p.location.Query().Get("code"))
+	if status != http.StatusOK {
+		t.Fatalf("exchange: %d %v", status, tok)
+	}
+	_, _, user := h.call(str(tok, "access_token"))
+	if user.Email != "ann@example.com" || !user.HasScope(googleauth.ScopeGmailSend) ||
+		user.HasScope(googleauth.ScopeGmailCompose) || user.HasScope(googleauth.ScopeDriveReadonly) {
+		t.Fatalf("user %+v: want gmail.send and drive.file only", user)
+	}
+	msg := oauth.MissingScopeMessage(googleauth.ScopeGmailCompose, true)
+	if !strings.Contains(msg, "drafts") || !strings.Contains(msg, "Reconnect drivemail") {
+		t.Fatalf("message %q does not say what is missing and what to do", msg)
+	}
+	msg = oauth.MissingScopeMessage(googleauth.ScopeGmailCompose, false)
+	if !strings.Contains(msg, "--drafts") {
+		t.Fatalf("message %q does not point the operator at --drafts", msg)
+	}
+}
+
+var _ = time.Second
