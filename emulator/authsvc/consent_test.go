@@ -101,6 +101,15 @@ func TestConsentPageApproveWithPartialGrant(t *testing.T) {
 			t.Errorf("no element #%s", id)
 		}
 	}
+	// Enter in the email field presses the form's first submit button: it must be Allow.
+	for n := range form.Descendants() {
+		if n.Type == html.ElementNode && n.Data == "button" {
+			if attr(n, "id") != "approve" {
+				t.Errorf("the first button is #%s, want #approve", attr(n, "id"))
+			}
+			break
+		}
+	}
 	if attr(p.ids["account-1"], "value") != "bob@example.com" || !hasAttr(p.ids["account-1"], "checked") || hasAttr(p.ids["account-0"], "checked") {
 		t.Error("the login_hint account is not the one preselected")
 	}

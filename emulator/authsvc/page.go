@@ -43,6 +43,8 @@ type userRow struct {
 }
 
 // consentTmpl is the page a browser test clicks: stable ids on every control.
+// Allow comes first in the form so Enter in the email field approves;
+// row-reverse still shows Cancel on its left, as Google does.
 var consentTmpl = template.Must(template.New("consent").Parse(`<!doctype html>
 <html lang="en">
 <head>
@@ -56,7 +58,7 @@ fieldset{border:1px solid #dadce0;border-radius:8px;margin:1rem 0;padding:.5rem 
 label{display:block;margin:.4rem 0}
 code{background:#f1f3f4;padding:0 .2rem}
 #error{color:#d93025}
-.buttons{display:flex;gap:1rem;justify-content:flex-end}
+.buttons{display:flex;flex-direction:row-reverse;justify-content:flex-start;gap:1rem}
 button{font-size:1rem;padding:.5rem 1.5rem;border-radius:4px;border:1px solid #dadce0;background:#fff}
 #approve{background:#1a73e8;color:#fff;border-color:#1a73e8}
 </style>
@@ -76,8 +78,8 @@ button{font-size:1rem;padding:.5rem 1.5rem;border-radius:4px;border:1px solid #d
 <legend>This will allow the app to</legend>
 {{range .Scopes}}<label for="{{.ID}}"><input type="checkbox" id="{{.ID}}" name="scope" value="{{.Scope}}" data-scope="{{.Scope}}"{{if .Checked}} checked{{end}}{{if .Fixed}} disabled{{end}}> {{.Name}} <small><code>{{.Scope}}</code></small></label>
 {{end}}</fieldset>
-<p class="buttons"><button type="submit" id="deny" name="action" value="deny">Cancel</button>
-<button type="submit" id="approve" name="action" value="approve">Allow</button></p>
+<p class="buttons"><button type="submit" id="approve" name="action" value="approve">Allow</button>
+<button type="submit" id="deny" name="action" value="deny">Cancel</button></p>
 </form>
 </body>
 </html>
