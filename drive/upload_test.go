@@ -1,0 +1,252 @@
+package drive_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/oauth2"
+
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/google"
+)
+
+const (
+	uploader  = "uploader@example.com"
+	driveFile = "https://www.googleapis.com/auth/drive.file"
+)
+
+// uploadEnv is an emulated Drive and a client of it with the drive.file
+// scope only, as the upload endpoint runs.
+type uploadEnv struct {
+	emu *emulator.Emulator
+	dc  *drive.Client
+}
+
+func newUploadEnv(t *testing.T) uploadEnv {
+	t.Helper()
+	emu, err := emulator.New(emulator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	srv := httptest.NewServer(emu.Handler())
+	t.Cleanup(srv.Close)
+	emu.AddUser(uploader)
+	tok := emu.AccessToken(uploader, driveFile)
+	hc := oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok}))
+	dc, err := drive.New(context.Background(), hc, google.Endpoints{Base: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uploadEnv{emu: emu, dc: dc}
+}
+
+// pattern returns n deterministic bytes that are not all alike.
+func pattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + i/251)
+	}
+	return b
+}
+
+func sum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func (e uploadEnv) stored(t *testing.T, id string) []byte {
+	t.Helper()
+	rc, err := e.emu.Drive().Content(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (e uploadEnv) binaryFiles() int {
+	n := 0
+	for _, f := range e.emu.Drive().Files(uploader) {
+		if f.MimeType != drive.MimeFolder {
+			n++
+		}
+	}
+	return n
+}
+
+func TestUploadStoresTheBytes(t *testing.T) {
+	e := newUploadEnv(t)
+	folder, err := e.dc.FolderInRoot(context.Background(), "drivemail uploads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		size int
+		mime string
+	}{
+		{"empty.txt", 0, "text/plain"},
+		{"small.pdf", 1000, "application/pdf"},
+		{"one-chunk.bin", drive.UploadChunkSize, "application/octet-stream"},     // resumable, final chunk empty
+		{"chunk-and-a-bit.zip", drive.UploadChunkSize + 1, "application/zip"}, // resumable, two chunks
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			data := pattern(tc.size)
+			f, err := e.dc.Upload(context.Background(), drive.NewFile{Name: tc.name, MimeType: tc.mime, ParentID: folder}, bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Name != tc.name || f.MimeType != tc.mime || f.Size != int64(tc.size) || f.SHA256 != sum(data) {
+				t.Errorf("file = %+v, want %s %s %d bytes sha256 %s", f, tc.name, tc.mime, tc.size, sum(data))
+			}
+			if got := e.stored(t, f.ID); !bytes.Equal(got, data) {
+				t.Errorf("stored %d bytes that differ from the %d sent", len(got), len(data))
+			}
+			ef, _ := e.emu.Drive().FileByID(f.ID)
+			if len(ef.Parents) != 1 || ef.Parents[0] != folder {
+				t.Errorf("parents = %v, want [%s]", ef.Parents, folder)
+			}
+		})
+	}
+}
+
+// failingReader yields n good bytes, then fails instead of ending.
+type failingReader struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		return n, f.err
+	}
+	return n, err
+}
+
+func TestUploadAbandonedWhenTheReaderFails(t *testing.T) {
+	errDigest := errors.New("digest mismatch")
+	for _, size := range []int{100, drive.UploadChunkSize, 2*drive.UploadChunkSize + 5} {
+		e := newUploadEnv(t)
+		r := &failingReader{r: bytes.NewReader(pattern(size)), err: errDigest}
+		_, err := e.dc.Upload(context.Background(), drive.NewFile{Name: "x.bin"}, r)
+		if !errors.Is(err, errDigest) {
+			t.Errorf("%d bytes: err = %v, want the reader's error in the chain", size, err)
+		}
+		if n := e.binaryFiles(); n != 0 {
+			t.Errorf("%d bytes: %d files created after the reader failed", size, n)
+		}
+		if st := e.emu.Stats(); st.UploadsFinished != 0 {
+			t.Errorf("%d bytes: %d uploads finished", size, st.UploadsFinished)
+		}
+	}
+}
+
+func TestUploadWithReservedID(t *testing.T) {
+	e := newUploadEnv(t)
+	id, err := e.dc.GenerateID(context.Background())
+	if errors.Is(err, drive.ErrNotFound) {
+		t.Skip("the emulator does not serve files.generateIds yet")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := e.dc.Upload(context.Background(), drive.NewFile{ID: id, Name: "a.txt"}, strings.NewReader("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ID != id {
+		t.Errorf("id = %s, want the reserved %s", f.ID, id)
+	}
+}
+
+func TestUploadRefusesBadInput(t *testing.T) {
+	e := newUploadEnv(t)
+	cases := map[string]drive.NewFile{
+		"bad parent": {Name: "a.txt", ParentID: "../etc"},
+		"bad id":     {Name: "a.txt", ID: "a b"},
+		"no name":    {},
+	}
+	for name, nf := range cases {
+		if _, err := e.dc.Upload(context.Background(), nf, strings.NewReader("x")); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if err := e.dc.DeleteFile(context.Background(), "a/b"); !errors.Is(err, drive.ErrBadID) {
+		t.Errorf("DeleteFile(bad id) = %v", err)
+	}
+	if st := e.emu.Stats(); st.UploadsStarted != 0 {
+		t.Errorf("%d uploads started for refused input", st.UploadsStarted)
+	}
+}
+
+func TestFolderInRootIsCreatedOnce(t *testing.T) {
+	e := newUploadEnv(t)
+	ctx := context.Background()
+	first, err := e.dc.FolderInRoot(ctx, "drivemail uploads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.dc.FolderInRoot(ctx, "drivemail uploads")
+	if err != nil || again != first {
+		t.Fatalf("second call = %q, %v; want %q", again, err, first)
+	}
+	// A trashed folder does not count, and one of another name is another.
+	other, err := e.dc.FolderInRoot(ctx, "it's other")
+	if err != nil || other == first {
+		t.Fatalf("other folder = %q, %v", other, err)
+	}
+	f, _ := e.emu.Drive().FileByID(first)
+	if f.Name != "drivemail uploads" || f.MimeType != drive.MimeFolder || len(f.Parents) != 1 || f.Parents[0] != e.emu.Drive().RootID(uploader) {
+		t.Errorf("folder = %+v", f)
+	}
+}
+
+func TestFolderInRootRaceSettlesOnOne(t *testing.T) {
+	e := newUploadEnv(t)
+	const callers = 6
+	ids := make([]string, callers)
+	errs := make([]error, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[i], errs[i] = e.dc.FolderInRoot(context.Background(), "drivemail uploads")
+		}()
+	}
+	wg.Wait()
+	for i := range callers {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if ids[i] != ids[0] {
+			t.Errorf("callers disagree: %v", ids)
+			break
+		}
+	}
+	live := 0
+	for _, f := range e.emu.Drive().Files(uploader) {
+		if f.Name == "drivemail uploads" && !f.Trashed {
+			live++
+		}
+	}
+	if live != 1 {
+		t.Errorf("%d folders left, want 1", live)
+	}
+}
