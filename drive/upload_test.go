@@ -101,7 +101,7 @@ func TestUploadStoresTheBytes(t *testing.T) {
 	}{
 		{"empty.txt", 0, "text/plain"},
 		{"small.pdf", 1000, "application/pdf"},
-		{"one-chunk.bin", drive.UploadChunkSize, "application/octet-stream"},     // resumable, final chunk empty
+		{"one-chunk.bin", drive.UploadChunkSize, "application/octet-stream"},  // resumable, final chunk empty
 		{"chunk-and-a-bit.zip", drive.UploadChunkSize + 1, "application/zip"}, // resumable, two chunks
 	}
 	for _, tc := range cases {
