@@ -102,19 +102,19 @@ func TestQueryErrorsAreGooglesInvalidValue(t *testing.T) {
 	_, c, _ := searchFixture(t)
 	for _, q := range []string{
 		"properties has { key='a' and value='b' }",
-		"title contains 'x'",                   // a v2 field
-		"name contains 'unterminated",          // quoting
-		`name = 'bad \escape'`,                 // only \' and \\ escape
-		"name > 'x'",                           // operator not for names
-		"fullText = 'x'",                       // fullText only contains
-		"modifiedTime > 'yesterday'",           // not RFC 3339
-		"trashed = 'false'",                    // boolean as a string
-		"name contains 'a' and",                // dangling and
-		"(name contains 'a'",                   // unbalanced
-		"name contains 'a')",                   // unbalanced
-		"'x' in ancestors",                     // unknown collection
-		"name contains \"double\"",             // double quotes
-		"name contains 'a' xor name = 'b'",     // no such keyword
+		"title contains 'x'",               // a v2 field
+		"name contains 'unterminated",      // quoting
+		`name = 'bad \escape'`,             // only \' and \\ escape
+		"name > 'x'",                       // operator not for names
+		"fullText = 'x'",                   // fullText only contains
+		"modifiedTime > 'yesterday'",       // not RFC 3339
+		"trashed = 'false'",                // boolean as a string
+		"name contains 'a' and",            // dangling and
+		"(name contains 'a'",               // unbalanced
+		"name contains 'a')",               // unbalanced
+		"'x' in ancestors",                 // unknown collection
+		"name contains \"double\"",         // double quotes
+		"name contains 'a' xor name = 'b'", // no such keyword
 		strings.Repeat("(", 200) + "name = 'a'" + strings.Repeat(")", 200), // too deep
 	} {
 		_, err := c.Files.List().Q(q).Do()
