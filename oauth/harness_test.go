@@ -367,3 +367,12 @@ func str(m map[string]any, k string) string {
 }
 
 var _ = context.Background
+
+func decodeJSON(resp *http.Response, v any) {
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(v)
+}
+
+func oauthToken(access string) *oauth2.Token {
+	return &oauth2.Token{AccessToken: access, TokenType: "Bearer", Expiry: time.Now().Add(time.Hour)}
+}

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,7 +58,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var meta registration
-	if err := json.Unmarshal(body, &meta); err != nil {
+	if err := json.Unmarshal(body, &meta); err != nil || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 		writeOAuthError(w, http.StatusBadRequest, "invalid_client_metadata", "The registration request must be a JSON object of client metadata (RFC 7591).")
 		return
 	}

@@ -1,0 +1,124 @@
+package oauth_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestRegistration(t *testing.T) {
+	h := newHarness(t, options{})
+	status, out := h.register(map[string]any{
+		"client_name": "Claude", "redirect_uris": []string{"https://claude.ai/api/mcp/auth_callback", "http://localhost/callback"},
+		"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"},
+		"token_endpoint_auth_method": "none", "scope": "drivemail", "logo_uri": "https://claude.ai/logo.png",
+	})
+	if status != http.StatusCreated || !strings.HasPrefix(str(out, "client_id"), "dmc_") || out["client_secret"] != nil ||
+		str(out, "token_endpoint_auth_method") != "none" || str(out, "client_name") != "Claude" {
+		t.Fatalf("register: %d %v", status, out)
+	}
+	c, err := h.store.GetClient(t.Context(), str(out, "client_id"))
+	if err != nil || len(c.RedirectURIs) != 2 || c.SecretHash != "" {
+		t.Fatalf("stored %+v, %v", c, err)
+	}
+}
+
+func TestRegistrationRefusals(t *testing.T) {
+	h := newHarness(t, options{regLimit: 1000})
+	uris := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = "https://app.example/cb" + strings.Repeat("x", i)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		meta  map[string]any
+		error string
+		says  string
+	}{
+		{"no redirect URIs", map[string]any{"client_name": "x"}, "invalid_redirect_uri", "redirect_uris is required"},
+		{"http on a public host", map[string]any{"redirect_uris": []string{"http://app.example/cb"}}, "invalid_redirect_uri", "non-loopback"},
+		{"javascript", map[string]any{"redirect_uris": []string{"javascript:alert(1)"}}, "invalid_redirect_uri", "not an absolute URL"},
+		{"custom scheme", map[string]any{"redirect_uris": []string{"myapp://cb"}}, "invalid_redirect_uri", "scheme"},
+		{"fragment", map[string]any{"redirect_uris": []string{"https://app.example/cb#x"}}, "invalid_redirect_uri", "fragment"},
+		{"credentials", map[string]any{"redirect_uris": []string{"https://u:p@app.example/cb"}}, "invalid_redirect_uri", "credentials"},
+		{"relative", map[string]any{"redirect_uris": []string{"/cb"}}, "invalid_redirect_uri", "not an absolute URL"},
+		{"11 redirect URIs", map[string]any{"redirect_uris": uris(11)}, "invalid_redirect_uri", "at most 10"},
+		{"URI of 2001 characters", map[string]any{"redirect_uris": []string{"https://app.example/" + strings.Repeat("a", 1981)}}, "invalid_redirect_uri", "longer than 2000"},
+		{"name of 101 characters", map[string]any{"redirect_uris": uris(1), "client_name": strings.Repeat("é", 101)}, "invalid_client_metadata", "longer than 100"},
+		{"name with a newline", map[string]any{"redirect_uris": uris(1), "client_name": "Claude\nApprove"}, "invalid_client_metadata", "control characters"},
+		{"implicit grant", map[string]any{"redirect_uris": uris(1), "grant_types": []string{"implicit"}}, "invalid_client_metadata", "not supported"},
+		{"refresh without code", map[string]any{"redirect_uris": uris(1), "grant_types": []string{"refresh_token"}}, "invalid_client_metadata", "must include authorization_code"},
+		{"token response", map[string]any{"redirect_uris": uris(1), "response_types": []string{"token"}}, "invalid_client_metadata", "response type"},
+		{"private_key_jwt", map[string]any{"redirect_uris": uris(1), "token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata", "not supported"},
+		{"unknown scope", map[string]any{"redirect_uris": uris(1), "scope": "admin"}, "invalid_client_metadata", "not supported"},
+		{"not an object", nil, "invalid_client_metadata", "JSON object"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out := h.register(tc.meta)
+			if status != http.StatusBadRequest || str(out, "error") != tc.error || !strings.Contains(str(out, "error_description"), tc.says) {
+				t.Fatalf("got %d %v, want %s saying %q", status, out, tc.error, tc.says)
+			}
+		})
+	}
+	// The edges that pass.
+	for name, meta := range map[string]map[string]any{
+		"10 redirect URIs":        {"redirect_uris": uris(10)},
+		"URI of 2000 characters":  {"redirect_uris": []string{"https://app.example/" + strings.Repeat("a", 1980)}},
+		"name of 100 characters":  {"redirect_uris": uris(1), "client_name": strings.Repeat("é", 100)},
+		"IPv6 loopback over http": {"redirect_uris": []string{"http://[::1]:8080/cb"}},
+	} {
+		if status, out := h.register(meta); status != http.StatusCreated {
+			t.Errorf("%s: %d %v", name, status, out)
+		}
+	}
+}
+
+func TestRegistrationBodyLimit(t *testing.T) {
+	h := newHarness(t, options{})
+	post := func(size int) int {
+		head := `{"redirect_uris":["https://app.example/cb"],"padding":"`
+		body := head + strings.Repeat("p", size-len(head)-2) + `"}`
+		resp, err := http.Post(h.srv.URL+"/oauth/register", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := post(32 << 10); s != http.StatusCreated {
+		t.Fatalf("a body of exactly 32 KiB: %d", s)
+	}
+	if s := post(32<<10 + 1); s != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a body of 32 KiB + 1: %d", s)
+	}
+}
+
+func TestRegistrationRateLimit(t *testing.T) {
+	h := newHarness(t, options{regLimit: 3})
+	meta := map[string]any{"redirect_uris": []string{"https://app.example/cb"}}
+	for i := range 3 {
+		if s, out := h.register(meta); s != http.StatusCreated {
+			t.Fatalf("registration %d of 3: %d %v", i+1, s, out)
+		}
+	}
+	body, _ := json.Marshal(meta)
+	resp, err := http.Post(h.srv.URL+"/oauth/register", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	decodeJSON(resp, &out)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(str(out, "error_description"), "at most 3 an hour") {
+		t.Fatalf("registration 4 of 3: %d %v", resp.StatusCode, out)
+	}
+	h.clock.Advance(61 * 60e9) // the next hour's window
+	if s, out := h.register(meta); s != http.StatusCreated {
+		t.Fatalf("after the window: %d %v", s, out)
+	}
+}
