@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
 // Bounds on one address, from RFC 5321 §4.5.3.1.
@@ -21,8 +23,8 @@ const (
 // "bcc", "from"): each entry of values is one address or a comma-separated
 // list; empty entries are skipped. Every address must be a plain mailbox
 // (name@example.com, optionally with a display name): the part before the
-// @ in ASCII, a domain with at least one dot (an internationalized domain
-// is kept as written). Errors are *InputError sentences naming the field
+// @ in ASCII, a domain with at least one dot; an internationalized domain
+// is converted to its ASCII (xn--) form, which every mail system reads. Errors are *InputError sentences naming the field
 // and the address at fault.
 func ParseAddresses(field string, values []string) ([]*mail.Address, error) {
 	var out []*mail.Address
@@ -85,6 +87,16 @@ func checkAddress(field string, a *mail.Address) error {
 	}
 	if msg := domainProblem(domain); msg != "" {
 		return inputErr(field, "the %s address %s has an invalid domain (%s); check the part after the @", field, quoteInput(a.Address), msg)
+	}
+	// An internationalized domain goes in its ASCII (punycode) form: raw
+	// UTF-8 in a header needs SMTPUTF8 all the way, and strict parsers
+	// flag it. An xn-- domain is left as written.
+	if !isASCII(domain) {
+		ascii, err := idna.Lookup.ToASCII(domain)
+		if err != nil || domainProblem(ascii) != "" {
+			return inputErr(field, "the %s address %s has a domain that is not a valid internationalized name; check the part after the @", field, quoteInput(a.Address))
+		}
+		a.Address = local + "@" + ascii
 	}
 	if hasControl(a.Name) {
 		return inputErr(field, "the display name of the %s address %s contains control characters; remove them", field, quoteInput(a.Address))
@@ -149,6 +161,15 @@ func formatAddress(a *mail.Address) string {
 		return encodeWords(a.Name) + " " + bare
 	}
 	return a.String()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // hasControl reports a C0 or C1 control character or DEL (a tab included:

@@ -19,7 +19,7 @@ const maxMsgID = 500
 // them. Unlike mime.WordEncoder it always encodes.
 func encodeWords(s string) string {
 	const prefix, suffix = "=?utf-8?b?", "?="
-	const maxRaw = 45 // 60 base64 characters: 72 with prefix and suffix
+	const maxRaw = 39 // 52 base64 characters: 64 with prefix and suffix
 	var b strings.Builder
 	for len(s) > 0 {
 		n := min(len(s), maxRaw)

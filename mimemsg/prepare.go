@@ -191,7 +191,7 @@ func preparePart(part Part, inline bool) (preparedPart, error) {
 		return preparedPart{}, fmt.Errorf("mimemsg: part %q has no Open function", name)
 	}
 
-	ct := partContentType(part.ContentType) + "; name=" + nameParam(name)
+	ct := partContentType(part.ContentType) + "; " + nameParam(name)
 	disp := "attachment"
 	if inline {
 		disp = "inline"
@@ -235,26 +235,31 @@ func partContentType(ct string) string {
 	return "application/octet-stream"
 }
 
-// nameParam is the Content-Type name parameter: a quoted string, with
-// non-ASCII names RFC 2047-encoded inside it as Gmail and Outlook write
-// them (RFC 2231 is used for filename, which is what most readers use).
+// nameParam is the Content-Type name parameter, for the old readers that
+// look there instead of at filename: quoted ASCII, or RFC 2231 like
+// filename. (Gmail writes RFC 2047 words inside the quotes, which RFC 2047
+// section 5 forbids and strict parsers such as Python's flag as a defect.)
 func nameParam(name string) string {
-	if needsEncoding(name) {
-		return `"` + encodeWords(name) + `"`
-	}
-	return quoteString(name)
+	return mediaParam("name", name)
 }
 
 // filenameParam is the Content-Disposition filename parameter: quoted
-// ASCII, or RFC 2231 (filename*=utf-8”…) for anything else.
+// ASCII, or RFC 2231 for anything else.
 func filenameParam(name string) string {
-	if !needsEncoding(name) {
-		return "filename=" + quoteString(name)
+	return mediaParam("filename", name)
+}
+
+// mediaParam formats one parameter: attr="value" for plain ASCII, and
+// the RFC 2231 form attr*=utf-8, two quotes, then %XX-escaped UTF-8, for
+// anything that needs encoding.
+func mediaParam(attr, value string) string {
+	if !needsEncoding(value) {
+		return attr + "=" + quoteString(value)
 	}
 	var b strings.Builder
-	b.WriteString("filename*=utf-8''")
-	for i := 0; i < len(name); i++ {
-		c := name[i]
+	b.WriteString(attr + "*=utf-8''")
+	for i := 0; i < len(value); i++ {
+		c := value[i]
 		if isAttrChar(c) {
 			b.WriteByte(c)
 		} else {
