@@ -1,0 +1,375 @@
+package drive_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/google"
+)
+
+const (
+	user       = "ana@example.com"
+	other      = "bob@example.com"
+	scopeRead  = "https://www.googleapis.com/auth/drive.readonly"
+	scopeDrive = "https://www.googleapis.com/auth/drive"
+)
+
+type env struct {
+	t   *testing.T
+	emu *emulator.Emulator
+	ep  google.Endpoints
+	dc  *drive.Client
+}
+
+func newEnv(t *testing.T, scopes ...string) *env {
+	t.Helper()
+	emu, err := emulator.New(emulator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	srv := httptest.NewServer(emu.Handler())
+	t.Cleanup(srv.Close)
+	emu.AddUser(user)
+	emu.AddUser(other)
+	if len(scopes) == 0 {
+		scopes = []string{scopeRead}
+	}
+	e := &env{t: t, emu: emu, ep: google.Endpoints{Base: srv.URL}}
+	e.dc = e.client(user, scopes...)
+	return e
+}
+
+func (e *env) client(email string, scopes ...string) *drive.Client {
+	tok := e.emu.AccessToken(email, scopes...)
+	hc := oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}))
+	dc, err := drive.New(context.Background(), hc, e.ep)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return dc
+}
+
+func (e *env) put(owner string, spec drivesvc.FileSpec) drivesvc.File {
+	e.t.Helper()
+	f, err := e.emu.Drive().PutFile(owner, spec)
+	if err != nil {
+		e.t.Fatalf("put %q: %v", spec.Name, err)
+	}
+	return f
+}
+
+func random(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
+}
+
+// readAll returns a function that reads a whole stream, failing t on
+// any error: readAll(t)(dc.Download(ctx, f)).
+func readAll(t *testing.T) func(io.ReadCloser, error) []byte {
+	return func(rc io.ReadCloser, err error) []byte {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		return b
+	}
+}
+
+func TestGetBinary(t *testing.T) {
+	e := newEnv(t)
+	content := random(10_000)
+	f := e.put(user, drivesvc.FileSpec{Name: "Q3 report.pdf", Content: content})
+	got, err := e.dc.Get(context.Background(), f.ID)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	md := md5.Sum(content)
+	sh := sha256.Sum256(content)
+	if got.ID != f.ID || got.Name != "Q3 report.pdf" || got.MimeType != "application/pdf" || got.Size != int64(len(content)) ||
+		got.MD5 != hex.EncodeToString(md[:]) || got.SHA256 != hex.EncodeToString(sh[:]) || !got.CanDownload || got.Native() ||
+		got.WebViewLink == "" || got.ModifiedTime.IsZero() {
+		t.Errorf("Get = %+v", got)
+	}
+	b := readAll(t)(e.dc.Download(context.Background(), got))
+	if !bytes.Equal(b, content) {
+		t.Errorf("Download returned %d bytes that differ from the file's", len(b))
+	}
+	// A link to the file names it too.
+	if _, err := e.dc.Get(context.Background(), "https://drive.google.com/file/d/"+f.ID+"/view"); err != nil {
+		t.Errorf("Get by link: %v", err)
+	}
+}
+
+func TestGetNotFoundIsTheSameForOthersFiles(t *testing.T) {
+	e := newEnv(t)
+	theirs := e.put(other, drivesvc.FileSpec{Name: "private.pdf", Content: []byte("x")})
+	for _, id := range []string{theirs.ID, "1NoSuchFileNoSuchFileNoSuchFile00"} {
+		_, err := e.dc.Get(context.Background(), id)
+		if !errors.Is(err, drive.ErrNotFound) {
+			t.Errorf("Get(%s) error = %v, want ErrNotFound", id, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "private") {
+			t.Errorf("error text leaks the file: %v", err)
+		}
+	}
+	if _, err := e.dc.Get(context.Background(), "not an id"); !errors.Is(err, drive.ErrBadID) {
+		t.Errorf("Get(bad id) error = %v, want ErrBadID", err)
+	}
+}
+
+func TestGetShortcutSharedDriveAndResourceKey(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	target := e.put(user, drivesvc.FileSpec{Name: "target.pdf", Content: []byte("target")})
+	sc := e.put(user, drivesvc.FileSpec{Name: "shortcut", Kind: drivesvc.KindShortcut, ShortcutTo: target.ID})
+	got, err := e.dc.Get(ctx, sc.ID)
+	if err != nil {
+		t.Fatalf("Get(shortcut): %v", err)
+	}
+	if got.ID != target.ID || got.ShortcutID != sc.ID || got.Name != "target.pdf" {
+		t.Errorf("shortcut resolved to %+v", got)
+	}
+
+	sd, err := e.emu.Drive().PutSharedDrive("Team", user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTeam := e.put(user, drivesvc.FileSpec{Name: "team.pdf", Content: []byte("team"), SharedDrive: sd.ID})
+	got, err = e.dc.Get(ctx, inTeam.ID)
+	if err != nil || got.DriveID != sd.ID {
+		t.Fatalf("Get(shared drive file) = %+v, %v", got, err)
+	}
+	if b := readAll(t)(e.dc.Download(ctx, got)); string(b) != "team" {
+		t.Errorf("shared drive download = %q", b)
+	}
+
+	key := drivesvc.NewResourceKey()
+	linked := e.put(other, drivesvc.FileSpec{Name: "linked.pdf", Content: []byte("linked"), LinkShared: true, ResourceKey: key})
+	if _, err := e.dc.Get(ctx, linked.ID); !errors.Is(err, drive.ErrNotFound) {
+		t.Errorf("Get(link-shared without key) error = %v, want ErrNotFound", err)
+	}
+	got, err = e.dc.Get(ctx, "https://drive.google.com/file/d/"+linked.ID+"/view?resourcekey="+key)
+	if err != nil {
+		t.Fatalf("Get(link-shared with key): %v", err)
+	}
+	if b := readAll(t)(e.dc.Download(ctx, got)); string(b) != "linked" {
+		t.Errorf("link-shared download = %q", b)
+	}
+}
+
+func TestSpreadsheetTabsAndExports(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	sheet := e.put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, Tabs: []drivesvc.Tab{
+		{Title: "Summary", Rows: [][]string{{"total", "12"}}},
+		{Title: "Q1", Rows: [][]string{{"jan", "4"}, {"feb", "8"}}},
+	}})
+	got, err := e.dc.Get(ctx, sheet.ID)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if len(got.Sheets) != 2 || got.Sheets[0].Title != "Summary" || got.Sheets[1].Title != "Q1" || !got.Native() {
+		t.Fatalf("sheets = %+v", got.Sheets)
+	}
+	first := readAll(t)(e.dc.Export(ctx, got, "text/csv", nil))
+	second := readAll(t)(e.dc.Export(ctx, got, "text/csv", &got.Sheets[1]))
+	if !strings.Contains(string(first), "total") || strings.Contains(string(first), "jan") {
+		t.Errorf("csv without a tab = %q, want the first tab", first)
+	}
+	if !strings.Contains(string(second), "jan") || strings.Contains(string(second), "total") {
+		t.Errorf("csv of Q1 = %q, want the Q1 tab only", second)
+	}
+	if _, err := e.dc.Download(ctx, got); !errors.Is(err, drive.ErrNotDownloadable) {
+		t.Errorf("Download(native) error = %v, want ErrNotDownloadable", err)
+	}
+}
+
+// TestExportPastTheCapUsesExportLinks: files.export refuses past 10 MB;
+// the export link serves the whole document.
+func TestExportPastTheCapUsesExportLinks(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	doc := e.put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
+	got, err := e.dc.Get(ctx, doc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.emu.Stats()
+	rc, err := e.dc.Export(ctx, got, "text/plain", nil)
+	if err != nil {
+		t.Fatalf("Export: %v", err)
+	}
+	n, err := io.Copy(io.Discard, rc)
+	rc.Close()
+	if err != nil || n < 11<<20 {
+		t.Fatalf("export read %d bytes, %v; want at least 11 MiB", n, err)
+	}
+	if p := e.emu.Stats().Paths; p["GET /feeds/download/documents/export/Export"]-before.Paths["GET /feeds/download/documents/export/Export"] != 1 {
+		t.Errorf("the export link was not used: %v", p)
+	}
+}
+
+func TestDownloadCutIsAnErrorNotEOF(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	f := e.put(user, drivesvc.FileSpec{Name: "big.bin", Content: random(300_000)})
+	got, err := e.dc.Get(ctx, f.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := int64(100_000)
+	if err := e.emu.InjectFault(emulator.Fault{PathPrefix: "/drive/v3/files/" + f.ID, CutResponseAfter: &cut}); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := e.dc.Download(ctx, got)
+	if err != nil {
+		t.Fatalf("Download: %v", err)
+	}
+	defer rc.Close()
+	n, err := io.Copy(io.Discard, rc)
+	if err == nil {
+		t.Fatalf("a download cut after %d bytes read as complete", n)
+	}
+	if !drive.IsTransient(err) {
+		t.Errorf("cut download error %v is not transient", err)
+	}
+}
+
+func TestRangeReader(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	content := random(50_000)
+	f := e.put(user, drivesvc.FileSpec{Name: "a.zip", Content: content})
+	got, err := e.dc.Get(ctx, f.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := e.dc.RangeReader(ctx, got, 2, 30_000)
+	p := make([]byte, 1000)
+	if n, err := rr.ReadAt(p, 49_500); n != 500 || err != io.EOF || !bytes.Equal(p[:500], content[49_500:]) {
+		t.Errorf("ReadAt(tail) = %d, %v", n, err)
+	}
+	if n, err := rr.ReadAt(p, 10); n != 1000 || err != nil || !bytes.Equal(p, content[10:1010]) {
+		t.Errorf("ReadAt(middle) = %d, %v", n, err)
+	}
+	if _, err := rr.ReadAt(p, 0); !errors.Is(err, drive.ErrRangeBudget) {
+		t.Errorf("third read error = %v, want ErrRangeBudget", err)
+	}
+	big := make([]byte, 30_001)
+	if _, err := e.dc.RangeReader(ctx, got, 5, 30_000).ReadAt(big, 0); !errors.Is(err, drive.ErrRangeBudget) {
+		t.Errorf("read past the byte budget: error = %v, want ErrRangeBudget", err)
+	}
+	if st := e.emu.Stats(); st.Files[f.ID].BytesServed > 2_000 {
+		t.Errorf("range reads served %d bytes, want only what was asked", st.Files[f.ID].BytesServed)
+	}
+}
+
+func TestSearch(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	old := time.Now().Add(-48 * time.Hour)
+	e.put(user, drivesvc.FileSpec{Name: "Bob's report.pdf", Content: []byte("x"), Modified: old, Created: old})
+	e.put(user, drivesvc.FileSpec{Name: "report draft.pdf", Content: []byte("x")})
+	e.put(user, drivesvc.FileSpec{Name: "report old.pdf", Content: []byte("x"), Trashed: true})
+	e.put(user, drivesvc.FileSpec{Name: "Report notes", Kind: drivesvc.KindDoc, DocText: "report"})
+	sd, err := e.emu.Drive().PutSharedDrive("Team", user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.put(user, drivesvc.FileSpec{Name: "team report.pdf", Content: []byte("x"), SharedDrive: sd.ID})
+	e.put(other, drivesvc.FileSpec{Name: "their report.pdf", Content: []byte("x")})
+
+	names := func(p drive.Page) string {
+		var n []string
+		for _, f := range p.Files {
+			n = append(n, f.Name)
+		}
+		return strings.Join(n, "|")
+	}
+	page, err := e.dc.Search(ctx, drive.Query{Text: "report"})
+	if err != nil {
+		t.Fatalf("Search: %v", err)
+	}
+	got := names(page)
+	for _, want := range []string{"Bob's report.pdf", "report draft.pdf", "Report notes", "team report.pdf"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("search for report lacks %q: %s", want, got)
+		}
+	}
+	for _, not := range []string{"report old.pdf", "their report.pdf"} {
+		if strings.Contains(got, not) {
+			t.Errorf("search for report shows %q: %s", not, got)
+		}
+	}
+	if page, err = e.dc.Search(ctx, drive.Query{Text: "Bob's"}); err != nil || names(page) != "Bob's report.pdf" {
+		t.Errorf("search with a quote = %s, %v", names(page), err)
+	}
+	if page, err = e.dc.Search(ctx, drive.Query{Text: "report", MimeType: "application/vnd.google-apps.document"}); err != nil || names(page) != "Report notes" {
+		t.Errorf("search by type = %s, %v", names(page), err)
+	}
+	if page, err = e.dc.Search(ctx, drive.Query{Text: "report", ModifiedAfter: time.Now().Add(-time.Hour)}); err != nil || strings.Contains(names(page), "Bob's") {
+		t.Errorf("search modified after an hour ago = %s, %v", names(page), err)
+	}
+	// Paging visits every file once.
+	seen := map[string]bool{}
+	q := drive.Query{PageSize: 2}
+	for i := 0; i < 10; i++ {
+		page, err := e.dc.Search(ctx, q)
+		if err != nil {
+			t.Fatalf("page %d: %v", i, err)
+		}
+		for _, f := range page.Files {
+			if seen[f.ID] {
+				t.Errorf("%s listed twice", f.Name)
+			}
+			seen[f.ID] = true
+		}
+		if page.NextPageToken == "" {
+			break
+		}
+		q.PageToken = page.NextPageToken
+	}
+	if len(seen) != 4 {
+		t.Errorf("paging saw %d files, want 4 (untrashed, own and shared drive)", len(seen))
+	}
+	if _, err := e.dc.Search(ctx, drive.Query{PageToken: "bogus"}); !errors.Is(err, drive.ErrQueryToken) {
+		t.Errorf("bogus page token error = %v, want ErrQueryToken", err)
+	}
+}
+
+func TestUpload(t *testing.T) {
+	e := newEnv(t, scopeDrive)
+	content := random(100_000)
+	f, err := e.dc.Upload(context.Background(), drive.NewFile{Name: "up.bin", MimeType: "application/octet-stream"}, bytes.NewReader(content))
+	if err != nil {
+		t.Fatalf("Upload: %v", err)
+	}
+	if got := readAll(t)(e.emu.Drive().Content(f.ID)); !bytes.Equal(got, content) {
+		t.Errorf("uploaded content differs")
+	}
+}
+
+var _ = http.MethodGet
