@@ -1,0 +1,243 @@
+package gmail_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"golang.org/x/oauth2"
+	gm "google.golang.org/api/gmail/v1"
+	"google.golang.org/api/option"
+
+	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/google"
+)
+
+const (
+	user          = "ana@example.com"
+	scopeSend     = "https://www.googleapis.com/auth/gmail.send"
+	scopeCompose  = "https://www.googleapis.com/auth/gmail.compose"
+	scopeReadonly = "https://www.googleapis.com/auth/gmail.readonly"
+	chunk         = 256 << 10
+)
+
+type env struct {
+	t   *testing.T
+	emu *emulator.Emulator
+	ep  google.Endpoints
+	hc  *http.Client
+	gc  *gmail.Client
+}
+
+func newEnv(t *testing.T, scopes ...string) *env {
+	t.Helper()
+	emu, err := emulator.New(emulator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	srv := httptest.NewServer(emu.Handler())
+	t.Cleanup(srv.Close)
+	emu.AddUser(user)
+	if len(scopes) == 0 {
+		scopes = []string{scopeSend, scopeCompose, scopeReadonly}
+	}
+	tok := emu.AccessToken(user, scopes...)
+	e := &env{t: t, emu: emu, ep: google.Endpoints{Base: srv.URL}}
+	e.hc = oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}))
+	e.gc, err = gmail.New(context.Background(), e.hc, e.ep, chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// message returns a writer of a valid message whose body has n bytes of
+// base64 text, and the whole message it writes.
+func message(n int) (gmail.WriteFunc, []byte) {
+	body := make([]byte, n*3/4)
+	rand.Read(body)
+	msg := []byte("From: " + user + "\r\nTo: zoe@example.org\r\nSubject: test\r\nDate: Mon, 02 Mar 2026 10:00:00 +0000\r\n" +
+		"Message-ID: <test@example.com>\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
+		base64.StdEncoding.EncodeToString(body) + "\r\n")
+	return func(w io.Writer) error {
+		for rest := msg; len(rest) > 0; {
+			k := min(len(rest), 10_000)
+			if _, err := w.Write(rest[:k]); err != nil {
+				return err
+			}
+			rest = rest[k:]
+		}
+		return nil
+	}, msg
+}
+
+// failingAfter writes part of msg, then fails.
+func failingAfter(msg []byte, n int) gmail.WriteFunc {
+	return func(w io.Writer) error {
+		if _, err := w.Write(msg[:n]); err != nil {
+			return err
+		}
+		return errors.New("drive broke")
+	}
+}
+
+func (e *env) raw(id string) []byte {
+	e.t.Helper()
+	s, err := gm.NewService(context.Background(), append([]option.ClientOption{option.WithHTTPClient(e.hc)}, e.ep.GmailOptions()...)...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	m, err := s.Users.Messages.Get("me", id).Format("raw").Do()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	b, err := base64.URLEncoding.DecodeString(m.Raw)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b
+}
+
+func TestSendMultipartAndResumable(t *testing.T) {
+	for _, size := range []int{10_000, 3 * chunk} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			e := newEnv(t)
+			write, msg := message(size)
+			sent, err := e.gc.Send(context.Background(), "", write)
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			if sent.ID == "" || sent.ThreadID == "" {
+				t.Errorf("sent = %+v", sent)
+			}
+			if got := e.raw(sent.ID); string(got) != string(msg) {
+				t.Errorf("stored message differs from what was written (%d vs %d bytes)", len(got), len(msg))
+			}
+			st := e.emu.Stats()
+			if st.MessagesSent != 1 {
+				t.Errorf("messages sent = %d", st.MessagesSent)
+			}
+			paths := st.Paths["POST /upload/gmail/v1/users/{userId}/messages/send"]
+			if size < chunk && paths != 1 || size > chunk && paths < 4 {
+				t.Errorf("%d upload requests for %d bytes", paths, size)
+			}
+		})
+	}
+}
+
+// TestWriterFailureSendsNothing: a writer that fails inside the first
+// chunk makes no request at all; one that fails later leaves an open
+// session that is never finalized.
+func TestWriterFailureSendsNothing(t *testing.T) {
+	tests := []struct {
+		name          string
+		size, failAt  int
+		wantContacted bool
+	}{
+		{"inside the first chunk", 3 * chunk, chunk / 2, false},
+		{"after two chunks", 3 * chunk, 2*chunk + 100, true},
+		{"one byte short of the end", 3 * chunk, -1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			_, msg := message(tt.size)
+			at := tt.failAt
+			if at < 0 {
+				at = len(msg) - 1
+			}
+			_, err := e.gc.Send(context.Background(), "", failingAfter(msg, at))
+			var we *gmail.WriteError
+			if !errors.As(err, &we) || we.Err.Error() != "drive broke" {
+				t.Fatalf("err = %v, want the writer's error as a WriteError", err)
+			}
+			if we.Contacted != tt.wantContacted {
+				t.Errorf("Contacted = %v, want %v", we.Contacted, tt.wantContacted)
+			}
+			st := e.emu.Stats()
+			if st.MessagesSent != 0 || st.UploadsFinished != 0 {
+				t.Errorf("sent %d, uploads finished %d; want nothing", st.MessagesSent, st.UploadsFinished)
+			}
+			if !tt.wantContacted && st.Requests != 0 {
+				t.Errorf("%d requests reached Gmail; want none", st.Requests)
+			}
+		})
+	}
+}
+
+func TestCancelledSendSendsNothing(t *testing.T) {
+	e := newEnv(t)
+	_, msg := message(3 * chunk)
+	ctx, cancel := context.WithCancel(context.Background())
+	write := func(w io.Writer) error {
+		if _, err := w.Write(msg[:2*chunk]); err != nil {
+			return err
+		}
+		cancel()
+		_, err := w.Write(msg[2*chunk:])
+		return err
+	}
+	_, err := e.gc.Send(ctx, "", write)
+	if err == nil {
+		t.Fatal("a cancelled send succeeded")
+	}
+	if st := e.emu.Stats(); st.MessagesSent != 0 {
+		t.Errorf("messages sent = %d", st.MessagesSent)
+	}
+}
+
+func TestDraftAndScope(t *testing.T) {
+	e := newEnv(t)
+	write, _ := message(1000)
+	d, err := e.gc.CreateDraft(context.Background(), "", write)
+	if err != nil || d.DraftID == "" || d.ID == "" {
+		t.Fatalf("CreateDraft = %+v, %v", d, err)
+	}
+
+	e = newEnv(t, scopeSend)
+	write, _ = message(1000)
+	_, err = e.gc.CreateDraft(context.Background(), "", write)
+	var ge *gmail.Error
+	if !errors.As(err, &ge) || !errors.Is(err, gmail.ErrScope) || ge.MaybeSent {
+		t.Fatalf("draft without gmail.compose: err = %v, want ErrScope, not sent", err)
+	}
+	if strings.Contains(err.Error(), "Request had insufficient") {
+		t.Errorf("error carries Google's message: %v", err)
+	}
+}
+
+func TestProfile(t *testing.T) {
+	e := newEnv(t, scopeReadonly)
+	addr, err := e.gc.Profile(context.Background())
+	if err != nil || addr != user {
+		t.Fatalf("Profile = %q, %v", addr, err)
+	}
+	e = newEnv(t, scopeSend)
+	if _, err := e.gc.Profile(context.Background()); !errors.Is(err, gmail.ErrScope) {
+		t.Errorf("Profile with gmail.send only: err = %v, want ErrScope", err)
+	}
+}
+
+func TestThread(t *testing.T) {
+	e := newEnv(t)
+	write, _ := message(1000)
+	first, err := e.gc.Send(context.Background(), "", write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write, _ = message(1000)
+	second, err := e.gc.Send(context.Background(), first.ThreadID, write)
+	if err != nil || second.ThreadID != first.ThreadID {
+		t.Fatalf("reply thread = %q (%v), want %q", second.ThreadID, err, first.ThreadID)
+	}
+}
