@@ -1,0 +1,92 @@
+package upload
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/oauth/googleauth"
+)
+
+// Error is a refusal the caller can act on: the HTTP status, and a
+// sentence that says what was wrong and what to do instead. The MCP tool
+// shows the same sentence to the model.
+type Error struct {
+	Status int
+	Msg    string
+	// RetryAfter, when set, goes out as the Retry-After header.
+	RetryAfter time.Duration
+	err        error
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap gives the cause, for logs; it is never shown.
+func (e *Error) Unwrap() error { return e.err }
+
+// ModelFacing marks the sentence as fit to show the model (see tools).
+func (e *Error) ModelFacing() bool { return true }
+
+func refuse(status int, format string, args ...any) *Error {
+	return &Error{Status: status, Msg: fmt.Sprintf(format, args...)}
+}
+
+// because records the cause of a refusal for the log line.
+func (e *Error) because(err error) *Error {
+	e.err = err
+	return e
+}
+
+// writeJSON answers status with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers a refusal with its status and sentence, or anything
+// else with a generic 500 that carries the request id (set on the response
+// by the server's logging middleware) and nothing of the cause.
+func writeError(w http.ResponseWriter, err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		msg := "drivemail hit an internal error and saved nothing"
+		if id := w.Header().Get("X-Request-Id"); id != "" {
+			msg += " (request id " + id + ")"
+		}
+		e = refuse(http.StatusInternalServerError, "%s. Try again; if it keeps failing, give the request id to whoever runs this server.", msg)
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	}
+	writeJSON(w, e.Status, map[string]string{"error": e.Msg})
+}
+
+// googleRefusal says what a failed Drive or Google-token call means for
+// the user. Google's own error text never reaches it (drive.Error carries
+// none); folderGiven tells a missing folder from a lost file.
+func googleRefusal(err error, folderGiven bool) *Error {
+	var de *drive.Error
+	if errors.As(err, &de) && de.Reason == "storageQuotaExceeded" {
+		return refuse(http.StatusInsufficientStorage, "Your Google Drive is full, so the file was not saved. Free some space in Drive, then upload again.").because(err)
+	}
+	switch {
+	case errors.Is(err, googleauth.ErrReconnect):
+		return refuse(http.StatusForbidden, "%s Nothing was saved.", googleauth.ErrReconnect.Error()).because(err)
+	case errors.Is(err, drive.ErrNotFound) && folderGiven:
+		return refuse(http.StatusNotFound, "The folder given as folder_id was not found, or drivemail cannot see it: with the drive.file permission it can only put files in folders it created. Leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
+	case errors.Is(err, drive.ErrBadID):
+		return refuse(http.StatusBadRequest, "folder_id is not a Drive folder id (ids are letters, digits, '-' and '_'). Leave it out to use the %q folder.", DefaultFolderName).because(err)
+	case errors.Is(err, drive.ErrScope), errors.Is(err, drive.ErrUnauthorized), errors.Is(err, drive.ErrForbidden):
+		return refuse(http.StatusForbidden, "Google refused drivemail access to your Drive, so nothing was saved. Reconnect drivemail (sign in again) and allow it to add files to your Drive.").because(err)
+	case errors.Is(err, drive.ErrRateLimited):
+		e := refuse(http.StatusServiceUnavailable, "Google Drive is limiting how fast files can be added, so nothing was saved. Try again in a minute.")
+		e.RetryAfter = time.Minute
+		return e.because(err)
+	}
+	return refuse(http.StatusBadGateway, "Google Drive did not take the file (it may be briefly unavailable), so nothing was saved. Try again in a minute.").because(err)
+}

@@ -1,0 +1,116 @@
+package upload
+
+import (
+	"context"
+	"encoding/hex"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/tools"
+)
+
+// RequestUpload issues a ticket for the caller in ctx to put one file in
+// their Drive (the request_upload tool; it satisfies tools.Uploads). The
+// ticket is bound to the user, the cleaned name and, when given, the type,
+// size, SHA-256 and folder. When Drive reserves an id for the file, the
+// result carries the file's handle already, so the model can attach it as
+// soon as the upload is done. Refusals are *Error (model-facing).
+func (s *Service) RequestUpload(ctx context.Context, req tools.UploadRequest) (tools.UploadTicket, error) {
+	u, ok := identity.FromContext(ctx)
+	if !ok {
+		return tools.UploadTicket{}, errNoUser
+	}
+	if err := checkScopes(u); err != nil {
+		return tools.UploadTicket{}, err
+	}
+	c, err := s.claimsFor(req)
+	if err != nil {
+		return tools.UploadTicket{}, err
+	}
+	c.User = u.ID
+	if err := s.rateLimit(ctx, "upload-ticket", u.ID, 2*s.cfg.RatePerWindow); err != nil {
+		return tools.UploadTicket{}, err
+	}
+	dc, err := s.driveFor(ctx, u.ID)
+	if err != nil {
+		return tools.UploadTicket{}, err
+	}
+	// Without a reserved id the ticket still works; the handle then comes
+	// back from the upload itself.
+	if id, err := dc.GenerateID(ctx); err == nil {
+		c.FileID = id
+	} else {
+		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "upload: Drive reserved no file id; the ticket has no handle",
+			slog.String("user", u.ID), slog.String("error", err.Error()))
+	}
+	exp := s.cfg.Now().Add(s.cfg.TicketTTL).Truncate(1e9)
+	c.Expires = exp.Unix()
+	tok, err := s.signer.sign(c)
+	if err != nil {
+		return tools.UploadTicket{}, err
+	}
+	t := tools.UploadTicket{UploadURL: s.uploadURL(tok), Method: http.MethodPut, ExpiresAt: exp.UTC()}
+	if c.FileID != "" {
+		t.Handle = s.handle(c.FileID)
+	}
+	return t, nil
+}
+
+// claimsFor checks a ticket request and returns the claims it fixes.
+func (s *Service) claimsFor(req tools.UploadRequest) (claims, error) {
+	var c claims
+	if strings.TrimSpace(req.Name) == "" {
+		return c, refuse(http.StatusBadRequest, "Give the file's name, such as \"report.pdf\".")
+	}
+	c.Name = cleanName(req.Name)
+	if req.MimeType != "" {
+		mt, _, err := mime.ParseMediaType(req.MimeType)
+		if err != nil || !strings.Contains(mt, "/") {
+			return c, refuse(http.StatusBadRequest, "mime_type %q is not a MIME type such as \"application/pdf\"; leave it out to guess it from the name.", truncate(req.MimeType, 60))
+		}
+		if err := checkType(mt); err != nil {
+			return c, err
+		}
+		c.MimeType = mt
+	}
+	switch {
+	case req.Size < 0:
+		return c, refuse(http.StatusBadRequest, "size %d is not a file size; give the size in bytes, or leave it out.", req.Size)
+	case req.Size > s.cfg.MaxBytes:
+		return c, refuse(http.StatusRequestEntityTooLarge, "The file (%s) is larger than this server's upload limit of %s. Send a smaller file, or share a link to it instead.", byteSize(req.Size), byteSize(s.cfg.MaxBytes))
+	}
+	c.Size = req.Size
+	if req.SHA256 != "" {
+		sum := strings.ToLower(strings.TrimSpace(req.SHA256))
+		if b, err := hex.DecodeString(sum); err != nil || len(b) != 32 {
+			return c, refuse(http.StatusBadRequest, "sha256 must be 64 hexadecimal characters (the output of sha256sum), or left out.")
+		}
+		c.SHA256 = sum
+	}
+	if req.FolderID != "" {
+		id := folderID(req.FolderID)
+		if !drive.ValidID(id) {
+			return c, refuse(http.StatusBadRequest, "folder_id %q is not a Drive folder id. Leave it out to use the %q folder.", truncate(req.FolderID, 60), s.cfg.FolderName)
+		}
+		c.Folder = id
+	}
+	return c, nil
+}
+
+// folderID accepts a folder id, or an mcp-file:// handle wrapping one.
+func folderID(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(strings.ToLower(s), "mcp-file://") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.RawQuery != "" || u.Fragment != "" {
+		return ""
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}

@@ -1,0 +1,97 @@
+package upload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/drivemail/drivemail/store"
+)
+
+// Limits is what the uploads need from the store: single-use keys and
+// per-user counters that every replica shares. store.Store satisfies it.
+type Limits interface {
+	// UseOnce records the first use of key until expires; a second use
+	// before then fails with store.ErrUsed.
+	UseOnce(ctx context.Context, key string, expires time.Time) error
+	// Hit counts one event for key in the current fixed window and
+	// returns the count so far.
+	Hit(ctx context.Context, key string, window time.Duration) (int64, error)
+}
+
+// rateLimit counts one event of kind for the user and refuses past max
+// per window, saying when the window ends.
+func (s *Service) rateLimit(ctx context.Context, kind, userID string, max int) error {
+	n, err := s.cfg.Limits.Hit(ctx, kind+":"+userID, s.cfg.RateWindow)
+	if err != nil {
+		return fmt.Errorf("upload: rate limit: %w", err)
+	}
+	if n <= int64(max) {
+		return nil
+	}
+	now := s.cfg.Now()
+	wait := now.Truncate(s.cfg.RateWindow).Add(s.cfg.RateWindow).Sub(now)
+	e := refuse(http.StatusTooManyRequests, "Too many uploads: at most %d every %s per user. Try again in %s.",
+		max, s.cfg.RateWindow, wait.Round(time.Second))
+	e.RetryAfter = wait
+	return e
+}
+
+// useTicket spends the ticket's nonce, on any replica, exactly once.
+func (s *Service) useTicket(ctx context.Context, p permit) error {
+	err := s.cfg.Limits.UseOnce(ctx, "upload-ticket:"+p.nonce, p.expires.Add(time.Minute))
+	if errors.Is(err, store.ErrUsed) {
+		return refuse(http.StatusConflict, "This upload URL was already used; each works once. Ask request_upload for a new one.")
+	}
+	if err != nil {
+		return fmt.Errorf("upload: use ticket: %w", err)
+	}
+	return nil
+}
+
+// slots bounds the uploads running at once on this replica, per user and
+// in all. Each running upload holds one Drive chunk buffer, so the total
+// bounds the memory uploads take.
+type slots struct {
+	mu      sync.Mutex
+	perUser map[string]int
+	total   int
+	maxUser int
+	maxAll  int
+}
+
+func newSlots(maxUser, maxAll int) *slots {
+	return &slots{perUser: map[string]int{}, maxUser: maxUser, maxAll: maxAll}
+}
+
+// take claims a slot for the user, or refuses; release gives it back.
+func (s *slots) take(userID string) (release func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perUser[userID] >= s.maxUser {
+		e := refuse(http.StatusTooManyRequests, "You already have %d uploads running, the most allowed at once. Wait for one to finish, then try again.", s.maxUser)
+		e.RetryAfter = 10 * time.Second
+		return nil, e
+	}
+	if s.total >= s.maxAll {
+		e := refuse(http.StatusServiceUnavailable, "This server is busy with other uploads. Try again in a minute.")
+		e.RetryAfter = 30 * time.Second
+		return nil, e
+	}
+	s.perUser[userID]++
+	s.total++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.total--
+			if s.perUser[userID]--; s.perUser[userID] <= 0 {
+				delete(s.perUser, userID)
+			}
+		})
+	}, nil
+}

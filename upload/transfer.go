@@ -1,0 +1,193 @@
+package upload
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/exportfmt"
+)
+
+// receive runs one upload: the checks that need no body, admission, the
+// request up to the file, the ticket's bindings, then the stream into
+// Drive. It returns the result or the refusal to answer with.
+func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (Result, error) {
+	if err := s.checkLength(r, p); err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.MaxDuration)
+	defer cancel()
+	if err := s.rateLimit(ctx, "upload", p.userID, s.cfg.RatePerWindow); err != nil {
+		return Result{}, err
+	}
+	release, err := s.slots.take(p.userID)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+
+	rc := http.NewResponseController(w)
+	// A server-wide write timeout would cut a long upload's answer; the
+	// read side is paced instead, and MaxDuration caps the whole.
+	_ = rc.SetWriteDeadline(time.Time{})
+	b := &budget{r: r.Body, left: fieldsBudget}
+	body := newPaced(b, rc, s.cfg.IdleTimeout, s.cfg.MinBytes)
+	q, err := readRequest(r, body, b, s.cfg.MaxBytes)
+	if err != nil {
+		return Result{}, err
+	}
+	nf, err := s.newFile(q, p)
+	if err != nil {
+		return Result{}, err
+	}
+	if p.ticket {
+		if err := s.useTicket(ctx, p); err != nil {
+			return Result{}, err
+		}
+	}
+	dc, err := s.driveFor(ctx, p.userID)
+	if err != nil {
+		return Result{}, err
+	}
+	folderGiven := nf.ParentID != ""
+	if !folderGiven {
+		if nf.ParentID, err = dc.FolderInRoot(ctx, s.cfg.FolderName); err != nil {
+			return Result{}, googleRefusal(err, false)
+		}
+	}
+	file := bufio.NewReaderSize(q.file, 64<<10)
+	if nf.MimeType == "" {
+		nf.MimeType = sniff(file)
+	}
+	c := newContent(file, s.cfg.MaxBytes, p.size, p.sha256, q.atEnd)
+	f, err := dc.Upload(ctx, nf, c)
+	if c.failed != nil {
+		return Result{}, c.failed
+	}
+	if err != nil {
+		return Result{}, s.uploadRefusal(r.Context(), ctx, err, folderGiven)
+	}
+	if err := s.checkStored(ctx, dc, f, c); err != nil {
+		return Result{}, err
+	}
+	return Result{FileID: f.ID, Name: f.Name, MimeType: f.MimeType, Size: c.n, SHA256: c.sum, Handle: s.handle(f.ID)}, nil
+}
+
+// checkLength refuses, before reading anything, a body whose announced
+// length is past the limit or, for a raw body, differs from the size a
+// ticket declared. The ticket is not spent, so a corrected retry works.
+func (s *Service) checkLength(r *http.Request, p permit) error {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	form := strings.HasPrefix(mt, "multipart/")
+	limit := s.cfg.MaxBytes
+	if form {
+		limit += fieldsBudget + trailerBudget // the form's own framing
+	}
+	if p.size > s.cfg.MaxBytes || r.ContentLength > limit {
+		return tooLarge(s.cfg.MaxBytes)
+	}
+	if !form && p.size >= 0 && r.ContentLength >= 0 && r.ContentLength != p.size {
+		return refuse(http.StatusUnprocessableEntity, "The request body has %d bytes, not the %d declared to request_upload; nothing was saved. Check you are sending the right file (this URL still works once).", r.ContentLength, p.size)
+	}
+	return nil
+}
+
+// newFile decides the Drive file's name, type and folder from the request
+// and the ticket, enforcing what the ticket fixed.
+func (s *Service) newFile(q *request, p permit) (drive.NewFile, error) {
+	nf := drive.NewFile{ID: p.fileID}
+	if p.ticket {
+		for _, n := range q.names {
+			if n != p.name {
+				return nf, refuse(http.StatusForbidden, "This upload URL was issued for a file named %q, not %q; nothing was saved. Upload it under the name it was issued for, or ask request_upload for a URL for %q.", p.name, n, n)
+			}
+		}
+		if q.folderID != "" && q.folderID != p.folderID {
+			return nf, refuse(http.StatusForbidden, "This upload URL fixes the folder the file goes to; leave folder_id out, or ask request_upload for a URL with that folder_id.")
+		}
+		nf.Name, nf.ParentID, nf.MimeType = p.name, p.folderID, p.mimeType
+	} else {
+		nf.Name, nf.ParentID = q.name(), q.folderID
+		if nf.Name == "" {
+			return nf, refuse(http.StatusBadRequest, "The file has no name. Send it as a form file (curl -F file=@report.pdf), or add ?name=report.pdf to the URL.")
+		}
+	}
+	if nf.ParentID != "" && !drive.ValidID(nf.ParentID) {
+		return nf, refuse(http.StatusBadRequest, "folder_id %q is not a Drive folder id (ids are letters, digits, '-' and '_'). Leave it out to use the %q folder.", truncate(nf.ParentID, 60), s.cfg.FolderName)
+	}
+	if nf.MimeType == "" {
+		nf.MimeType = q.mimeType
+	}
+	if nf.MimeType == "" {
+		if t := exportfmt.MimeTypeByName(nf.Name); t != exportfmt.OctetStream {
+			nf.MimeType = t
+		}
+	}
+	if err := checkType(nf.MimeType); err != nil {
+		return nf, err
+	}
+	return nf, nil
+}
+
+// checkType refuses Google's own types: Drive would convert the bytes
+// into a Doc or Sheet instead of keeping the file as sent.
+func checkType(mt string) error {
+	if strings.HasPrefix(mt, "application/vnd.google-apps.") {
+		return refuse(http.StatusUnsupportedMediaType, "%q is a Google Docs type; uploads keep the file as it is. Send the file's own type (such as application/pdf), or none.", mt)
+	}
+	return nil
+}
+
+// sniff guesses the type from the first bytes when nothing else said it.
+// A read error here shows up again on the next read, where it is handled.
+func sniff(r *bufio.Reader) string {
+	head, _ := r.Peek(sniffLen)
+	if len(head) == 0 {
+		return exportfmt.OctetStream
+	}
+	mt, _, err := mime.ParseMediaType(http.DetectContentType(head))
+	if err != nil {
+		return exportfmt.OctetStream
+	}
+	return mt
+}
+
+// driveFor returns a Drive client acting as the user.
+func (s *Service) driveFor(ctx context.Context, userID string) (driveAPI, error) {
+	hc, err := s.cfg.Clients.Client(ctx, userID)
+	if err != nil {
+		return nil, googleRefusal(err, false)
+	}
+	return s.newDrive(ctx, hc)
+}
+
+// uploadRefusal explains a Drive upload that failed for a reason other
+// than the content: the client went away, the upload took too long, or
+// Drive refused.
+func (s *Service) uploadRefusal(reqCtx, ctx context.Context, err error, folderGiven bool) error {
+	switch {
+	case reqCtx.Err() != nil:
+		return readRefusal(reqCtx.Err())
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return refuse(http.StatusRequestTimeout, "The upload took longer than %s, so nothing was saved. Send a smaller file or use a faster connection.", s.cfg.MaxDuration).because(err)
+	}
+	return googleRefusal(err, folderGiven)
+}
+
+// checkStored compares what Drive says it stored with what was sent. A
+// file that does not match is deleted: a wrong file must not stand.
+func (s *Service) checkStored(ctx context.Context, dc driveAPI, f drive.File, c *content) error {
+	sizeOK := f.Size == c.n || (f.Size == 0 && f.SHA256 == "")
+	if sizeOK && (f.SHA256 == "" || strings.EqualFold(f.SHA256, c.sum)) {
+		return nil
+	}
+	if err := dc.DeleteFile(ctx, f.ID); err != nil {
+		s.cfg.Logger.ErrorContext(ctx, "upload: could not delete a file Drive stored wrongly", "file_id", f.ID, "error", err)
+	}
+	return refuse(http.StatusBadGateway, "Google Drive stored something other than the bytes sent, so the file was removed. Try the upload again.")
+}

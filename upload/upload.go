@@ -1,0 +1,283 @@
+// Package upload serves drivemail's upload endpoint (CONTRACT.md): a file
+// from the user's disk streams into their Google Drive and its id comes
+// back, so a file that was never in Drive can still be attached by id.
+//
+//   - POST /upload, behind the bearer check: a multipart/form-data body
+//     with one file part, or the raw file as the body.
+//   - PUT or POST /upload/<ticket>: the same without a bearer token, with
+//     a short-lived single-use ticket from the request_upload tool.
+//
+// The body streams through a byte counter and SHA-256 into a Drive
+// resumable files.create: no temporary file, one chunk buffer per upload.
+// Anything wrong with the bytes (too large, not what the ticket declared,
+// cut off) fails the stream before its end, so the Drive client never
+// sends the final chunk and no file is created.
+package upload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/identity"
+)
+
+// Defaults for Config.
+const (
+	DefaultMaxBytes      = 1 << 30
+	DefaultTicketTTL     = 15 * time.Minute
+	DefaultFolderName    = "drivemail uploads"
+	DefaultRatePerWindow = 30
+	DefaultRateWindow    = 10 * time.Minute
+	DefaultMaxPerUser    = 4
+	DefaultMaxConcurrent = 32
+	DefaultIdleTimeout   = 30 * time.Second
+	DefaultMinBytes      = 32 << 10
+	DefaultMaxDuration   = 2 * time.Hour
+)
+
+// Google scopes that let drivemail create files in the user's Drive.
+const (
+	scopeDriveFile = "https://www.googleapis.com/auth/drive.file"
+	scopeDrive     = "https://www.googleapis.com/auth/drive"
+)
+
+// GoogleClients gives an *http.Client that calls Google as a user;
+// *googleauth.Service satisfies it.
+type GoogleClients interface {
+	Client(ctx context.Context, userID string) (*http.Client, error)
+}
+
+// Config configures the upload service. BaseURL, Secrets, Clients and
+// Limits are required; zero values elsewhere take the defaults above.
+type Config struct {
+	// BaseURL is the server's public origin: tickets are BASE/upload/…
+	// and handles mcp-file://<its host>/<file id>.
+	BaseURL *url.URL
+	// Secrets are the --secret keys: the first signs tickets, all verify.
+	Secrets   [][]byte
+	Endpoints google.Endpoints
+	Clients   GoogleClients
+	Limits    Limits
+	// MaxBytes is the largest file accepted.
+	MaxBytes int64
+	// TicketTTL is how long a request_upload URL stays valid.
+	TicketTTL time.Duration
+	// FolderName is the folder in My Drive that uploads go to when the
+	// request names none.
+	FolderName string
+	// RatePerWindow uploads (and twice as many tickets) per user in each
+	// RateWindow, counted in the store so replicas share the count.
+	RatePerWindow int
+	RateWindow    time.Duration
+	// MaxPerUser and MaxConcurrent bound the uploads running at once on
+	// this replica, per user and in all.
+	MaxPerUser    int
+	MaxConcurrent int
+	// IdleTimeout and MinBytes set the slowest client accepted: each
+	// IdleTimeout must bring MinBytes. MaxDuration caps one upload.
+	IdleTimeout time.Duration
+	MinBytes    int64
+	MaxDuration time.Duration
+	Logger      *slog.Logger
+	Now         func() time.Time
+}
+
+// Service serves the upload routes and issues tickets. It is safe for
+// concurrent use.
+type Service struct {
+	cfg      Config
+	signer   *signer
+	slots    *slots
+	newDrive func(ctx context.Context, hc *http.Client) (driveAPI, error)
+}
+
+// driveAPI is the part of *drive.Client uploads use.
+type driveAPI interface {
+	Upload(ctx context.Context, nf drive.NewFile, r io.Reader) (drive.File, error)
+	GenerateID(ctx context.Context) (string, error)
+	DeleteFile(ctx context.Context, id string) error
+	FolderInRoot(ctx context.Context, name string) (string, error)
+}
+
+// New checks cfg, fills in defaults and returns the service.
+func New(cfg Config) (*Service, error) {
+	if cfg.BaseURL == nil || cfg.BaseURL.Host == "" {
+		return nil, errors.New("upload: a base URL with a host is required")
+	}
+	if cfg.Clients == nil || cfg.Limits == nil {
+		return nil, errors.New("upload: Google clients and a store for limits are required")
+	}
+	sg, err := newSigner(cfg.Secrets)
+	if err != nil {
+		return nil, err
+	}
+	setDefaults(&cfg)
+	s := &Service{cfg: cfg, signer: sg, slots: newSlots(cfg.MaxPerUser, cfg.MaxConcurrent)}
+	s.newDrive = func(ctx context.Context, hc *http.Client) (driveAPI, error) {
+		return drive.New(ctx, hc, cfg.Endpoints)
+	}
+	return s, nil
+}
+
+func setDefaults(cfg *Config) {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.MinBytes <= 0 {
+		cfg.MinBytes = DefaultMinBytes
+	}
+	if cfg.FolderName == "" {
+		cfg.FolderName = DefaultFolderName
+	}
+	def(&cfg.RatePerWindow, DefaultRatePerWindow)
+	def(&cfg.MaxPerUser, DefaultMaxPerUser)
+	def(&cfg.MaxConcurrent, DefaultMaxConcurrent)
+	defDur(&cfg.TicketTTL, DefaultTicketTTL)
+	defDur(&cfg.RateWindow, DefaultRateWindow)
+	defDur(&cfg.IdleTimeout, DefaultIdleTimeout)
+	defDur(&cfg.MaxDuration, DefaultMaxDuration)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+}
+
+// Result is the 201 answer of an upload (CONTRACT.md).
+type Result struct {
+	FileID   string `json:"file_id"`
+	Name     string `json:"name"`
+	MimeType string `json:"mime_type"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256"`
+	Handle   string `json:"handle"`
+}
+
+// permit is what one upload request may do: whose Drive it writes, and
+// what a ticket fixed. A direct upload fixes nothing but the user.
+type permit struct {
+	userID   string
+	ticket   bool
+	name     string
+	mimeType string
+	size     int64 // -1: not declared
+	sha256   string
+	folderID string
+	fileID   string
+	// nonce and expires identify the ticket, spent when the upload starts.
+	nonce   string
+	expires time.Time
+}
+
+// Direct serves POST /upload. It must run behind the bearer check, which
+// puts the identity.User in the request's context.
+func (s *Service) Direct() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, ok := identity.FromContext(r.Context())
+		if !ok {
+			s.fail(w, r, "", refuse(http.StatusUnauthorized, "Sign in first: send Authorization: Bearer <access token>, or use a URL from request_upload."))
+			return
+		}
+		if err := checkScopes(u); err != nil {
+			s.fail(w, r, u.ID, err)
+			return
+		}
+		s.serve(w, r, permit{userID: u.ID, size: -1})
+	})
+}
+
+// Ticket serves PUT and POST /upload/{ticket}; the ticket is the only
+// credential.
+func (s *Service) Ticket() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.signer.verify(r.PathValue("ticket"), s.cfg.Now())
+		switch {
+		case errors.Is(err, errTicketExpired):
+			s.fail(w, r, c.User, refuse(http.StatusGone, "This upload URL expired at %s. Ask request_upload for a new one.",
+				time.Unix(c.Expires, 0).UTC().Format("15:04:05 UTC")).because(err))
+			return
+		case err != nil:
+			s.fail(w, r, "", refuse(http.StatusForbidden, "This upload URL is not valid: it was changed, cut short, or issued by another server. Ask request_upload for a new one.").because(err))
+			return
+		}
+		p := permit{userID: c.User, ticket: true, name: c.Name, mimeType: c.MimeType, size: -1,
+			sha256: c.SHA256, folderID: c.Folder, fileID: c.FileID, nonce: c.Nonce, expires: time.Unix(c.Expires, 0)}
+		if c.Size > 0 {
+			p.size = c.Size
+		}
+		s.serve(w, r, p)
+	})
+}
+
+// serve runs one upload and answers it.
+func (s *Service) serve(w http.ResponseWriter, r *http.Request, p permit) {
+	start := s.cfg.Now()
+	res, err := s.receive(w, r, p)
+	if err != nil {
+		s.fail(w, r, p.userID, err)
+		return
+	}
+	s.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "upload stored",
+		slog.String("user", p.userID), slog.String("file_id", res.FileID), slog.Int64("size", res.Size),
+		slog.String("mime_type", res.MimeType), slog.Bool("ticket", p.ticket),
+		slog.Duration("duration", s.cfg.Now().Sub(start)))
+	writeJSON(w, http.StatusCreated, res)
+}
+
+// fail logs a failed upload (the cause, never a token, body or Google
+// error text: drive errors carry none) and answers it. The connection is
+// closed, since the rest of a refused body is not worth reading.
+func (s *Service) fail(w http.ResponseWriter, r *http.Request, userID string, err error) {
+	var e *Error
+	level := slog.LevelWarn
+	if !errors.As(err, &e) || e.Status >= 500 {
+		level = slog.LevelError
+	}
+	attrs := []slog.Attr{slog.String("user", userID), slog.String("error", err.Error())}
+	if cause := errors.Unwrap(err); e != nil && cause != nil {
+		attrs = append(attrs, slog.String("cause", cause.Error()))
+	}
+	s.cfg.Logger.LogAttrs(r.Context(), level, "upload refused", attrs...)
+	w.Header().Set("Connection", "close")
+	writeError(w, err)
+}
+
+func checkScopes(u identity.User) error {
+	if u.HasScope(scopeDriveFile) || u.HasScope(scopeDrive) {
+		return nil
+	}
+	return refuse(http.StatusForbidden, "drivemail may not add files to your Drive: the Google sign-in did not grant it. Reconnect drivemail (sign in again) and allow it to add files to your Drive.")
+}
+
+// handle is the mcp-file:// name of an uploaded file (CONTRACT.md).
+func (s *Service) handle(fileID string) string {
+	return "mcp-file://" + s.cfg.BaseURL.Host + "/" + fileID
+}
+
+// uploadURL is where a ticket is used.
+func (s *Service) uploadURL(ticket string) string {
+	return strings.TrimSuffix(s.cfg.BaseURL.String(), "/") + "/upload/" + ticket
+}
+
+// errNoUser: the context has no authenticated user (a wiring mistake).
+var errNoUser = fmt.Errorf("upload: no authenticated user in the context")
