@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,6 +74,7 @@ type harness struct {
 	srv    *httptest.Server
 	base   string
 	mux    *http.ServeMux
+	front  atomic.Pointer[http.Handler] // what the server runs: mux, or a balancer over replicas
 }
 
 var testSecret = bytes.Repeat([]byte{0x5a}, 32)
@@ -91,21 +93,26 @@ func newHarness(t *testing.T, opts options) *harness {
 		t.Cleanup(func() { h.store.Close() })
 	}
 	h.mux = http.NewServeMux()
-	h.srv = httptest.NewUnstartedServer(h.mux)
+	h.setFront(h.mux)
+	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*h.front.Load()).ServeHTTP(w, r)
+	}))
 	t.Cleanup(h.srv.Close)
 	h.base = opts.base
 	if h.base == "" {
 		h.base = "http://" + h.srv.Listener.Addr().String()
 	}
-	h.as = h.newAS()
+	h.as = h.newAS(h.store)
 	h.routes(h.mux, h.as)
 	h.srv.Start()
 	return h
 }
 
+func (h *harness) setFront(handler http.Handler) { h.front.Store(&handler) }
+
 // newAS builds an authorization server on the harness's store and Google:
 // a replica, when called again.
-func (h *harness) newAS() *oauth.Server {
+func (h *harness) newAS(st store.Store) *oauth.Server {
 	h.t.Helper()
 	ring, err := keyring.New([][]byte{testSecret}, googleauth.KeyPurpose)
 	if err != nil {
@@ -114,14 +121,14 @@ func (h *harness) newAS() *oauth.Server {
 	ga, err := googleauth.New(googleauth.Config{
 		Endpoints: google.Endpoints{Base: h.google.srv.URL}, ClientID: "drivemail-test.apps.googleusercontent.com",
 		ClientSecret: "test-secret", RedirectURL: h.base + "/oauth/callback", Drafts: h.opts.drafts,
-		Store: h.store, Keys: ring,
+		Store: st, Keys: ring,
 	})
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	h.ga = ga
 	as, err := oauth.New(oauth.Config{
-		BaseURL: h.base, Store: h.store, Google: ga, CIMD: h.opts.cimd, Now: h.clock.Now,
+		BaseURL: h.base, Store: st, Google: ga, CIMD: h.opts.cimd, Now: h.clock.Now,
 		AccessTTL: h.opts.accessTTL, RegistrationLimit: h.opts.regLimit,
 	})
 	if err != nil {
