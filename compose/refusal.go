@@ -3,6 +3,7 @@ package compose
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Refusal is a send that was refused for a reason the caller can fix.
@@ -31,11 +32,12 @@ func refuseErr(cause error, format string, args ...any) *Refusal {
 	return &Refusal{Reason: capitalize(fmt.Sprintf(format, args...)), Err: cause}
 }
 
-// capitalize starts a sentence that begins with a lower-case ASCII word
-// ("attachment 2 …") with a capital.
+// capitalize starts a sentence that begins with an entry's label
+// ("attachment 2 …") with a capital; field names such as body_html keep
+// their spelling.
 func capitalize(s string) string {
-	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
-		return string(s[0]-'a'+'A') + s[1:]
+	if strings.HasPrefix(s, "attachment ") {
+		return "A" + s[1:]
 	}
 	return s
 }

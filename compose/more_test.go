@@ -1,0 +1,134 @@
+package compose_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"net/mail"
+	"strings"
+	"testing"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
+)
+
+func tgzOf(t *testing.T, files map[string]int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for name, size := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(size)}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(bytes.Repeat([]byte("x"), size))
+	}
+	tw.Close()
+	gz.Close()
+	return buf.Bytes()
+}
+
+// TestTarGzInspectedWhileStreaming: a .tgz from Drive with a blocked
+// entry is refused as its bytes pass, and nothing is sent; a clean one goes.
+func TestTarGzInspectedWhileStreaming(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	bad := e.put(user, drivesvc.FileSpec{Name: "tools.tgz", Content: tgzOf(t, map[string]int{"readme.txt": 5000, "bin/run.exe": 10})})
+	good := e.put(user, drivesvc.FileSpec{Name: "docs.tar.gz", Content: tgzOf(t, map[string]int{"a.txt": 10, "b/c.pdf": 10})})
+	before := e.emu.Stats()
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "tgz", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: bad.ID}}}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "run.exe") || !strings.Contains(err.Error(), "Nothing was sent") {
+		t.Fatalf("err = %v, want a refusal naming run.exe that says nothing was sent", err)
+	}
+	outboxUnchanged(t, before, e.emu.Stats())
+	if _, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "tgz", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: good.ID}}}, compose.Options{}); err != nil {
+		t.Fatalf("clean tar.gz: %v", err)
+	}
+}
+
+// TestModelWrittenArchivesChecked: archives written into the call are
+// checked before anything is sent.
+func TestModelWrittenArchivesChecked(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	for name, data := range map[string][]byte{
+		"bundle.zip": zipOf(t, "ok.txt", "evil.js"),
+		"bundle.tgz": tgzOf(t, map[string]int{"evil.js": 3}),
+	} {
+		before := e.emu.Stats()
+		_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "x", BodyText: "hi",
+			Attachments: []compose.Attachment{{Name: name, Base64: base64.StdEncoding.EncodeToString(data)}}}, compose.Options{})
+		if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "evil.js") {
+			t.Errorf("%s: err = %v, want a refusal naming evil.js", name, err)
+		}
+		unchanged(t, before, e.emu.Stats())
+	}
+}
+
+// TestDriveTransientErrorsRetried: 503s on metadata and on opening a
+// download are retried, and one message goes.
+func TestDriveTransientErrorsRetried(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	f, b := e.putBytes("report.pdf", 50_000)
+	path := "/drive/v3/files/" + f.ID
+	for _, fl := range []emulator.Fault{
+		{Method: "GET", PathPrefix: path, Status: 503},           // metadata
+		{Method: "GET", PathPrefix: path, Delay: 1_000_000},      // metadata, retried
+		{Method: "GET", PathPrefix: path, Status: 429, Times: 2}, // download open, twice
+	} {
+		if err := e.emu.InjectFault(fl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "retry", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if st := e.emu.Stats(); st.MessagesSent != 1 {
+		t.Errorf("messages sent = %d, want 1", st.MessagesSent)
+	}
+	_, root := goParse(t, e.raw(res.ID))
+	if l := root.leaves(); len(l) != 2 || shaHex(l[1].Body) != shaHex(b) {
+		t.Errorf("attachment does not match Drive's bytes")
+	}
+}
+
+// TestReplyThreads: thread_id joins the thread, in_reply_to becomes
+// In-Reply-To and References.
+func TestReplyThreads(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	first, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Plan", BodyText: "v1"}, compose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mail.ReadMessage(bytes.NewReader(e.raw(first.ID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgID := m.Header.Get("Message-Id")
+	reply, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Re: Plan", BodyText: "v2",
+		ThreadID: first.ThreadID, InReplyTo: msgID}, compose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.ThreadID != first.ThreadID {
+		t.Errorf("reply thread %q, want %q", reply.ThreadID, first.ThreadID)
+	}
+	r, err := mail.ReadMessage(bytes.NewReader(e.raw(reply.ID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Header.Get("In-Reply-To") != msgID || r.Header.Get("References") != msgID {
+		t.Errorf("In-Reply-To %q, References %q; want %q", r.Header.Get("In-Reply-To"), r.Header.Get("References"), msgID)
+	}
+	if r.Header.Get("Message-Id") == msgID {
+		t.Errorf("the reply reused the first message's id")
+	}
+	_, err = e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "x", BodyText: "x", ThreadID: "not a thread!"}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "thread_id") {
+		t.Errorf("bad thread id: err = %v", err)
+	}
+}
