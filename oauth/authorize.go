@@ -3,9 +3,11 @@ package oauth
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -27,6 +29,9 @@ var s256Challenge = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 // after, they go back to the client as error= redirects (RFC 6749 §4.1.2.1).
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if !s.underLimit(w, r, "authorize", s.cfg.AuthorizeLimit) {
+		return
+	}
 	q := r.URL.Query()
 	for k, v := range q {
 		if len(v) > 1 {
@@ -108,6 +113,23 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.consentPage(w, c, redirectURI, id, csrf)
+}
+
+// underLimit counts an authorization request against the caller's hourly
+// allowance; past it, it shows a page and returns false.
+func (s *Server) underLimit(w http.ResponseWriter, r *http.Request, what string, limit int) bool {
+	n, err := s.cfg.Store.Hit(r.Context(), what+":"+s.cfg.ClientIP(r), time.Hour)
+	if err != nil {
+		s.logger.Error("rate limit", "err", err)
+		s.errorPage(w, http.StatusServiceUnavailable, "drivemail cannot start an authorization right now.", "Try again in a moment.")
+		return false
+	}
+	if n > int64(limit) {
+		w.Header().Set("Retry-After", "3600")
+		s.errorPage(w, http.StatusTooManyRequests, fmt.Sprintf("Too many authorization attempts from this address (at most %d an hour).", limit), "Wait an hour, then connect again.")
+		return false
+	}
+	return true
 }
 
 // clientErrorPage explains why a client_id is not usable.

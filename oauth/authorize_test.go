@@ -335,4 +335,17 @@ func TestGoogleDenialAndPartialGrants(t *testing.T) {
 	}
 }
 
-var _ = time.Second
+func TestAuthorizeRateLimit(t *testing.T) {
+	h := newHarness(t, options{authLimit: 2})
+	a := h.newAuthRequest(h.publicClient())
+	for range 2 {
+		consentForm(t, newBrowser(t).get(a.url(h.base)))
+	}
+	p := newBrowser(t).get(a.url(h.base))
+	assertErrorPage(t, p, http.StatusTooManyRequests, "at most 2 an hour")
+	if p.header.Get("Retry-After") == "" {
+		t.Error("no Retry-After")
+	}
+	h.clock.Advance(time.Hour)
+	consentForm(t, newBrowser(t).get(a.url(h.base)))
+}

@@ -59,6 +59,7 @@ type options struct {
 	cimd      *cimd.Fetcher
 	accessTTL time.Duration
 	regLimit  int
+	authLimit int
 }
 
 // harness is one drivemail authorization server with a protected
@@ -129,7 +130,7 @@ func (h *harness) newAS(st store.Store) *oauth.Server {
 	h.ga = ga
 	as, err := oauth.New(oauth.Config{
 		BaseURL: h.base, Store: st, Google: ga, CIMD: h.opts.cimd, Now: h.clock.Now,
-		AccessTTL: h.opts.accessTTL, RegistrationLimit: h.opts.regLimit,
+		AccessTTL: h.opts.accessTTL, RegistrationLimit: h.opts.regLimit, AuthorizeLimit: h.opts.authLimit,
 	})
 	if err != nil {
 		h.t.Fatal(err)

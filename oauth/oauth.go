@@ -34,7 +34,8 @@ const (
 	DefaultRefreshTTL        = 30 * 24 * time.Hour
 	DefaultCodeTTL           = 5 * time.Minute
 	DefaultAuthRequestTTL    = 15 * time.Minute
-	DefaultRegistrationLimit = 30 // per client IP per hour
+	DefaultRegistrationLimit = 30  // per client IP per hour
+	DefaultAuthorizeLimit    = 300 // per client IP per hour
 )
 
 // Config configures the authorization server.
@@ -54,6 +55,9 @@ type Config struct {
 	// RegistrationLimit is how many registrations one client IP may make
 	// per hour (default 30).
 	RegistrationLimit int
+	// AuthorizeLimit is how many authorization requests one client IP may
+	// start per hour (default 300): each one stores a pending request.
+	AuthorizeLimit int
 	// ClientIP names the caller for rate limits (default: the connection's
 	// address; behind a proxy, supply one that trusts its header).
 	ClientIP func(*http.Request) string
@@ -93,6 +97,9 @@ func New(cfg Config) (*Server, error) {
 	cfg.AuthRequestTTL = orDefault(cfg.AuthRequestTTL, DefaultAuthRequestTTL)
 	if cfg.RegistrationLimit <= 0 {
 		cfg.RegistrationLimit = DefaultRegistrationLimit
+	}
+	if cfg.AuthorizeLimit <= 0 {
+		cfg.AuthorizeLimit = DefaultAuthorizeLimit
 	}
 	if cfg.ClientIP == nil {
 		cfg.ClientIP = remoteIP
