@@ -19,8 +19,11 @@ type gridRange struct {
 
 var errRange = errors.New("unparsable range")
 
-// maxGridIndex bounds row and column numbers in a range.
-const maxGridIndex = 10_000_000
+// Bounds of row and column numbers in a range: Sheets stops at column ZZZ.
+const (
+	maxGridIndex = 10_000_000
+	maxColumns   = 18278
+)
 
 // parseA1 reads an A1 range against tabs: "Sheet1!A1:C3", "'My tab'!B:B",
 // "Sheet1" (the whole tab), "A1:B2" (on the first tab), "Sheet1!2:4".
@@ -41,6 +44,9 @@ func parseA1(s string, tabs []*tab) (gridRange, error) {
 		t, cells = tabs[0], s
 	}
 	g := gridRange{tab: t, endRow: -1, endCol: -1}
+	if hasBang && cells == "" {
+		return gridRange{}, errRange
+	}
 	if cells == "" {
 		g.wholeSheet = true
 		return g, nil
@@ -127,7 +133,7 @@ func parseCell(s string) (col, row int, err error) {
 			col = 0
 		}
 		col = col*26 + int(s[i]-'A'+1)
-		if col > maxGridIndex {
+		if col > maxColumns {
 			return 0, 0, errRange
 		}
 		i++

@@ -122,7 +122,7 @@ func scanLines(data []byte, atEOF bool) (int, []byte, error) {
 	if i := bytes.IndexByte(data, '\n'); i >= 0 && i <= maxParagraph {
 		return i + 1, bytes.TrimSuffix(data[:i], []byte("\r")), nil
 	}
-	if len(data) >= maxParagraph {
+	if len(data) > maxParagraph {
 		cut := maxParagraph
 		for cut > 0 && cut < len(data) && !utf8.RuneStart(data[cut]) {
 			cut--
@@ -172,7 +172,7 @@ func textParagraphs(r io.Reader, plain bool, fn func(render.Paragraph) error) er
 const maxHTMLConvert = 16 << 20
 
 var (
-	htmlDrop = regexp.MustCompile(`(?is)<(head|script|style|title)\b.*?</(head|script|style|title)\s*>|<!--.*?-->`)
+	htmlDrop = regexp.MustCompile(`(?is)<(head|script|style|title)\b.*?</(head|script|style|title)\s*>|<!--.*?-->|<![^>]*>|<\?[^>]*>`)
 	htmlTag  = regexp.MustCompile(`<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*>`)
 	spaces   = regexp.MustCompile(`\s+`)
 )
@@ -234,6 +234,10 @@ var errTooLargeToConvert = errors.New("the document is too large to convert")
 
 // csvTab reads a CSV (or, with comma '\t', a TSV) into a tab.
 func csvTab(r io.Reader, title string, comma rune) (*tab, error) {
+	return csvTabLimit(r, title, comma, maxCellsPerFile)
+}
+
+func csvTabLimit(r io.Reader, title string, comma rune, maxCells int) (*tab, error) {
 	cr := csv.NewReader(r)
 	cr.Comma = comma
 	cr.FieldsPerRecord = -1
@@ -248,7 +252,7 @@ func csvTab(r io.Reader, title string, comma rune) (*tab, error) {
 		if err != nil {
 			return nil, fmt.Errorf("csv: %w", err)
 		}
-		if cells += len(rec); cells > maxCellsPerFile {
+		if cells += len(rec); cells > maxCells {
 			return nil, errTooManyCells
 		}
 		t.rows = append(t.rows, rec)
