@@ -58,8 +58,8 @@ func scanCIDs(s string) []cidRef {
 				end--
 			}
 		}
-		if end > start {
-			refs = append(refs, cidRef{start: start, end: end, name: decodeCID(s[start:end])})
+		if name := strings.TrimSpace(s[start:end]); name != "" {
+			refs = append(refs, cidRef{start: start, end: end, name: decodeCID(name)})
 		}
 		i = end
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -185,3 +186,5 @@ func build(t testing.TB, m Message) ([]byte, Written) {
 func base() Message {
 	return Message{From: "Sender <sender@example.com>", To: []string{"rcpt@example.org"}, Subject: "Hello"}
 }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

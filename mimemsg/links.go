@@ -22,8 +22,9 @@ type Link struct {
 // a line "Name: URL" each in the text, a list of <a href> in the HTML
 // (names and URLs escaped; inserted before </body> when there is one). An
 // empty HTML body stays empty; an empty text body gets just the list.
-// Every URL must be an absolute https URL without user info, spaces or
-// control characters; otherwise the error is an *InputError.
+// Every URL must be an absolute https URL without user info, spaces,
+// control characters or characters RFC 3986 does not allow; otherwise the
+// error is an *InputError.
 func AddLinks(text, htmlBody string, links []Link) (newText, newHTML string, err error) {
 	if len(links) == 0 {
 		return text, htmlBody, nil
@@ -70,6 +71,9 @@ func checkLinkURL(raw string) error {
 	}
 	if strings.ContainsFunc(raw, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }) {
 		return bad("it contains spaces or control characters")
+	}
+	if strings.ContainsAny(raw, "\"<>\\`{}|^") {
+		return bad("it contains characters a URL may not hold unescaped")
 	}
 	u, err := url.Parse(raw)
 	switch {
