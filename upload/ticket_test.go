@@ -1,0 +1,314 @@
+package upload_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/drivemail/drivemail/tools"
+	"github.com/drivemail/drivemail/upload"
+)
+
+func TestTicketWorksOnceThenIsRefused(t *testing.T) {
+	e := newEnv(t)
+	u := e.signIn("ann@example.com")
+	data := pattern(70_000)
+	tk := e.ticket(u, tools.UploadRequest{Name: "Q3 report.pdf", Size: int64(len(data)), SHA256: sha(data)})
+	if tk.Method != http.MethodPut || !strings.HasPrefix(tk.UploadURL, e.base+"/upload/t1.") {
+		t.Fatalf("ticket = %+v", tk)
+	}
+	if want := e.clock.Now().Add(upload.DefaultTicketTTL); !tk.ExpiresAt.Equal(want) {
+		t.Errorf("expires_at = %v, want %v", tk.ExpiresAt, want)
+	}
+	// No bearer token: the ticket is the credential.
+	e.mustStore(e.sendRaw(http.MethodPut, ticketPath(tk), "", data), data, "Q3 report.pdf", "application/pdf")
+	again := e.sendRaw(http.MethodPut, ticketPath(tk), "", data)
+	if again.status != http.StatusConflict || !strings.Contains(again.errMsg, "already used") {
+		t.Errorf("second use: %d %s", again.status, again.raw)
+	}
+	if n := len(e.files(u)); n != 1 {
+		t.Errorf("%d files after a ticket was used twice, want 1", n)
+	}
+}
+
+func TestTicketTakesAFormPOST(t *testing.T) {
+	e := newEnv(t)
+	u := e.signIn("ann@example.com")
+	tk := e.ticket(u, tools.UploadRequest{Name: "notes.md", MimeType: "text/x-markdown"})
+	a := e.postForm(ticketPath(tk), "", part{field: "file", filename: "notes.md", contentType: "text/plain", data: []byte("# hi")})
+	// The type given to request_upload wins over the part's.
+	e.mustStore(a, []byte("# hi"), "notes.md", "text/x-markdown")
+}
+
+func TestTicketExpires(t *testing.T) {
+	e := newEnv(t)
+	u := e.signIn("ann@example.com")
+	early := e.ticket(u, tools.UploadRequest{Name: "a.txt"})
+	late := e.ticket(u, tools.UploadRequest{Name: "b.txt"})
+	e.clock.Advance(upload.DefaultTicketTTL - time.Second)
+	e.mustStore(e.sendRaw(http.MethodPut, ticketPath(early), "", []byte("a")), []byte("a"), "a.txt", "text/plain")
+	e.clock.Advance(time.Second)
+	a := e.sendRaw(http.MethodPut, ticketPath(late), "", []byte("b"))
+	if a.status != http.StatusGone || !strings.Contains(a.errMsg, "expired") || !strings.Contains(a.errMsg, "request_upload") {
+		t.Errorf("expired ticket: %d %s", a.status, a.raw)
+	}
+	if n := len(e.files(u)); n != 1 {
+		t.Errorf("%d files, want only the one sent in time", n)
+	}
+}
+
+// reclaim decodes a ticket's claims, lets edit change them, and puts the
+// ticket back together with its original signature.
+func reclaim(t *testing.T, tk tools.UploadTicket, edit func(map[string]any)) string {
+	t.Helper()
+	path := ticketPath(tk)
+	raw := strings.TrimPrefix(path, "/upload/")
+	body, sig, _ := strings.Cut(strings.TrimPrefix(raw, "t1."), ".")
+	js, err := base64.RawURLEncoding.DecodeString(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(js, &c); err != nil {
+		t.Fatal(err)
+	}
+	edit(c)
+	js, _ = json.Marshal(c)
+	return "/upload/t1." + base64.RawURLEncoding.EncodeToString(js) + "." + sig
+}
+
+func TestTicketCannotBeUsedForAnotherUser(t *testing.T) {
+	e := newEnv(t)
+	ann := e.signIn("ann@example.com")
+	bob := e.signIn("bob@example.com")
+	tk := e.ticket(ann, tools.UploadRequest{Name: "a.txt"})
+	forged := reclaim(t, tk, func(c map[string]any) { c["u"] = bob.id })
+	a := e.sendRaw(http.MethodPut, forged, "", []byte("x"))
+	e.mustRefuse(a, http.StatusForbidden, bob, "not valid")
+	// Bob's own bearer token does not make Ann's ticket his.
+	b := e.sendRaw(http.MethodPut, ticketPath(tk), bob.token, []byte("x"))
+	if b.status != http.StatusCreated {
+		t.Fatalf("ticket use: %d %s", b.status, b.raw)
+	}
+	if len(e.files(bob)) != 0 || len(e.files(ann)) != 1 {
+		t.Errorf("bob has %d files, ann %d; the file belongs in Ann's Drive", len(e.files(bob)), len(e.files(ann)))
+	}
+	// A ticket signed with another server's secret is refused as well.
+	other := newEnv(t)
+	foreign := other.ticket(other.signIn("ann@example.com"), tools.UploadRequest{Name: "a.txt"})
+	c := e.sendRaw(http.MethodPut, ticketPath(foreign), "", []byte("x"))
+	if c.status != http.StatusForbidden {
+		t.Errorf("foreign ticket: %d %s", c.status, c.raw)
+	}
+	for name, path := range map[string]string{
+		"cut short":   ticketPath(tk)[:40],
+		"no dot":      "/upload/t1.abc",
+		"bad base64":  "/upload/t1.!!!.!!!",
+		"other issue": strings.Replace(ticketPath(tk), "/upload/t1.", "/upload/t2.", 1),
+		"huge":        "/upload/t1." + strings.Repeat("A", 3000) + ".x",
+	} {
+		if a := e.sendRaw(http.MethodPut, path, "", []byte("x")); a.status != http.StatusForbidden {
+			t.Errorf("%s: %d %s", name, a.status, a.raw)
+		}
+	}
+}
+
+func TestTicketCannotBeUsedForAnotherName(t *testing.T) {
+	e := newEnv(t)
+	u := e.signIn("ann@example.com")
+	tk := e.ticket(u, tools.UploadRequest{Name: "report.pdf"})
+	refusals := map[string]answer{
+		"form filename": e.postForm(ticketPath(tk), "", part{field: "file", filename: "evil.exe", data: []byte("MZ")}),
+		"form field":    e.postForm(ticketPath(tk), "", part{field: "name", data: []byte("evil.exe")}, part{field: "file", filename: "report.pdf", data: []byte("MZ")}),
+		"query":         e.sendRaw(http.MethodPut, ticketPath(tk)+"?name=evil.exe", "", []byte("MZ")),
+		"disposition":   e.sendRaw(http.MethodPut, ticketPath(tk), "", []byte("MZ"), "Content-Disposition", `attachment; filename="evil.exe"`),
+		"edited claims": e.sendRaw(http.MethodPut, reclaim(t, tk, func(c map[string]any) { c["n"] = "evil.exe" }), "", []byte("MZ")),
+	}
+	for name, a := range refusals {
+		want := []string{`"report.pdf"`}
+		if name == "edited claims" {
+			want = []string{"not valid"}
+		}
+		t.Run(name, func(t *testing.T) {
+			e.t = t
+			e.mustRefuse(a, http.StatusForbidden, u, want...)
+		})
+	}
+	// Refusing a wrong name did not spend the ticket: the right file goes.
+	e.t = t
+	a := e.postForm(ticketPath(tk), "", part{field: "file", filename: "report.pdf", data: []byte("%PDF")})
+	e.mustStore(a, []byte("%PDF"), "report.pdf", "application/pdf")
+}
+
+func TestTicketBindsTheFolder(t *testing.T) {
+	e := newEnv(t)
+	u := e.signIn("ann@example.com")
+	first := e.mustStore(e.postForm("/upload", u.token, part{field: "file", filename: "a.txt", data: []byte("a")}), []byte("a"), "a.txt", "text/plain")
+	folder := first.Parents[0]
+	tk := e.ticket(u, tools.UploadRequest{Name: "b.txt", FolderID: "mcp-file://host/" + folder})
+	a := e.sendRaw(http.MethodPut, ticketPath(tk)+"?folder_id=1AbCdEfGhIjKlMnOpQrStUvWxYz012345", "", []byte("b"))
+	if a.status != http.StatusForbidden || !strings.Contains(a.errMsg, "folder") {
+		t.Errorf("other folder: %d %s", a.status, a.raw)
+	}
+	f := e.mustStore(e.sendRaw(http.MethodPut, ticketPath(tk), "", []byte("b")), []byte("b"), "b.txt", "text/plain")
+	if f.Parents[0] != folder {
+		t.Errorf("parents = %v, want [%s]", f.Parents, folder)
+	}
+}
+
+func TestDeclaredDigestOrSizeMismatchCreatesNothing(t *testing.T) {
+	big := pattern(9<<20 + 3) // past one 8 MiB chunk: a resumable upload
+	small := pattern(1000)
+	cases := []struct {
+		name    string
+		data    []byte
+		declare tools.UploadRequest
+		chunked bool // no Content-Length: the size is known only at the end
+		status  int
+		want    string
+	}{
+		{"sha256, small", small, tools.UploadRequest{SHA256: sha([]byte("other"))}, false, http.StatusUnprocessableEntity, "SHA-256"},
+		{"sha256, resumable", big, tools.UploadRequest{SHA256: sha(small)}, true, http.StatusUnprocessableEntity, "SHA-256"},
+		{"size, by Content-Length", small, tools.UploadRequest{Size: 999}, false, http.StatusUnprocessableEntity, "not the 999 declared"},
+		{"size, shorter, streamed", small, tools.UploadRequest{Size: 1001}, true, http.StatusUnprocessableEntity, "not the 1001 declared"},
+		{"size, longer, streamed", big, tools.UploadRequest{Size: 9 << 20}, true, http.StatusUnprocessableEntity, "larger than the 9437184 bytes declared"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			u := e.signIn("ann@example.com")
+			tc.declare.Name = "data.bin"
+			tk := e.ticket(u, tc.declare)
+			var body io.Reader = bytes.NewReader(tc.data)
+			if tc.chunked {
+				body = io.MultiReader(body) // hides the length: chunked encoding
+			}
+			req, _ := http.NewRequest(http.MethodPut, e.base+ticketPath(tk), body)
+			e.mustRefuse(e.do(req), tc.status, u, tc.want)
+			if st := e.emu.Stats(); st.UploadsFinished != 0 {
+				t.Errorf("%d uploads finished in Drive", st.UploadsFinished)
+			}
+		})
+	}
+}
+
+func TestDeclaredSizeMismatchUpFrontKeepsTheTicket(t *testing.T) {
+	e := newEnv(t)
+	u := e.signIn("ann@example.com")
+	data := pattern(1000)
+	tk := e.ticket(u, tools.UploadRequest{Name: "data.bin", Size: 1000, SHA256: sha(data)})
+	e.mustRefuse(e.sendRaw(http.MethodPut, ticketPath(tk), "", data[:999]), http.StatusUnprocessableEntity, u, "still works once")
+	e.mustStore(e.sendRaw(http.MethodPut, ticketPath(tk), "", data), data, "data.bin", "application/octet-stream")
+}
+
+func TestRequestUploadRefusals(t *testing.T) {
+	e := newEnv(t, func(c *upload.Config) { c.MaxBytes = 1 << 20 })
+	u := e.signIn("ann@example.com")
+	cases := map[string]struct {
+		req  tools.UploadRequest
+		want string
+	}{
+		"no name":        {tools.UploadRequest{Name: "  "}, "name"},
+		"bad type":       {tools.UploadRequest{Name: "a", MimeType: "pdf"}, "not a MIME type"},
+		"Google type":    {tools.UploadRequest{Name: "a", MimeType: "application/vnd.google-apps.document"}, "Google Docs type"},
+		"too large":      {tools.UploadRequest{Name: "a", Size: 1<<20 + 1}, "limit of 1 MiB"},
+		"negative size":  {tools.UploadRequest{Name: "a", Size: -1}, "not a file size"},
+		"bad sha256":     {tools.UploadRequest{Name: "a", SHA256: "abc"}, "64 hexadecimal"},
+		"bad folder":     {tools.UploadRequest{Name: "a", FolderID: "My Folder"}, "not a Drive folder id"},
+		"handle, no id":  {tools.UploadRequest{Name: "a", FolderID: "mcp-file://host/a/b"}, "not a Drive folder id"},
+		"folder, query'": {tools.UploadRequest{Name: "a", FolderID: "mcp-file://host/abc?x=1"}, "not a Drive folder id"},
+	}
+	for name, tc := range cases {
+		_, err := e.svc.RequestUpload(u.context(), tc.req)
+		var ue *upload.Error
+		if !errors.As(err, &ue) || !strings.Contains(ue.Error(), tc.want) || !ue.ModelFacing() {
+			t.Errorf("%s: err = %v, want a refusal saying %q", name, err, tc.want)
+		}
+	}
+	// At the limit is fine.
+	if _, err := e.svc.RequestUpload(u.context(), tools.UploadRequest{Name: "a", Size: 1 << 20}); err != nil {
+		t.Errorf("size at the limit: %v", err)
+	}
+	if _, err := e.svc.RequestUpload(context.Background(), tools.UploadRequest{Name: "a"}); err == nil {
+		t.Error("a context without a user got a ticket")
+	}
+}
+
+// bearer adds a drivemail token to every request.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The request_upload tool end to end: an MCP client asks for the URL, a
+// shell runs the curl line it returns, and the file is in Drive.
+func TestRequestUploadToolThenItsCurlLine(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	e := newEnv(t)
+	u := e.signIn("ann@example.com")
+	dir := t.TempDir()
+	data := pattern(123_456)
+	if err := os.WriteFile(filepath.Join(dir, "it's Q3.pdf"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "upload-test", Version: "1"}, nil)
+	tr := &sdk.StreamableClientTransport{Endpoint: e.base + "/mcp", HTTPClient: &http.Client{Transport: bearer(u.token)}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "request_upload", Arguments: map[string]any{
+		"name": "it's Q3.pdf", "size": len(data), "sha256": sha(data)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("request_upload refused: %+v", res.Content)
+	}
+	js, _ := json.Marshal(res.StructuredContent)
+	var tk tools.UploadTicket
+	if err := json.Unmarshal(js, &tk); err != nil {
+		t.Fatal(err)
+	}
+	if tk.Curl == "" || !strings.HasPrefix(tk.UploadURL, e.base+"/upload/") {
+		t.Fatalf("ticket = %+v", tk)
+	}
+	cmd := exec.Command("sh", "-c", tk.Curl)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", tk.Curl, err, out)
+	}
+	var r upload.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("curl printed %q", out)
+	}
+	e.mustStore(answer{status: http.StatusCreated, result: r}, data, "it's Q3.pdf", "application/pdf")
+	if tk.Handle != "" && tk.Handle != r.Handle {
+		t.Errorf("ticket promised %s, upload gave %s", tk.Handle, r.Handle)
+	}
+	if _, err := url.Parse(r.Handle); err != nil {
+		t.Error(err)
+	}
+}
