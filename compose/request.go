@@ -1,6 +1,3 @@
-// Package compose turns one send_email or create_draft request into one
-// Gmail message: resolve every attachment's metadata, plan, check limits,
-// and only then stream Drive content through the MIME writer into Gmail.
 package compose
 
 // Request is one message to send, or to save as a draft.

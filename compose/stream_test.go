@@ -2,9 +2,11 @@ package compose_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
@@ -178,6 +180,29 @@ func TestConcurrencyCap(t *testing.T) {
 	}
 	if st := e.emu.Stats(); st.MessagesSent != 4 {
 		t.Errorf("messages sent = %d, want 4", st.MessagesSent)
+	}
+
+	// A send holds the only slot while Gmail is slow; another gives up
+	// waiting when its context ends, having sent nothing.
+	if err := e.emu.InjectFault(emulator.Fault{PathPrefix: "/upload/gmail/", Delay: 1_000_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	slow := make(chan error, 1)
+	go func() {
+		_, err := e.svc.Send(context.Background(), e.hc, req, compose.Options{})
+		slow <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := e.svc.Send(ctx, e.hc, req, compose.Options{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("waiting send: err = %v, want the context's deadline", err)
+	}
+	if err := <-slow; err != nil {
+		t.Errorf("slow send: %v", err)
+	}
+	if st := e.emu.Stats(); st.MessagesSent != 5 {
+		t.Errorf("messages sent = %d, want 5", st.MessagesSent)
 	}
 }
 
