@@ -2,11 +2,135 @@ package server
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/oauth"
+	"github.com/drivemail/drivemail/oauth/googleauth"
+	"github.com/drivemail/drivemail/oauth/keyring"
+	"github.com/drivemail/drivemail/store"
+	"github.com/drivemail/drivemail/store/backend"
+	"github.com/drivemail/drivemail/tools"
+	"github.com/drivemail/drivemail/upload"
 )
 
-// Run starts the server described by cfg and serves until ctx ends.
+// sweepEvery is how often expired authorization rows are deleted.
+const sweepEvery = 10 * time.Minute
+
+// Run starts the server described by cfg and serves until ctx ends, then
+// shuts down gracefully. It prints `listening on BASE` to stdout once ready
+// (and, with --demo, a `DEMO_TOKEN=` line first); logs go to stderr.
 func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
-	return errors.New("serve: not built yet")
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	level, _ := parseLevel(cfg.LogLevel)
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	var demo *demoGoogle
+	if cfg.Demo {
+		var err error
+		if demo, err = startDemoGoogle(cfg, logger); err != nil {
+			return err
+		}
+		defer demo.close()
+		cfg = demo.configure(cfg)
+	}
+	endpoints, err := google.Parse(cfg.GoogleEndpoint)
+	if err != nil {
+		return fmt.Errorf("--google-endpoint: %w", err)
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	base, err := cfg.baseURL(ln.Addr().String())
+	if err != nil {
+		return err
+	}
+
+	st, err := backend.Open(ctx, cfg.Store, store.Options{})
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSweep()
+	go store.SweepEvery(sweepCtx, st, sweepEvery, logger)
+
+	keys, err := keyring.New(cfg.Secrets, googleauth.KeyPurpose)
+	if err != nil {
+		return fmt.Errorf("--secret: %w", err)
+	}
+	gauth, err := googleauth.New(googleauth.Config{
+		Endpoints:    endpoints,
+		ClientID:     cfg.GoogleClientID,
+		ClientSecret: cfg.GoogleClientSecret,
+		RedirectURL:  base.String() + "/oauth/callback",
+		Drafts:       cfg.Drafts,
+		Store:        st,
+		Keys:         keys,
+		Logger:       logger,
+	})
+	if err != nil {
+		return fmt.Errorf("google oauth: %w", err)
+	}
+	auth, err := oauth.New(oauth.Config{BaseURL: base.String(), Store: st, Google: gauth, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("authorization server: %w", err)
+	}
+	mail := compose.New(compose.Config{Endpoints: endpoints, MaxConcurrentSends: cfg.MaxConcurrentSends, Logger: logger})
+	uploads, err := upload.New(upload.Config{
+		BaseURL:   base,
+		Secrets:   cfg.Secrets,
+		Endpoints: endpoints,
+		Clients:   gauth,
+		Limits:    st,
+		MaxBytes:  cfg.MaxUploadBytes,
+		Logger:    logger,
+	})
+	if err != nil {
+		return fmt.Errorf("uploads: %w", err)
+	}
+
+	s := NewServer(Deps{
+		Logger:  logger,
+		BaseURL: base,
+		Version: cfg.Version,
+		Auth:    auth,
+		Tools: tools.Deps{
+			Drive:         userDrive{clients: gauth, endpoints: endpoints},
+			Mail:          userMail{clients: gauth, compose: mail},
+			Uploads:       uploads,
+			DraftsEnabled: cfg.Drafts,
+		},
+		Uploads: uploads,
+		Store:   st,
+	})
+
+	if demo != nil {
+		token, err := demo.signIn(ctx, gauth, auth)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "DEMO_TOKEN=%s\n", token)
+		fmt.Fprintf(stdout, "emulator on %s (sent mail: %s/_emulator/outbox)\n", demo.url, demo.url)
+	}
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("drivemail serving", "base_url", base.String(), "version", cfg.Version, "demo", cfg.Demo, "drafts", cfg.Drafts)
+	fmt.Fprintf(stdout, "listening on %s\n", base)
+	return serve(ctx, srv, ln, s, cfg.ShutdownGrace, logger)
 }

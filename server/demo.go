@@ -1,0 +1,127 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/oauth"
+	"github.com/drivemail/drivemail/oauth/googleauth"
+)
+
+// demoClientID is the Google client the demo's emulator thinks it serves;
+// the emulator accepts any.
+const demoClientID = "drivemail-demo.apps.googleusercontent.com"
+
+// demoTokenTTL is how long DEMO_TOKEN works: a working day of trying
+// things out, so a demo does not stop mid-way.
+const demoTokenTTL = 12 * time.Hour
+
+// demoGoogle is the in-process Google emulator that --demo runs, seeded
+// with sample files for demo@example.com, on its own loopback listener.
+type demoGoogle struct {
+	emu *emulator.Emulator
+	srv *http.Server
+	url string
+}
+
+// startDemoGoogle starts the emulator and seeds it.
+func startDemoGoogle(cfg Config, logger *slog.Logger) (*demoGoogle, error) {
+	seed := cfg.DemoSeed
+	if seed == "" {
+		seed = DefaultDemoSeed
+	}
+	if st, err := os.Stat(seed); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("--demo needs the sample files in %s: run from the repository root, or give their folder with --demo-seed", seed)
+	}
+	emu, err := emulator.New(emulator.Config{AutoApprove: true})
+	if err != nil {
+		return nil, fmt.Errorf("demo emulator: %w", err)
+	}
+	if err := emu.Seed(seed); err != nil {
+		emu.Close()
+		return nil, fmt.Errorf("demo emulator: seed %s: %w", seed, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		emu.Close()
+		return nil, fmt.Errorf("demo emulator: listen: %w", err)
+	}
+	d := &demoGoogle{
+		emu: emu,
+		srv: &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)},
+		url: "http://" + ln.Addr().String(),
+	}
+	go func() {
+		if err := d.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("demo emulator stopped", "error", err.Error())
+		}
+	}()
+	return d, nil
+}
+
+// configure points cfg at the emulator and fills in what a demo needs no
+// one to supply: a Google client and, unless given, a fresh secret.
+func (d *demoGoogle) configure(cfg Config) Config {
+	cfg.GoogleEndpoint = d.url
+	cfg.GoogleClientID = demoClientID
+	cfg.GoogleClientSecret = "demo-secret"
+	if len(cfg.Secrets) == 0 {
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		cfg.Secrets = [][]byte{key}
+	}
+	return cfg
+}
+
+// signIn does what a browser sign-in would: it stores a Google grant for
+// the demo user (tokens minted by the emulator) and returns a drivemail
+// access token for that user.
+func (d *demoGoogle) signIn(ctx context.Context, g *googleauth.Service, auth *oauth.Server) (string, error) {
+	// Google grants "email" as its full scope URL; so does the emulator's
+	// consent page, which this sign-in skips.
+	var scopes []string
+	for _, sc := range g.Scopes() {
+		if sc == googleauth.ScopeEmail {
+			sc = googleauth.ScopeUserinfoEmail
+		}
+		scopes = append(scopes, sc)
+	}
+	tok := &oauth2.Token{
+		AccessToken:  d.emu.AccessToken(emulator.DemoUser, scopes...),
+		RefreshToken: d.emu.RefreshToken(emulator.DemoUser, demoClientID, scopes...),
+		TokenType:    "Bearer",
+		Expiry:       time.Now().Add(50 * time.Minute),
+	}
+	grant, err := g.GrantForToken(ctx, tok)
+	if err != nil {
+		return "", fmt.Errorf("demo sign-in: %w", err)
+	}
+	user, err := g.SaveGrant(ctx, grant)
+	if err != nil {
+		return "", fmt.Errorf("demo sign-in: %w", err)
+	}
+	token, err := auth.MintAccessToken(ctx, user.ID, demoTokenTTL)
+	if err != nil {
+		return "", fmt.Errorf("demo sign-in: %w", err)
+	}
+	return token, nil
+}
+
+// close stops the emulator and removes its files.
+func (d *demoGoogle) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = d.srv.Shutdown(ctx)
+	_ = d.emu.Close()
+}
