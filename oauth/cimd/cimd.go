@@ -37,6 +37,9 @@ const (
 	defaultTTL      = 5 * time.Minute
 	maxTTL          = 24 * time.Hour
 	maxEntries      = 1024
+	// DefaultMaxConcurrent bounds fetches in flight: each is a connection
+	// an anonymous caller made the server open.
+	DefaultMaxConcurrent = 8
 )
 
 // Document is the metadata a client publishes (RFC 7591 field names).
@@ -64,6 +67,8 @@ type Config struct {
 	// (default 64 KiB).
 	Timeout  time.Duration
 	MaxBytes int64
+	// MaxConcurrent bounds fetches in flight (default 8); more wait.
+	MaxConcurrent int
 	// LookupNetIP resolves host names (default net.DefaultResolver).
 	LookupNetIP func(ctx context.Context, host string) ([]netip.Addr, error)
 	Now         func() time.Time
@@ -72,6 +77,7 @@ type Config struct {
 // Fetcher fetches and caches client ID metadata documents.
 type Fetcher struct {
 	cfg   Config
+	slots chan struct{}
 	mu    sync.Mutex
 	cache map[string]entry
 }
@@ -97,7 +103,10 @@ func New(cfg Config) *Fetcher {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Fetcher{cfg: cfg, cache: map[string]entry{}}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	return &Fetcher{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent), cache: map[string]entry{}}
 }
 
 // IsURL reports whether a client_id names a metadata document (an https
@@ -120,6 +129,12 @@ func (f *Fetcher) Fetch(ctx context.Context, clientID string) (Document, error) 
 	}
 	if doc, ok := f.cached(clientID); ok {
 		return doc, nil
+	}
+	select {
+	case f.slots <- struct{}{}:
+		defer func() { <-f.slots }()
+	case <-ctx.Done():
+		return Document{}, refuse("too many client metadata documents are being fetched; try again")
 	}
 	doc, ttl, err := f.fetch(ctx, u)
 	if err != nil {

@@ -247,3 +247,43 @@ func TestIsURL(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrentFetchesAreBounded(t *testing.T) {
+	release := make(chan struct{})
+	var inFlight, peak atomic.Int32
+	d := newDocServer(t, func(w http.ResponseWriter, r *http.Request, self string) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		<-release
+		w.Header().Set("Cache-Control", "no-store")
+		jsonDoc("")(w, r, self)
+	})
+	f := cimd.New(cimd.Config{AllowLoopback: true, RootCAs: d.roots, Timeout: 5 * time.Second, MaxConcurrent: 2})
+	errs := make(chan error, 5)
+	for i := range 5 {
+		go func() {
+			_, err := f.Fetch(context.Background(), fmt.Sprintf("%s/c%d.json", d.srv.URL, i))
+			errs <- err
+		}()
+	}
+	// Wait for the limit to fill, and a little more for any excess to show.
+	for deadline := time.Now().Add(5 * time.Second); inFlight.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	for range 5 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if peak.Load() != 2 {
+		t.Fatalf("%d fetches ran at once, want the limit of 2", peak.Load())
+	}
+}
