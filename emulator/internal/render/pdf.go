@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf16"
 )
 
 // Fonts every emulator PDF declares (PDF standard 14 fonts need no embedding).
@@ -65,7 +66,7 @@ func newPDF(w io.Writer, width, height float64, title string, modified time.Time
 		modified = time.Unix(0, 0)
 	}
 	p.object(objInfo, fmt.Sprintf("<< /Title %s /Producer (drivemail emulator) /CreationDate (D:%s) >>",
-		pdfString(title), modified.UTC().Format("20060102150405Z")))
+		pdfTextString(title), modified.UTC().Format("20060102150405Z")))
 	return p
 }
 
@@ -190,6 +191,29 @@ func pdfString(s string) string {
 		}
 	}
 	b.WriteByte(')')
+	return b.String()
+}
+
+// pdfTextString encodes s for the document information dictionary, whose
+// strings are PDFDocEncoding or UTF-16BE with a byte order mark (not the
+// fonts' WinAnsi): plain ASCII stays literal, anything else goes UTF-16.
+func pdfTextString(s string) string {
+	ascii := true
+	for _, r := range s {
+		if r < 0x20 || r > 0x7e {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return pdfString(s)
+	}
+	var b strings.Builder
+	b.WriteString("<FEFF")
+	for _, u := range utf16.Encode([]rune(s)) {
+		fmt.Fprintf(&b, "%04X", u)
+	}
+	b.WriteByte('>')
 	return b.String()
 }
 

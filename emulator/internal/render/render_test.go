@@ -337,3 +337,16 @@ func TestColumnName(t *testing.T) {
 		}
 	}
 }
+
+func TestPDFInfoTitleIsUTF16WhenNotASCII(t *testing.T) {
+	if got := pdfTextString("Plan (v2)"); got != `(Plan \(v2\))` {
+		t.Errorf("ASCII title = %s", got)
+	}
+	if got := pdfTextString("Zürich €"); got != "<FEFF005A00FC0072006900630068002020AC>" {
+		t.Errorf("non-ASCII title = %s", got)
+	}
+	b := render(t, func(w io.Writer) error { return DocPDF(w, Doc{Title: "日本", Body: ParagraphsOf()}) })
+	if !bytes.Contains(b, []byte("/Title <FEFF65E5672C>")) {
+		t.Error("info dictionary lacks the UTF-16 title")
+	}
+}
