@@ -27,7 +27,7 @@ func assertPageHeaders(t *testing.T, p page) {
 	if strings.Contains(csp, "script-src") || strings.Contains(p.body, "<script") {
 		t.Error("the page allows or carries script")
 	}
-	if p.header.Get("Cache-Control") != "no-store" || p.header.Get("Referrer-Policy") != "no-referrer" {
+	if p.header.Get("Cache-Control") != "no-store" || p.header.Get("Referrer-Policy") != "same-origin" {
 		t.Errorf("Cache-Control %q, Referrer-Policy %q", p.header.Get("Cache-Control"), p.header.Get("Referrer-Policy"))
 	}
 }

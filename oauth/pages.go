@@ -90,7 +90,9 @@ func (s *Server) errorPage(w http.ResponseWriter, status int, message, advice st
 }
 
 // renderPage writes an HTML page that no other site may frame, that runs
-// no script, and that leaks no URL through the Referer header.
+// no script, and that leaks no URL to other sites through the Referer
+// header. (Not no-referrer: under that policy browsers send "Origin: null"
+// with the consent form, and the form's Origin check would refuse it.)
 func (s *Server) renderPage(w http.ResponseWriter, status int, t *template.Template, data any, nonce string, formTargets []string) {
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, data); err != nil {
@@ -103,7 +105,7 @@ func (s *Server) renderPage(w http.ResponseWriter, status int, t *template.Templ
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'nonce-"+nonce+"'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action "+strings.Join(nonEmpty(formTargets), " "))
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
