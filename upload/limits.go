@@ -35,7 +35,7 @@ func (s *Service) rateLimit(ctx context.Context, kind, userID string, max int) e
 	now := s.cfg.Now()
 	wait := now.Truncate(s.cfg.RateWindow).Add(s.cfg.RateWindow).Sub(now)
 	e := refuse(http.StatusTooManyRequests, "Too many uploads: at most %d every %s per user. Try again in %s.",
-		max, s.cfg.RateWindow, wait.Round(time.Second))
+		max, spell(s.cfg.RateWindow), spell(wait.Round(time.Second)))
 	e.RetryAfter = wait
 	return e
 }
@@ -94,4 +94,23 @@ func (s *slots) take(userID string) (release func(), err error) {
 			}
 		})
 	}, nil
+}
+
+// spell writes a duration for people: "10 minutes", "1 hour", "42 seconds".
+func spell(d time.Duration) string {
+	unit := func(n int64, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %ss", n, one)
+	}
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return unit(int64(d/time.Hour), "hour")
+	case d >= time.Minute && d%time.Minute == 0:
+		return unit(int64(d/time.Minute), "minute")
+	case d >= time.Second:
+		return unit(int64(d.Round(time.Second)/time.Second), "second")
+	}
+	return d.String()
 }
