@@ -83,4 +83,3 @@ func attachment(t *testing.T, r io.Reader) ([]byte, string) {
 	}
 	return body, name
 }
-
