@@ -40,6 +40,9 @@ const (
 	keyPurpose   = "drivemail/v1/upload-ticket/hmac-sha256"
 )
 
+// b64 decodes strictly: one ticket has exactly one spelling.
+var b64 = base64.RawURLEncoding.Strict()
+
 // Ticket verification failures. Their texts are for logs; handlers answer
 // with sentences of their own.
 var (
@@ -105,7 +108,7 @@ func (s *signer) verify(tok string, now time.Time) (claims, error) {
 	}
 	i := strings.LastIndexByte(tok, '.')
 	msg, sigText := tok[:i], tok[i+1:]
-	sig, err := base64.RawURLEncoding.DecodeString(sigText)
+	sig, err := b64.DecodeString(sigText)
 	if err != nil {
 		return claims{}, errTicketInvalid
 	}
@@ -119,7 +122,7 @@ func (s *signer) verify(tok string, now time.Time) (claims, error) {
 	if !ok {
 		return claims{}, errTicketInvalid
 	}
-	body, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(msg, ticketPrefix))
+	body, err := b64.DecodeString(strings.TrimPrefix(msg, ticketPrefix))
 	if err != nil {
 		return claims{}, errTicketInvalid
 	}
