@@ -123,10 +123,10 @@ func matchCID(items []*item, name string) *item {
 					continue
 				}
 				if exact && n == name || !exact && strings.EqualFold(n, name) {
-					if found != it {
-						count++
+					count++
+					if found == nil {
+						found = it // the first file of that name wins
 					}
-					found = it
 					break
 				}
 			}
