@@ -134,6 +134,8 @@ func (in *Inspector) parse(r io.Reader) error {
 	case Tar:
 		return in.tar(r, "")
 	case Gzip, TarGzip:
+		// compress/gzip reads names of up to 511 bytes; a longer one (no
+		// file system allows it) makes the header unreadable.
 		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return in.unreadable("", "not a gzip stream")

@@ -293,3 +293,29 @@ func FuzzInspector(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckGzipAtHeaderEdge(t *testing.T) {
+	// The header is 10 fixed bytes, a 2-byte extra length, the extra
+	// field, then the name and its NUL: with 1006 bytes of extra, the name
+	// "a.exe" ends exactly at the first KiB; with one more it does not and
+	// is left to the Inspector.
+	for _, tt := range []struct {
+		extra   int
+		refused bool
+	}{{gzipHeadLen - 18, true}, {gzipHeadLen - 17, false}} {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Name, zw.Extra = "a.exe", make([]byte, tt.extra)
+		zw.Write(bytes.Repeat([]byte("x"), 4096))
+		zw.Close()
+		err := CheckGzipAt(context.Background(), bytes.NewReader(b.Bytes()), int64(b.Len()), "f.gz")
+		if (err != nil) != tt.refused {
+			t.Errorf("extra of %d bytes: %v", tt.extra, err)
+		}
+		in := NewInspector("f.gz", Gzip, Limits{})
+		in.Write(b.Bytes())
+		if r := refusal(t, in.Close()); r.Entry != "a.exe" {
+			t.Errorf("the Inspector missed it: %+v", r)
+		}
+	}
+}

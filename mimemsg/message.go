@@ -43,7 +43,8 @@ type Message struct {
 	// header, where Gmail reads and then strips it.
 	To, Cc, Bcc []string
 	// Subject is plain text (RFC 2047 encoding is done here); at most
-	// MaxSubjectChars characters, no line breaks or control characters.
+	// MaxSubjectChars characters, no line breaks or control characters;
+	// white space around it is trimmed.
 	Subject string
 	// Date is the Date header; the zero value means the time of Prepare.
 	Date time.Time
