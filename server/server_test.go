@@ -242,8 +242,8 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 
 func TestOriginGuard(t *testing.T) {
 	ts := newTestServer(t, nil)
-	port := ts.Listener.Addr().(interface{ String() string }).String()
-	port = port[strings.LastIndex(port, ":"):]
+	addr := ts.Listener.Addr().String()
+	port := addr[strings.LastIndex(addr, ":"):]
 	cases := []struct {
 		name    string
 		headers map[string]string

@@ -95,9 +95,6 @@ func errorAttrs(err error) []any {
 		}
 		return []any{"google_status", gerr.Code, "google_reasons", reasons, "error_type", fmt.Sprintf("%T", err)}
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return []any{"error", err.Error()}
-	}
 	return []any{"error", err.Error()}
 }
 

@@ -97,11 +97,10 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // curlCommand is a shell command that uploads name to url.
 func curlCommand(method, url, name string) string {
-	flag := "-T"
 	if method == "POST" {
 		return fmt.Sprintf("curl -fsS -X POST -F file=@%s %s", shellQuote(name), shellQuote(url))
 	}
-	return fmt.Sprintf("curl -fsS %s %s %s", flag, shellQuote(name), shellQuote(url))
+	return fmt.Sprintf("curl -fsS -T %s %s", shellQuote(name), shellQuote(url))
 }
 
 // shellQuote quotes s for a POSIX shell.
