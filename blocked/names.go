@@ -52,13 +52,13 @@ func Extensions() []string {
 	return out
 }
 
-// BlockedExt returns the blocked extension of a file name ("exe"), or ""
+// Ext returns the blocked extension of a file name ("exe"), or ""
 // if Gmail would accept the name. Case does not matter, and neither do
 // trailing dots and spaces (Windows drops them, so "setup.exe. " runs as
 // setup.exe). Only the last extension counts, as in Gmail: "report.pdf.exe"
 // is blocked, "setup.exe.pdf" is not; but a single-file compressor's
 // extension is looked through: "setup.exe.gz" holds setup.exe.
-func BlockedExt(name string) string {
+func Ext(name string) string {
 	base := baseName(name)
 	for i := 0; i < 4; i++ { // "a.exe.gz.gz" is silly, but bounded
 		ext := strings.ToLower(strings.TrimPrefix(path.Ext(base), "."))
@@ -79,7 +79,7 @@ func BlockedExt(name string) string {
 // CheckName returns a *Refusal if Gmail would block a file of this name,
 // and nil otherwise. It does not look inside archives.
 func CheckName(name string) error {
-	if ext := BlockedExt(name); ext != "" {
+	if ext := Ext(name); ext != "" {
 		return &Refusal{File: name, Ext: ext, Reason: ReasonExtension}
 	}
 	return nil

@@ -40,8 +40,8 @@ func TestBlockedExt(t *testing.T) {
 		{"email.jse", "jse"},
 	}
 	for _, tt := range tests {
-		if got := BlockedExt(tt.name); got != tt.want {
-			t.Errorf("BlockedExt(%q) = %q, want %q", tt.name, got, tt.want)
+		if got := Ext(tt.name); got != tt.want {
+			t.Errorf("Ext(%q) = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }
@@ -52,7 +52,7 @@ func TestEveryListedExtensionIsBlocked(t *testing.T) {
 		t.Errorf("%d extensions, want the 54 of DESIGN.md", len(exts))
 	}
 	for _, e := range exts {
-		if BlockedExt("file."+e) != e || BlockedExt("FILE."+strings.ToUpper(e)) != e {
+		if Ext("file."+e) != e || Ext("FILE."+strings.ToUpper(e)) != e {
 			t.Errorf("extension %q is not blocked", e)
 		}
 	}

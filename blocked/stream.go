@@ -142,7 +142,7 @@ func (in *Inspector) parse(r io.Reader) error {
 		}
 		inner := zr.Name
 		if inner != "" {
-			if ext := BlockedExt(inner); ext != "" {
+			if ext := Ext(inner); ext != "" {
 				return &Refusal{File: in.name, Entry: inner, Ext: ext, Reason: ReasonExtension}
 			}
 		}
@@ -202,7 +202,7 @@ func (in *Inspector) tar(r io.Reader, outer string) error {
 		if h.Typeflag == tar.TypeDir {
 			continue
 		}
-		if ext := BlockedExt(h.Name); ext != "" {
+		if ext := Ext(h.Name); ext != "" {
 			return &Refusal{File: in.name, Entry: joinEntry(outer, h.Name), Ext: ext, Reason: ReasonExtension}
 		}
 	}
@@ -246,7 +246,7 @@ func CheckGzipAt(ctx context.Context, ra io.ReaderAt, size int64, name string) e
 		}
 		return nil // a header longer than head: the Inspector will see it
 	}
-	if ext := BlockedExt(zr.Name); ext != "" {
+	if ext := Ext(zr.Name); ext != "" {
 		return &Refusal{File: name, Entry: zr.Name, Ext: ext, Reason: ReasonExtension}
 	}
 	return nil

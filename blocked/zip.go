@@ -201,7 +201,7 @@ func (z *zipCheck) check(ra io.ReaderAt, size int64, outer []string, depth int) 
 // checkEntry applies the name and encryption rules to one entry.
 func (z *zipCheck) checkEntry(e entry, outer []string) error {
 	for _, n := range e.names() {
-		if ext := BlockedExt(n); ext != "" {
+		if ext := Ext(n); ext != "" {
 			return &Refusal{File: z.file, Entry: entryPath(append(outer, n)...), Ext: ext, Reason: ReasonExtension}
 		}
 	}
