@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
@@ -311,27 +312,34 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		errInvalid("name").write(w)
 		return
 	}
-	id := r.PathValue("fileId")
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, aerr := s.editable(c, id)
+	res, aerr := s.update(c, r.PathValue("fileId"), meta, r.URL.Query(), core.Origin(r))
+	s.mu.Unlock()
 	if aerr != nil {
 		aerr.write(w)
 		return
 	}
-	if add := r.URL.Query().Get("addParents"); add != "" {
+	core.WriteJSON(w, http.StatusOK, m.apply(res))
+}
+
+// update applies files.update and returns the file's resource. The caller
+// holds s.mu for writing.
+func (s *Service) update(c caller, id string, meta fileMeta, q url.Values, origin string) (map[string]any, *apiError) {
+	f, aerr := s.editable(c, id)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if add := q.Get("addParents"); add != "" {
 		owner := f.owner
 		if owner == "" {
 			owner = c.email
 		}
 		if strings.Contains(add, ",") || !s.validParent(owner, add, f.driveID) {
-			errFileNotFound(add).write(w)
-			return
+			return nil, errFileNotFound(add)
 		}
 		f.parents = []string{add}
-	} else if rm := r.URL.Query().Get("removeParents"); rm != "" {
-		errBadRequest("A file must keep one parent: move it with addParents and removeParents together.", "removeParents").write(w)
-		return
+	} else if q.Get("removeParents") != "" {
+		return nil, errBadRequest("A file must keep one parent: move it with addParents and removeParents together.", "removeParents")
 	}
 	if meta.Name != nil {
 		f.name = *meta.Name
@@ -344,7 +352,7 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	}
 	f.modified = s.now()
 	f.version++
-	core.WriteJSON(w, http.StatusOK, m.apply(s.fileResource(c, f, core.Origin(r))))
+	return s.fileResource(c, f, origin), nil
 }
 
 // editable returns a file c may change: hidden files are 404, files c

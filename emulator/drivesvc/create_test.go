@@ -16,6 +16,7 @@ import (
 	"google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
+	"google.golang.org/api/sheets/v4"
 )
 
 const chunk = googleapi.MinUploadChunkSize
@@ -255,5 +256,50 @@ func TestCreateInSharedDriveNeedsSupportsAllDrives(t *testing.T) {
 		Media(strings.NewReader("x")).Fields("id,driveId").Do()
 	if err != nil || f.DriveId != d.ID {
 		t.Errorf("create in shared drive: %+v %v", f, err)
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	e := newEnv(t)
+	sheet := threeTabSheet(t, e)
+	doc := e.put(ann, drivesvc.FileSpec{Name: "Doc", Kind: drivesvc.KindDoc, DocText: "# Hello\nworld"})
+	tok := e.token(ann)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := e.driveClient(tok)
+			sc := e.sheetsClient(tok)
+			for j := range 5 {
+				if _, err := c.Files.Create(&drive.File{Name: "f.txt"}).Media(strings.NewReader(strings.Repeat("x", i*j))).Do(); err != nil {
+					errs <- err
+				}
+				if _, err := c.Files.List().Q("name contains 'f'").Fields("files(id,size)").Do(); err != nil {
+					errs <- err
+				}
+				if res, err := c.Files.Export(doc.ID, "application/pdf").Download(); err != nil {
+					errs <- err
+				} else {
+					_, _ = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+				}
+				if _, err := sc.Spreadsheets.Values.Update(sheet.ID, "Summary!C1", &sheets.ValueRange{Values: [][]any{{j}}}).ValueInputOption("RAW").Do(); err != nil {
+					errs <- err
+				}
+				if _, err := c.Files.Update(doc.ID, &drive.File{Name: "Doc"}).Do(); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := len(e.drive.Files(ann)); n != 2+40 {
+		t.Errorf("%d files after 40 concurrent uploads, want 42", n)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/drivemail/drivemail/emulator/internal/core"
@@ -47,19 +46,37 @@ func (s *Service) sheetsCaller(w http.ResponseWriter, r *http.Request, scopes []
 	return c, ok
 }
 
-// spreadsheet finds a spreadsheet c may see, or writes Sheets' error.
-// The caller holds s.mu.
-func (s *Service) spreadsheet(w http.ResponseWriter, c caller, id string) *file {
+// sheetsFailure is a Sheets error to write once the lock is released.
+type sheetsFailure struct {
+	code    int
+	message string
+}
+
+func (e *sheetsFailure) write(w http.ResponseWriter) { writeSheetsError(w, e.code, e.message) }
+
+// spreadsheet finds a spreadsheet c may see. The caller holds s.mu.
+func (s *Service) spreadsheet(c caller, id string) (*file, *sheetsFailure) {
 	f := s.files[id]
 	if !s.visible(c, f) {
-		writeSheetsError(w, http.StatusNotFound, msgNotFound)
-		return nil
+		return nil, &sheetsFailure{http.StatusNotFound, msgNotFound}
 	}
 	if f.kind != KindSheet {
-		writeSheetsError(w, http.StatusBadRequest, "This operation is not supported for this document")
-		return nil
+		return nil, &sheetsFailure{http.StatusBadRequest, "This operation is not supported for this document"}
 	}
-	return f
+	return f, nil
+}
+
+// writableSpreadsheet is spreadsheet for a change: readers get 403. The
+// caller holds s.mu.
+func (s *Service) writableSpreadsheet(c caller, id string) (*file, *sheetsFailure) {
+	f, fail := s.spreadsheet(c, id)
+	if fail != nil {
+		return nil, fail
+	}
+	if _, aerr := s.editable(c, id); aerr != nil {
+		return nil, &sheetsFailure{http.StatusForbidden, "The caller does not have permission"}
+	}
+	return f, nil
 }
 
 // spreadsheetResource is the Spreadsheet resource of f; grid adds each
@@ -183,12 +200,17 @@ func (s *Service) handleSheetsCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if aerr := s.place(c.email, f, nil, ""); aerr != nil {
+	aerr = s.place(c.email, f, nil, "")
+	var res map[string]any
+	if aerr == nil {
+		res = m.apply(spreadsheetResource(f, core.Origin(r), false))
+	}
+	s.mu.Unlock()
+	if aerr != nil {
 		writeSheetsError(w, aerr.code, aerr.message)
 		return
 	}
-	core.WriteJSON(w, http.StatusOK, m.apply(spreadsheetResource(f, core.Origin(r), false)))
+	core.WriteJSON(w, http.StatusOK, res)
 }
 
 // userValue reads an ExtendedValue as the text the emulator stores.
@@ -211,12 +233,17 @@ func (s *Service) handleSheetsGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	f := s.spreadsheet(w, c, r.PathValue("spreadsheetId"))
-	if f == nil {
+	f, fail := s.spreadsheet(c, r.PathValue("spreadsheetId"))
+	var res map[string]any
+	if fail == nil {
+		res = m.apply(spreadsheetResource(f, core.Origin(r), boolParam(r.URL.Query().Get("includeGridData"))))
+	}
+	s.mu.RUnlock()
+	if fail != nil {
+		fail.write(w)
 		return
 	}
-	core.WriteJSON(w, http.StatusOK, m.apply(spreadsheetResource(f, core.Origin(r), boolParam(r.URL.Query().Get("includeGridData")))))
+	core.WriteJSON(w, http.StatusOK, res)
 }
 
 // handleSheetsBatchUpdate serves spreadsheets.batchUpdate
@@ -232,36 +259,46 @@ func (s *Service) handleSheetsBatchUpdate(w http.ResponseWriter, r *http.Request
 		return
 	}
 	var req struct {
-		Requests []struct {
-			AddSheet *struct {
-				Properties struct {
-					SheetID *int64 `json:"sheetId"`
-					Title   string `json:"title"`
-				} `json:"properties"`
-			} `json:"addSheet"`
-		} `json:"requests"`
+		Requests []addSheetRequest `json:"requests"`
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody)).Decode(&req); err != nil {
 		writeSheetsError(w, http.StatusBadRequest, "Invalid JSON payload received.")
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := s.spreadsheet(w, c, id)
-	if f == nil {
-		return
-	}
-	if _, aerr := s.editable(c, id); aerr != nil {
-		writeSheetsError(w, http.StatusForbidden, "The caller does not have permission")
-		return
-	}
-	tabs := slices.Clone(f.tabs)
-	var replies []map[string]any
 	for _, rq := range req.Requests {
 		if rq.AddSheet == nil {
 			writeSheetsError(w, http.StatusBadRequest, "The emulator's batchUpdate supports addSheet requests only.")
 			return
 		}
+	}
+	s.mu.Lock()
+	res, fail := s.addSheets(c, id, req.Requests)
+	s.mu.Unlock()
+	if fail != nil {
+		fail.write(w)
+		return
+	}
+	core.WriteJSON(w, http.StatusOK, res)
+}
+
+type addSheetRequest struct {
+	AddSheet *struct {
+		Properties struct {
+			SheetID *int64 `json:"sheetId"`
+			Title   string `json:"title"`
+		} `json:"properties"`
+	} `json:"addSheet"`
+}
+
+// addSheets applies addSheet requests, all or none. The caller holds s.mu.
+func (s *Service) addSheets(c caller, id string, reqs []addSheetRequest) (map[string]any, *sheetsFailure) {
+	f, fail := s.writableSpreadsheet(c, id)
+	if fail != nil {
+		return nil, fail
+	}
+	tabs := slices.Clone(f.tabs)
+	var replies []map[string]any
+	for _, rq := range reqs {
 		p := rq.AddSheet.Properties
 		t := &tab{id: newSheetID(), title: p.Title}
 		if p.SheetID != nil {
@@ -272,8 +309,7 @@ func (s *Service) handleSheetsBatchUpdate(w http.ResponseWriter, r *http.Request
 		}
 		for _, o := range tabs {
 			if o.id == t.id || strings.EqualFold(o.title, t.title) {
-				writeSheetsError(w, http.StatusBadRequest, "Invalid requests[0].addSheet: A sheet with the name \""+echo(t.title)+"\" or id already exists.")
-				return
+				return nil, &sheetsFailure{http.StatusBadRequest, "Invalid addSheet: a sheet with the name \"" + echo(t.title) + "\" or its id already exists."}
 			}
 		}
 		tabs = append(tabs, t)
@@ -283,236 +319,5 @@ func (s *Service) handleSheetsBatchUpdate(w http.ResponseWriter, r *http.Request
 	f.tabs = tabs
 	f.modified = s.now()
 	f.version++
-	core.WriteJSON(w, http.StatusOK, map[string]any{"spreadsheetId": f.id, "replies": replies})
-}
-
-func (s *Service) handleValuesGet(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.sheetsCaller(w, r, scopesSheetsRead)
-	if !ok {
-		return
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	f := s.spreadsheet(w, c, r.PathValue("spreadsheetId"))
-	if f == nil {
-		return
-	}
-	raw := r.PathValue("range")
-	g, err := parseA1(raw, f.tabs)
-	if err != nil {
-		writeSheetsError(w, http.StatusBadRequest, "Unable to parse range: "+echo(raw))
-		return
-	}
-	nRows, nCols := extent(g.tab.rows)
-	endRow, endCol := g.endRow, g.endCol
-	if endRow < 0 {
-		endRow = max(nRows, g.startRow+1)
-	}
-	if endCol < 0 {
-		endCol = max(nCols, g.startCol+1)
-	}
-	var values [][]string
-	for ri := g.startRow; ri < min(endRow, nRows); ri++ {
-		row := g.tab.rows[ri]
-		var out []string
-		for ci := g.startCol; ci < min(endCol, len(row)); ci++ {
-			out = append(out, row[ci])
-		}
-		for len(out) > 0 && out[len(out)-1] == "" {
-			out = out[:len(out)-1]
-		}
-		values = append(values, out)
-	}
-	for len(values) > 0 && len(values[len(values)-1]) == 0 {
-		values = values[:len(values)-1]
-	}
-	major := strings.ToUpper(r.URL.Query().Get("majorDimension"))
-	if major == "COLUMNS" {
-		values = transpose(values)
-	} else {
-		major = "ROWS"
-	}
-	res := map[string]any{"range": a1(g.tab.title, g.startRow, endRow, g.startCol, endCol), "majorDimension": major}
-	if len(values) > 0 {
-		res["values"] = values
-	}
-	core.WriteJSON(w, http.StatusOK, res)
-}
-
-func transpose(rows [][]string) [][]string {
-	var out [][]string
-	for r, row := range rows {
-		for c, v := range row {
-			for len(out) <= c {
-				out = append(out, nil)
-			}
-			for len(out[c]) < r {
-				out[c] = append(out[c], "")
-			}
-			out[c] = append(out[c], v)
-		}
-	}
-	return out
-}
-
-func (s *Service) handleValuesUpdate(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.sheetsCaller(w, r, scopesSheetsWrite)
-	if !ok {
-		return
-	}
-	switch opt := r.URL.Query().Get("valueInputOption"); opt {
-	case "RAW", "USER_ENTERED":
-	case "":
-		writeSheetsError(w, http.StatusBadRequest, "Invalid valueInputOption: INPUT_VALUE_OPTION_UNSPECIFIED")
-		return
-	default:
-		writeSheetsError(w, http.StatusBadRequest, "Invalid value at 'value_input_option' ("+echo(opt)+")")
-		return
-	}
-	var body struct {
-		MajorDimension string  `json:"majorDimension"`
-		Values         [][]any `json:"values"`
-	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody)).Decode(&body); err != nil {
-		writeSheetsError(w, http.StatusBadRequest, "Invalid JSON payload received.")
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := r.PathValue("spreadsheetId")
-	f := s.spreadsheet(w, c, id)
-	if f == nil {
-		return
-	}
-	if _, aerr := s.editable(c, id); aerr != nil {
-		writeSheetsError(w, http.StatusForbidden, "The caller does not have permission")
-		return
-	}
-	raw := r.PathValue("range")
-	g, err := parseA1(raw, f.tabs)
-	if err != nil {
-		writeSheetsError(w, http.StatusBadRequest, "Unable to parse range: "+echo(raw))
-		return
-	}
-	vals := body.Values
-	if strings.EqualFold(body.MajorDimension, "COLUMNS") {
-		vals = transposeAny(vals)
-	}
-	nCols := 0
-	for _, row := range vals {
-		nCols = max(nCols, len(row))
-	}
-	if g.explicit && (g.endRow >= 0 && g.startRow+len(vals) > g.endRow || g.endCol >= 0 && g.startCol+nCols > g.endCol) {
-		writeSheetsError(w, http.StatusBadRequest, "Requested writing within range ["+echo(raw)+"], but tried writing beyond it.")
-		return
-	}
-	rows, err := writeCells(g.tab.rows, g.startRow, g.startCol, vals)
-	if err != nil {
-		writeSheetsError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	if cells := countCells(f.tabs, g.tab, rows); cells > maxCellsPerFile {
-		writeSheetsError(w, http.StatusBadRequest, errTooManyCells.Error())
-		return
-	}
-	nt := &tab{id: g.tab.id, title: g.tab.title, rows: rows}
-	tabs := slices.Clone(f.tabs)
-	for i, t := range tabs {
-		if t == g.tab {
-			tabs[i] = nt
-		}
-	}
-	f.tabs = tabs
-	f.index = indexOfTabs(tabs)
-	f.modified = s.now()
-	f.version++
-	res := map[string]any{"spreadsheetId": f.id}
-	if len(vals) > 0 && nCols > 0 {
-		cells := 0
-		for _, row := range vals {
-			cells += len(row)
-		}
-		res["updatedRange"] = a1(nt.title, g.startRow, g.startRow+len(vals), g.startCol, g.startCol+nCols)
-		res["updatedRows"], res["updatedColumns"], res["updatedCells"] = len(vals), nCols, cells
-	}
-	core.WriteJSON(w, http.StatusOK, res)
-}
-
-func transposeAny(rows [][]any) [][]any {
-	var out [][]any
-	for r, row := range rows {
-		for c, v := range row {
-			for len(out) <= c {
-				out = append(out, nil)
-			}
-			for len(out[c]) < r {
-				out[c] = append(out[c], "")
-			}
-			out[c] = append(out[c], v)
-		}
-	}
-	return out
-}
-
-// writeCells returns a copy of rows with vals written from (row, col); the
-// original rows are left as they were (tabs are immutable).
-func writeCells(rows [][]string, row, col int, vals [][]any) ([][]string, error) {
-	if row+len(vals) > maxGridIndex {
-		return nil, errTooManyCells
-	}
-	out := slices.Clone(rows)
-	for len(out) < row+len(vals) {
-		out = append(out, nil)
-	}
-	for i, vr := range vals {
-		if col+len(vr) > maxGridIndex {
-			return nil, errTooManyCells
-		}
-		nr := slices.Clone(out[row+i])
-		for len(nr) < col+len(vr) {
-			nr = append(nr, "")
-		}
-		for j, v := range vr {
-			nr[col+j] = cellText(v)
-		}
-		out[row+i] = nr
-	}
-	return out, nil
-}
-
-// cellText is how a JSON value is stored: numbers without a trailing ".0".
-func cellText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case bool:
-		if x {
-			return "TRUE"
-		}
-		return "FALSE"
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case json.Number:
-		return x.String()
-	default:
-		b, _ := json.Marshal(x)
-		return string(b)
-	}
-}
-
-// countCells is the cells of tabs with old replaced by rows.
-func countCells(tabs []*tab, old *tab, rows [][]string) int {
-	n := 0
-	for _, t := range tabs {
-		rs := t.rows
-		if t == old {
-			rs = rows
-		}
-		for _, r := range rs {
-			n += len(r)
-		}
-	}
-	return n
+	return map[string]any{"spreadsheetId": f.id, "replies": replies}, nil
 }
