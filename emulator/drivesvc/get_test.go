@@ -329,3 +329,37 @@ func TestScopes(t *testing.T) {
 		t.Errorf("bad token: %d %v", code, hdr)
 	}
 }
+
+func TestRootAliasAndMoves(t *testing.T) {
+	e := newEnv(t)
+	c := e.driveClient(e.token(ann))
+	root, err := c.Files.Get("root").Fields("id,name,mimeType,parents").Do()
+	if err != nil || root.Id != e.drive.RootID(ann) || root.Name != "My Drive" || root.MimeType != drivesvc.MimeFolder || len(root.Parents) != 0 {
+		t.Fatalf("root: %+v %v", root, err)
+	}
+	_, err = c.Files.Update("root", &drive.File{Name: "Mine"}).Do()
+	wantReason(t, err, 403, "insufficientFilePermissions")
+	folder := e.put(ann, drivesvc.FileSpec{Name: "Archive", Kind: drivesvc.KindFolder})
+	f := e.put(ann, drivesvc.FileSpec{Name: "a.txt", Content: []byte("a")})
+	moved, err := c.Files.Update(f.ID, &drive.File{}).AddParents(folder.ID).RemoveParents(root.Id).Fields("parents").Do()
+	if err != nil || len(moved.Parents) != 1 || moved.Parents[0] != folder.ID {
+		t.Errorf("move: %+v %v", moved, err)
+	}
+	l, err := c.Files.List().Q("'" + folder.ID + "' in parents").Fields("files(id)").Do()
+	if err != nil || len(l.Files) != 1 || l.Files[0].Id != f.ID {
+		t.Errorf("list the folder: %+v %v", l, err)
+	}
+	_, err = c.Files.Update(f.ID, &drive.File{}).AddParents("1NotAFolder0000000").Do()
+	wantReason(t, err, 404, "notFound")
+	// Bob cannot see ann's root by its id.
+	_, err = e.driveClient(e.token(bob)).Files.Get(root.Id).Do()
+	wantReason(t, err, 404, "notFound")
+}
+
+func TestWebViewPagesEscapeTheirInput(t *testing.T) {
+	e := newEnv(t)
+	code, _, body := e.do("GET", e.srv.URL+"/document/d/%3Cscript%3E/edit", "", nil, nil)
+	if code != 200 || strings.Contains(string(body), "<script>") || !strings.Contains(string(body), "&lt;script&gt;") {
+		t.Errorf("%d %s", code, body)
+	}
+}
