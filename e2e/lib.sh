@@ -55,14 +55,20 @@ show_logs() {
 	tail -n 60 "$E2E_TMP/$1.log" >&2 || true
 }
 
-# use_node installs e2e/package-lock.json exactly (npm ci) when needed and
-# puts its Node 22 and tools first on PATH.
+# use_node installs the versions pinned in e2e/package-lock.json when needed
+# and puts their Node 22 and tools first on PATH. It uses `npm install`, not
+# `npm ci`: vite (under the Inspector) lists an optional dependency that the
+# registry does not have, so no lockfile can name it and `npm ci` refuses
+# the lockfile as out of sync. The lockfile must come out unchanged.
 use_node() {
 	command -v npm >/dev/null || fail "npm is not installed (apt-get install -y nodejs npm)"
 	if [ ! -x "$E2E_ROOT/node_modules/.bin/node" ] ||
 		[ "$E2E_ROOT/package-lock.json" -nt "$E2E_ROOT/node_modules/.package-lock.json" ]; then
-		log "npm ci (Node 22, MCP Inspector, conformance suite)"
-		(cd "$E2E_ROOT" && npm ci --no-audit --no-fund --loglevel=error) || fail "npm ci failed"
+		log "npm install from package-lock.json (Node 22, MCP Inspector, conformance suite)"
+		cp "$E2E_ROOT/package-lock.json" "$E2E_TMP/package-lock.json"
+		(cd "$E2E_ROOT" && npm install --no-audit --no-fund --loglevel=error) || fail "npm install failed"
+		cmp -s "$E2E_ROOT/package-lock.json" "$E2E_TMP/package-lock.json" ||
+			fail "npm install changed e2e/package-lock.json: the pinned versions no longer install as locked"
 	fi
 	export PATH="$E2E_ROOT/node_modules/.bin:$PATH"
 	case "$(node --version)" in
