@@ -224,3 +224,17 @@ func TestControlRouteRefusals(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONBodyLimitAtTheEdge(t *testing.T) {
+	e := newEnv(t)
+	body := func(n int) []byte {
+		prefix, suffix := `{"owner":"ann@example.com","name":"pad.txt","content_text":"`, `"}`
+		return []byte(prefix + strings.Repeat("p", n-len(prefix)-len(suffix)) + suffix)
+	}
+	if code, _, resp := e.do("POST", e.srv.URL+"/_emulator/files", "", nil, body(16<<20)); code != 200 {
+		t.Errorf("16 MiB body: %d %.200s", code, resp)
+	}
+	if code, _, _ := e.do("POST", e.srv.URL+"/_emulator/files", "", nil, body(16<<20+1)); code != 400 {
+		t.Errorf("16 MiB + 1 body: %d", code)
+	}
+}
