@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/drivemail/drivemail/exportfmt"
 )
 
 // Query is a search over the user's Drive as drive_search takes it.
@@ -15,6 +17,10 @@ type Query struct {
 	Text string
 	// MimeType, when set, keeps files of exactly this type.
 	MimeType string
+	// Type, when set, keeps files of the kind a word names, as
+	// exportfmt.TypeQuery knows them (pdf, document, spreadsheet, image,
+	// folder…; families such as image/* included).
+	Type string
 	// ModifiedAfter, when not zero, keeps files modified after it.
 	ModifiedAfter time.Time
 	// PageSize is 1 to MaxPageSize; 0 means DefaultPageSize.
@@ -38,6 +44,7 @@ var (
 	ErrQueryMimeType = errors.New(`mime_type must be a MIME type such as "application/pdf"`)
 	ErrQueryPageSize = fmt.Errorf("page_size must be between 1 and %d", MaxPageSize)
 	ErrQueryToken    = errors.New("page_token is not one this server returned; start the search again without it")
+	ErrQueryType     = errors.New("the type is not one drive_search knows; use " + strings.Join(exportfmt.TypeWords(), ", ") + ", or a MIME type")
 )
 
 // Q builds Drive's q expression for the query:
@@ -58,6 +65,14 @@ func (q Query) Q() (string, error) {
 	}
 	if q.MimeType != "" {
 		terms = append(terms, "mimeType = "+quote(q.MimeType))
+	}
+	if q.Type != "" {
+		// The fragment is built from exportfmt's constants only.
+		frag, ok := exportfmt.TypeQuery(q.Type)
+		if !ok {
+			return "", ErrQueryType
+		}
+		terms = append(terms, frag)
 	}
 	if !q.ModifiedAfter.IsZero() {
 		terms = append(terms, "modifiedTime > "+quote(q.ModifiedAfter.UTC().Format(time.RFC3339)))
