@@ -69,7 +69,7 @@ func parseSearch(raw []byte) (drive.Query, error) {
 	if err != nil {
 		return q, err
 	}
-	if q.MimeType, err = searchMimeType(kind); err != nil {
+	if err := searchKind(kind, &q); err != nil {
 		return q, err
 	}
 	after, err := m.str("modified_after")
@@ -100,51 +100,24 @@ func parseSearch(raw []byte) (drive.Query, error) {
 // maxQueryRunes bounds the search text.
 const maxQueryRunes = 1000
 
-// searchWords maps the kind words models use to Drive MIME types.
-var searchWords = map[string]string{
-	"pdf":          "application/pdf",
-	"doc":          exportfmt.Document,
-	"docs":         exportfmt.Document,
-	"document":     exportfmt.Document,
-	"google doc":   exportfmt.Document,
-	"sheet":        exportfmt.Spreadsheet,
-	"sheets":       exportfmt.Spreadsheet,
-	"spreadsheet":  exportfmt.Spreadsheet,
-	"google sheet": exportfmt.Spreadsheet,
-	"slides":       exportfmt.Presentation,
-	"slide":        exportfmt.Presentation,
-	"presentation": exportfmt.Presentation,
-	"deck":         exportfmt.Presentation,
-	"drawing":      exportfmt.Drawing,
-	"folder":       exportfmt.Folder,
-	"form":         exportfmt.Form,
-	"csv":          "text/csv",
-	"zip":          "application/zip",
-	"text":         "text/plain",
-	"txt":          "text/plain",
-	"png":          "image/png",
-	"jpg":          "image/jpeg",
-	"jpeg":         "image/jpeg",
-	"docx":         "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-	"xlsx":         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-	"pptx":         "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-}
-
-// searchMimeType turns the mime_type argument (a kind word or a MIME type)
-// into the Drive MIME type to filter on; "" means any type.
-func searchMimeType(s string) (string, error) {
+// searchKind reads the mime_type argument: a MIME type (exact match), or
+// a friendly kind word (pdf, doc, sheet, image…) for drive.Query.Type.
+func searchKind(s string, q *drive.Query) error {
 	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
 	s = strings.TrimPrefix(s, ".")
-	if s == "" || s == "any" || s == "all" {
-		return "", nil
+	switch {
+	case s == "" || s == "any" || s == "all":
+		return nil
+	case strings.Contains(s, "/"):
+		q.MimeType = s
+		return nil
 	}
-	if strings.Contains(s, "/") {
-		return s, nil
+	if _, ok := exportfmt.TypeQuery(s); ok {
+		q.Type = s
+		return nil
 	}
-	if t, ok := searchWords[s]; ok {
-		return t, nil
-	}
-	return "", refuse("\"mime_type\" %q is not a kind drive_search knows; use pdf, doc, sheet, slides, drawing, folder, csv, zip, text, png, jpg, docx, xlsx or pptx, or a MIME type such as \"image/png\".", truncate(s, 40))
+	return refuse("\"mime_type\" %q is not a kind drive_search knows; use %s (or doc, sheet, slides, zip…), or a MIME type such as \"image/png\".",
+		truncate(s, 40), strings.Join(exportfmt.TypeWords(), ", "))
 }
 
 // parseTime reads modified_after: RFC 3339, or a date meaning midnight UTC.
@@ -289,7 +262,7 @@ func driveError(err error, id string) error {
 	case errors.Is(err, drive.ErrBadID):
 		return refuse("%q is not a Drive file id. Find the file with drive_search and pass its id.", truncate(id, 80))
 	case errors.Is(err, drive.ErrQueryText), errors.Is(err, drive.ErrQueryMimeType),
-		errors.Is(err, drive.ErrQueryPageSize), errors.Is(err, drive.ErrQueryToken):
+		errors.Is(err, drive.ErrQueryPageSize), errors.Is(err, drive.ErrQueryToken), errors.Is(err, drive.ErrQueryType):
 		return &Refusal{Reason: sentence(err.Error())}
 	case errors.Is(err, drive.ErrScope):
 		return refuse("This Google account has not given drivemail access to Drive. Reconnect drivemail (sign in again) and allow Drive access.")

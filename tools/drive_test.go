@@ -29,7 +29,7 @@ func TestDriveSearch(t *testing.T) {
 		t.Fatalf("refused: %s", res.text())
 	}
 	q := h.drive.query
-	if q.Text != "Q3 report" || q.MimeType != "application/pdf" || q.PageSize != 50 ||
+	if q.Text != "Q3 report" || q.Type != "pdf" || q.MimeType != "" || q.PageSize != 50 ||
 		!q.ModifiedAfter.Equal(time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("query = %+v", q)
 	}
@@ -70,16 +70,18 @@ func TestDriveSearchDefaultsAndEdges(t *testing.T) {
 		args     string
 		pageSize int
 		mime     string
+		kind     string
 	}{
-		{`{"query":""}`, 20, ""},
-		{`{"query":"x","page_size":1}`, 1, ""},
-		{`{"query":"x","page_size":100}`, 100, ""},
-		{`{"query":"x","page_size":20.0}`, 20, ""},
-		{`{"query":"x","mime_type":"Google Doc"}`, 20, exportfmt.Document},
-		{`{"query":"x","mime_type":"image/png"}`, 20, "image/png"},
-		{`{"query":"x","mime_type":"any"}`, 20, ""},
-		{`{"query":"` + strings.Repeat("é", maxQueryRunes) + `"}`, 20, ""},
-		{`{}`, 20, ""},
+		{`{"query":""}`, 20, "", ""},
+		{`{"query":"x","page_size":1}`, 1, "", ""},
+		{`{"query":"x","page_size":100}`, 100, "", ""},
+		{`{"query":"x","page_size":20.0}`, 20, "", ""},
+		{`{"query":"x","mime_type":"Google  Doc"}`, 20, "", "google doc"},
+		{`{"query":"x","mime_type":"images"}`, 20, "", "images"},
+		{`{"query":"x","mime_type":"Image/PNG"}`, 20, "image/png", ""},
+		{`{"query":"x","mime_type":"any"}`, 20, "", ""},
+		{`{"query":"` + strings.Repeat("é", maxQueryRunes) + `"}`, 20, "", ""},
+		{`{}`, 20, "", ""},
 	}
 	for _, c := range cases {
 		h := newHarness(t, nil)
@@ -88,7 +90,7 @@ func TestDriveSearchDefaultsAndEdges(t *testing.T) {
 			t.Errorf("%.60s: refused: %s", c.args, res.text())
 			continue
 		}
-		if h.drive.query.PageSize != c.pageSize || h.drive.query.MimeType != c.mime {
+		if h.drive.query.PageSize != c.pageSize || h.drive.query.MimeType != c.mime || h.drive.query.Type != c.kind {
 			t.Errorf("%.60s: query = %+v", c.args, h.drive.query)
 		}
 		if !strings.Contains(res.text(), "No files match") {
@@ -106,7 +108,7 @@ func TestDriveSearchRefuses(t *testing.T) {
 		{`{"query":"x","page_size":101}`, `"page_size" is 101`},
 		{`{"query":"x","page_size":2.5}`, `"page_size" must be a whole number`},
 		{`{"query":"x","page_size":"lots"}`, `"page_size" must be a whole number`},
-		{`{"query":"x","mime_type":"spreadsheets please"}`, `not a kind drive_search knows`},
+		{`{"query":"x","mime_type":"spreadsheets please"}`, `not a kind drive_search knows; use archive, audio,`},
 		{`{"query":"x","modified_after":"last week"}`, `"modified_after" "last week" is not a date`},
 		{`{"query":"` + strings.Repeat("a", maxQueryRunes+1) + `"}`, `use at most 1000`},
 		{`{"query":"x","type":"pdf"}`, `no field "type"`},
@@ -131,6 +133,7 @@ func TestDriveErrorsBecomeSentences(t *testing.T) {
 		{&drive.Error{Op: "files.get", Code: 401, Err: drive.ErrUnauthorized}, "expired or was revoked"},
 		{&drive.Error{Op: "files.get", Code: 503, Err: drive.ErrUnavailable}, "Try again in a minute"},
 		{drive.ErrQueryToken, "Page_token is not one this server returned"},
+		{drive.ErrQueryType, "The type is not one drive_search knows"},
 		{fmt.Errorf("dial: connection refused"), "internal error"},
 	}
 	for _, c := range cases {
