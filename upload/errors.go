@@ -45,7 +45,9 @@ func (e *Error) because(err error) *Error {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // sentences stay readable to curl and shell scripts
+	_ = enc.Encode(v)
 }
 
 // writeError answers a refusal with its status and sentence, or anything
