@@ -355,7 +355,8 @@ func (s *Service) validParent(owner, p, driveID string) bool {
 		return false
 	}
 	if pf.driveID != "" {
-		return s.drives[pf.driveID].members[owner]
+		d := s.drives[pf.driveID]
+		return d != nil && d.members[owner]
 	}
 	return pf.owner == owner
 }
