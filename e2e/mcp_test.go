@@ -51,6 +51,8 @@ func startDemo(t *testing.T) running {
 		"Q3 report.pdf": pdfBytes,
 		"Plan.gdoc.md":  []byte("# Plan\n\n- ship drivemail\n"),
 		"logo.png":      {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0},
+		// Big enough that compose reports progress while it streams.
+		"scan.pdf": bytes.Repeat([]byte("%PDF-1.4 scan "), 50_000),
 	}
 	if err := os.MkdirAll(filepath.Join(user, "Budget.gsheet"), 0o755); err != nil {
 		t.Fatal(err)
@@ -261,8 +263,8 @@ func flow(t *testing.T, srv running, version string) {
 	for _, f := range found.Files {
 		byName[f.Name] = f
 	}
-	pdf, doc, sheet := byName["Q3 report.pdf"], byName["Plan"], byName["Budget"]
-	if pdf.ID == "" || doc.ID == "" || sheet.ID == "" {
+	pdf, doc, sheet, scan := byName["Q3 report.pdf"], byName["Plan"], byName["Budget"], byName["scan.pdf"]
+	if pdf.ID == "" || doc.ID == "" || sheet.ID == "" || scan.ID == "" {
 		t.Fatalf("drive_search did not list the seeded files: %+v", found.Files)
 	}
 	if pdf.Size == nil || *pdf.Size != int64(len(pdfBytes)) || pdf.Native {
@@ -276,7 +278,7 @@ func flow(t *testing.T, srv running, version string) {
 		Files []driveFile `json:"files"`
 	}
 	call(t, cs, &sdk.CallToolParams{Name: "drive_search", Arguments: map[string]any{"query": "", "mime_type": "pdf"}}, &onlyPDFs)
-	if len(onlyPDFs.Files) != 1 || onlyPDFs.Files[0].ID != pdf.ID {
+	if len(onlyPDFs.Files) != 2 {
 		t.Errorf("mime_type pdf found %+v", onlyPDFs.Files)
 	}
 
@@ -292,12 +294,12 @@ func flow(t *testing.T, srv running, version string) {
 	params := &sdk.CallToolParams{Name: "send_email", Arguments: map[string]any{
 		"to": "ana@example.com", "cc": []string{"bo@example.com"}, "subject": subject,
 		"body_text":   "Here are the numbers.",
-		"attachments": []any{pdf.ID, doc.ID, map[string]any{"file_id": sheet.ID, "as": ".CSV", "sheet": "Q4 forecast"}},
+		"attachments": []any{pdf.ID, doc.ID, map[string]any{"file_id": sheet.ID, "as": ".CSV", "sheet": "Q4 forecast"}, scan.ID},
 	}}
 	params.SetProgressToken("send-" + version)
 	var sent sendResult
 	call(t, cs, params, &sent)
-	if sent.ID == "" || len(sent.Attached) != 2 || len(sent.Linked) != 1 || sent.Linked[0].FileID != doc.ID {
+	if sent.ID == "" || len(sent.Attached) != 3 || len(sent.Linked) != 1 || sent.Linked[0].FileID != doc.ID {
 		t.Fatalf("send_email result = %+v", sent)
 	}
 	if sent.Attached[1].ExportedAs != "csv" || sent.Attached[1].Sheet != "Q4 forecast" {
@@ -317,11 +319,16 @@ func flow(t *testing.T, srv running, version string) {
 	if !strings.Contains(msg.text, doc.ID) {
 		t.Errorf("the Doc's link is not in the text body: %q", msg.text)
 	}
+	if b := msg.attachments["scan.pdf"]; !bytes.Equal(b, srv.files["scan.pdf"]) {
+		t.Errorf("scan.pdf in the mail differs from the Drive file (%d bytes)", len(b))
+	}
+	// Notifications sent while the message streams; the last one may race
+	// the response, so only those before it are counted on.
 	mu.Lock()
-	gotProgress := len(progress)
+	gotProgress := append([]float64(nil), progress...)
 	mu.Unlock()
-	if gotProgress == 0 {
-		t.Errorf("no progress notification for a send with a progress token")
+	if len(gotProgress) < 2 {
+		t.Errorf("%d progress notifications for a %d-byte send with a progress token, want several", len(gotProgress), len(srv.files["scan.pdf"]))
 	}
 
 	// create_draft: the demo grant includes gmail.compose (serve --drafts).
