@@ -8,7 +8,10 @@
 // browser then checks the emulator's outbox shows that message with its
 // image loaded and its attachment link working.
 //
-// Environment: DRIVEMAIL_URL, EMULATOR_URL, OUT_DIR (screenshots),
+// Then, when DEMO_URL is set (a `serve --demo`, whose in-process emulator
+// approves at once), the same sign-in runs there: one consent click.
+//
+// Environment: DRIVEMAIL_URL, EMULATOR_URL, DEMO_URL?, OUT_DIR (screenshots),
 // CHROMIUM (default /usr/bin/chromium), SUITE_TIMEOUT_MS (default 180000).
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +29,7 @@ const env = (name, def) => {
 };
 const BASE = env("DRIVEMAIL_URL").replace(/\/$/, "");
 const EMULATOR = env("EMULATOR_URL").replace(/\/$/, "");
+const DEMO = process.env.DEMO_URL?.replace(/\/$/, "");
 const OUT = env("OUT_DIR");
 const CHROMIUM = env("CHROMIUM", "/usr/bin/chromium");
 const TIMEOUT = Number(env("SUITE_TIMEOUT_MS", "180000"));
@@ -83,20 +87,23 @@ async function toolResult(client, name, args) {
   return res.structuredContent;
 }
 
-async function connect(provider) {
+async function connect(base, provider) {
   const client = new Client({ name: "drivemail-e2e-browser", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), { authProvider: provider });
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider });
   return { client, transport, done: client.connect(transport) };
 }
 
-async function main() {
+// signIn connects an MCP client to base through the whole OAuth flow,
+// driving the browser page through drivemail's consent page and, when
+// googlePage is set, the emulated Google's consent page (a demo's emulator
+// approves at once). shots names the screenshots ("" for none). It returns
+// the connected client.
+async function signIn(base, { googlePage, shots }) {
   const callback = await startCallbackListener();
   const provider = new MemoryOAuthProvider(callback.redirectUrl, "drivemail browser e2e");
-  const userDataDir = mkdtempSync(join(tmpdir(), "drivemail-chromium-"));
-  let context;
   try {
-    const first = await step("MCP client connects without a token: discovery, registration, authorization URL", async () => {
-      const c = await connect(provider);
+    const first = await step(`${base}: connect without a token (discovery, registration, authorization URL)`, async () => {
+      const c = await connect(base, provider);
       try {
         await c.done;
       } catch (err) {
@@ -107,14 +114,82 @@ async function main() {
     });
     await first.transport.close().catch(() => {});
     const authURL = new URL(await provider.authorizationUrl);
-    check(authURL.origin === new URL(BASE).origin && authURL.pathname === "/oauth/authorize",
-      `the client opened ${authURL.origin}${authURL.pathname}, want ${BASE}/oauth/authorize`);
+    check(authURL.origin === new URL(base).origin && authURL.pathname === "/oauth/authorize",
+      `the client opened ${authURL.origin}${authURL.pathname}, want ${base}/oauth/authorize`);
     for (const p of ["client_id", "code_challenge", "state", "resource", "redirect_uri"]) {
       check(authURL.searchParams.get(p), `the authorization URL lacks ${p}`);
     }
     check(authURL.searchParams.get("code_challenge_method") === "S256", "the client did not use PKCE S256");
     check(provider.clientInformation()?.client_id, "the client did not register (no client_id)");
 
+    await step("drivemail's consent page names the client, where access goes, and the permissions", async () => {
+      await page.goto(authURL.href);
+      await page.locator("#consent").waitFor();
+      const name = await page.locator("#client-name").innerText();
+      check(name === "drivemail browser e2e", `consent page names the client ${JSON.stringify(name)}`);
+      const host = await page.locator("#redirect-host").innerText();
+      check(host === new URL(callback.redirectUrl).host, `consent page says access goes to ${host}, want ${new URL(callback.redirectUrl).host}`);
+      const perms = await page.locator("#permissions li").allInnerTexts();
+      check(perms.some((p) => /send email/i.test(p)) && perms.some((p) => /drive/i.test(p)),
+        `consent page permissions: ${perms.join("; ")}`);
+      if (shots) await page.screenshot({ path: join(OUT, `${shots}-consent-drivemail.png`), fullPage: true });
+      await page.locator("#approve").click();
+    });
+
+    if (googlePage) {
+      await step("sign in at the emulated Google: choose the account, allow", async () => {
+        await page.waitForURL((u) => u.href.startsWith(EMULATOR), { timeout: 15000 });
+        await page.locator("form#consent").waitFor();
+        const scopes = await page.locator("#scopes input[type=checkbox]").evaluateAll((els) => els.map((e) => e.value));
+        for (const s of ["https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/drive.readonly"]) {
+          check(scopes.includes(s), `Google's consent page does not ask for ${s}: ${scopes.join(" ")}`);
+        }
+        const account = page.locator(`#accounts input[data-email="${USER}"]`);
+        if (await account.count()) {
+          await account.check();
+        } else {
+          await page.locator("#typed-email").fill(USER);
+        }
+        if (shots) await page.screenshot({ path: join(OUT, `${shots}-consent-google-emulator.png`), fullPage: true });
+        await page.locator("#approve").click();
+      });
+    }
+
+    const params = await step("the browser lands on the client's loopback redirect with a code", async () => {
+      const p = await Promise.race([
+        callback.params,
+        new Promise((_, reject) => setTimeout(() => reject(new Error("no request reached the loopback redirect in 20 s")), 20000)),
+      ]);
+      check(!p.error, `authorization failed: ${p.error} ${p.error_description ?? ""}`);
+      check(p.code, "the redirect carried no code");
+      provider.checkState(p.state);
+      await page.locator("#done").waitFor();
+      return p;
+    });
+
+    return await step("token exchange, then connect with the token", async () => {
+      await first.transport.finishAuth(params.code);
+      check(provider.tokens()?.access_token, "no access token after the exchange");
+      check(provider.tokens()?.refresh_token, "no refresh token after the exchange");
+      const c = await connect(base, provider);
+      await c.done;
+      return c.client;
+    });
+  } finally {
+    await callback.close();
+  }
+}
+
+async function listToolNames(client) {
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name).sort();
+  check(JSON.stringify(names) === JSON.stringify(WANT_TOOLS), `tools/list: ${names.join(",")}`);
+}
+
+async function main() {
+  const userDataDir = mkdtempSync(join(tmpdir(), "drivemail-chromium-"));
+  let context;
+  try {
     context = await step("launch chromium", () =>
       chromium.launchPersistentContext(userDataDir, {
         executablePath: CHROMIUM,
@@ -138,63 +213,8 @@ async function main() {
     });
     page.on("pageerror", (err) => consoleErrors.push(`${page.url()}: ${err.message}`));
 
-    await step("drivemail's consent page names the client and its permissions", async () => {
-      await page.goto(authURL.href);
-      await page.locator("#consent").waitFor();
-      const name = await page.locator("#client-name").innerText();
-      check(name === "drivemail browser e2e", `consent page names the client ${JSON.stringify(name)}`);
-      const host = await page.locator("#redirect-host").innerText();
-      check(host === new URL(callback.redirectUrl).host, `consent page says access goes to ${host}, want ${new URL(callback.redirectUrl).host}`);
-      const perms = await page.locator("#permissions li").allInnerTexts();
-      check(perms.some((p) => /send email/i.test(p)) && perms.some((p) => /drive/i.test(p)),
-        `consent page permissions: ${perms.join("; ")}`);
-      await page.screenshot({ path: join(OUT, "consent-drivemail.png"), fullPage: true });
-    });
-
-    await step("approve at drivemail, then sign in at the emulated Google", async () => {
-      await page.locator("#approve").click();
-      await page.waitForURL((u) => u.href.startsWith(EMULATOR), { timeout: 15000 });
-      await page.locator("form#consent").waitFor();
-      const scopes = await page.locator("#scopes input[type=checkbox]").evaluateAll((els) => els.map((e) => e.value));
-      for (const s of ["https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/drive.readonly"]) {
-        check(scopes.includes(s), `Google's consent page does not ask for ${s}: ${scopes.join(" ")}`);
-      }
-      const account = page.locator(`#accounts input[data-email="${USER}"]`);
-      if (await account.count()) {
-        await account.check();
-      } else {
-        await page.locator("#typed-email").fill(USER);
-      }
-      await page.screenshot({ path: join(OUT, "consent-google-emulator.png"), fullPage: true });
-      await page.locator("#approve").click();
-    });
-
-    const params = await step("the browser lands on the client's loopback redirect with a code", async () => {
-      const p = await Promise.race([
-        callback.params,
-        new Promise((_, reject) => setTimeout(() => reject(new Error("no request reached the loopback redirect in 20 s")), 20000)),
-      ]);
-      check(!p.error, `authorization failed: ${p.error} ${p.error_description ?? ""}`);
-      check(p.code, "the redirect carried no code");
-      provider.checkState(p.state);
-      await page.locator("#done").waitFor();
-      return p;
-    });
-
-    const client = await step("token exchange and connect with the token", async () => {
-      await first.transport.finishAuth(params.code);
-      check(provider.tokens()?.access_token, "no access token after the exchange");
-      check(provider.tokens()?.refresh_token, "no refresh token after the exchange");
-      const c = await connect(provider);
-      await c.done;
-      return c.client;
-    });
-
-    await step("tools/list", async () => {
-      const { tools } = await client.listTools();
-      const names = tools.map((t) => t.name).sort();
-      check(JSON.stringify(names) === JSON.stringify(WANT_TOOLS), `tools/list: ${names.join(",")}`);
-    });
+    const client = await signIn(BASE, { googlePage: true, shots: "signin" });
+    await step("tools/list", () => listToolNames(client));
 
     const { doc, image } = await step("drive_search finds a Doc and an image", async () => {
       const docs = await toolResult(client, "drive_search", { query: "", mime_type: "doc" });
@@ -257,13 +277,18 @@ async function main() {
       await msg.scrollIntoViewIfNeeded();
       await page.screenshot({ path: join(OUT, "outbox.png"), fullPage: true });
     });
+    await client.close();
+
+    if (DEMO) {
+      const demoClient = await signIn(DEMO, { googlePage: false, shots: "" });
+      await step("serve --demo: tools/list with the token from the browser sign-in", () => listToolNames(demoClient));
+      await demoClient.close();
+    }
 
     check(consoleErrors.length === 0, `the browser console logged errors:\n  ${consoleErrors.join("\n  ")}`);
-    await client.close();
     log(`ok: screenshots in ${OUT}`);
   } finally {
     await context?.close().catch(() => {});
-    await callback.close();
     rmSync(userDataDir, { recursive: true, force: true });
   }
 }
