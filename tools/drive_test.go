@@ -108,6 +108,7 @@ func TestDriveSearchRefuses(t *testing.T) {
 		{`{"query":"x","page_size":101}`, `"page_size" is 101`},
 		{`{"query":"x","page_size":2.5}`, `"page_size" must be a whole number`},
 		{`{"query":"x","page_size":"lots"}`, `"page_size" must be a whole number`},
+		{`{"query":"x","page_size":1e20}`, `"page_size" must be a whole number, not 1e20`},
 		{`{"query":"x","mime_type":"spreadsheets please"}`, `not a kind drive_search knows; use archive, audio,`},
 		{`{"query":"x","modified_after":"last week"}`, `"modified_after" "last week" is not a date`},
 		{`{"query":"` + strings.Repeat("a", maxQueryRunes+1) + `"}`, `use at most 1000`},
@@ -188,6 +189,15 @@ func TestDriveGetFileRefuses(t *testing.T) {
 		if h.drive.called != 0 {
 			t.Errorf("%s: Drive called", args)
 		}
+	}
+}
+
+func TestDriveFileIDLength(t *testing.T) {
+	if id, err := driveFileID(strings.Repeat("a", 200)); err != nil || len(id) != 200 {
+		t.Errorf("200-character id: %v", err)
+	}
+	if _, err := driveFileID(strings.Repeat("a", 201)); err == nil {
+		t.Error("201-character id accepted")
 	}
 }
 
