@@ -15,7 +15,7 @@ import (
 
 const driveSearchDescription = `Search the user's Google Drive (My Drive, files shared with them, and shared drives; never the trash) and get file ids to attach with send_email.
 
-"query" matches words in file names and contents; "" lists the most recently modified files. Narrow with "mime_type" (a word such as pdf, doc, sheet, slides, folder, or a MIME type) and "modified_after". Results come page_size at a time (default 20, at most 100); pass next_page_token back as page_token for more.
+"query" matches words in file names and contents; "" lists the most recently modified files. Narrow with "mime_type" (a word such as pdf, doc, sheet, slides, image, archive, folder, or a MIME type) and "modified_after". Results come page_size at a time (default 20, at most 100); pass next_page_token back as page_token for more.
 
 Each result has the file's id, name, type, size, modification time and whether it is a native Google file (Doc, Sheet, Slides, Drawing). A native file has no bytes of its own: send_email puts it in as a link unless you ask for an export with "as" (its export_formats say which). Use drive_get_file for a spreadsheet's tab names.`
 

@@ -40,6 +40,8 @@ func (h *handlers) requestUpload(ctx context.Context, req mcp.CallToolRequest) (
 	text := fmt.Sprintf("Upload %s with:\n%s\nThe URL works once, until %s.", ureq.Name, t.Curl, t.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	if t.Handle != "" {
 		text += fmt.Sprintf("\nThen attach it with send_email as %q.", t.Handle)
+	} else {
+		text += "\nThe upload answers with JSON holding the file's file_id and handle: attach the file with send_email by that handle."
 	}
 	return succeeded(text, t), nil
 }

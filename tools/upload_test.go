@@ -50,11 +50,16 @@ func TestRequestUploadRefuses(t *testing.T) {
 			t.Errorf("%s: uploads called", args)
 		}
 	}
-	// The name limit at its edge is accepted.
+	// The name limit at its edge is accepted; a ticket without a handle
+	// says where the handle will come from.
 	h := newHarness(t, nil)
 	h.uploads.ticket = UploadTicket{UploadURL: "https://dm.example.com/upload/t", Method: "PUT", ExpiresAt: time.Now()}
-	if res := h.call("request_upload", `{"name":"`+strings.Repeat("n", 255)+`"}`); res.IsError {
+	res := h.call("request_upload", `{"name":"`+strings.Repeat("n", 255)+`"}`)
+	if res.IsError {
 		t.Errorf("255-byte name refused: %s", res.text())
+	}
+	if !strings.Contains(res.text(), "answers with JSON holding the file's file_id and handle") {
+		t.Errorf("text = %q", res.text())
 	}
 }
 
