@@ -158,12 +158,16 @@ func TestZipWithBlockedEntry(t *testing.T) {
 	if after.MessagesSent != before.MessagesSent || after.UploadsStarted != before.UploadsStarted {
 		t.Errorf("something was sent or an upload started")
 	}
-	served := after.Files[z.ID].BytesServed - before.Files[z.ID].BytesServed
-	if served > 128<<10 {
-		t.Errorf("checking the zip read %d bytes of a %d-byte file; want only its directory", served, len(buf.Bytes()))
+	if after.Downloads != before.Downloads || after.BytesServed != before.BytesServed {
+		t.Errorf("the refusal downloaded something: downloads %d→%d, bytes %d→%d",
+			before.Downloads, after.Downloads, before.BytesServed, after.BytesServed)
 	}
-	t.Logf("zip check: %d bytes served in %d responses, of a %d-byte archive", served,
-		after.Files[z.ID].Downloads-before.Files[z.ID].Downloads, len(buf.Bytes()))
+	read := after.Files[z.ID].RangeBytes - before.Files[z.ID].RangeBytes
+	if read == 0 || read > 128<<10 {
+		t.Errorf("checking the zip read %d bytes of a %d-byte file by Range; want only its directory", read, len(buf.Bytes()))
+	}
+	t.Logf("zip check: %d bytes read in %d Range requests, of a %d-byte archive", read,
+		after.Files[z.ID].RangeReads-before.Files[z.ID].RangeReads, len(buf.Bytes()))
 
 	// An ordinary zip goes.
 	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "zip", BodyText: "hi",

@@ -12,13 +12,15 @@ import (
 )
 
 // servedWriter counts a download for the stats: DownloadBegun when a 2xx
-// status goes out, Served for every body byte after it.
+// status goes out, Served for every body byte after it. A 206 answer to a
+// Range request is counted as a range read, not a download.
 type servedWriter struct {
 	http.ResponseWriter
 	stats   *core.Stats
 	id      string
 	wrote   bool
 	counted bool
+	partial bool
 }
 
 func newServedWriter(w http.ResponseWriter, st *core.Stats, id string) *servedWriter {
@@ -28,7 +30,11 @@ func newServedWriter(w http.ResponseWriter, st *core.Stats, id string) *servedWr
 func (sw *servedWriter) WriteHeader(code int) {
 	if !sw.wrote {
 		sw.wrote = true
-		if code >= 200 && code < 300 {
+		switch {
+		case code == http.StatusPartialContent:
+			sw.counted, sw.partial = true, true
+			sw.stats.RangeReadBegun(sw.id)
+		case code >= 200 && code < 300:
 			sw.counted = true
 			sw.stats.DownloadBegun(sw.id)
 		}
@@ -41,7 +47,10 @@ func (sw *servedWriter) Write(p []byte) (int, error) {
 		sw.WriteHeader(http.StatusOK)
 	}
 	n, err := sw.ResponseWriter.Write(p)
-	if sw.counted && n > 0 {
+	switch {
+	case sw.counted && sw.partial && n > 0:
+		sw.stats.RangeServed(sw.id, int64(n))
+	case sw.counted && n > 0:
 		sw.stats.Served(sw.id, int64(n))
 	}
 	return n, err

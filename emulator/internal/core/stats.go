@@ -6,9 +6,14 @@ import (
 )
 
 // FileStats counts what was served of one Drive file.
+// Downloads and BytesServed count whole responses (200); a partial answer
+// to a Range request (206) counts under RangeReads and RangeBytes instead,
+// so a test can tell "read a zip's directory" from "downloaded the file".
 type FileStats struct {
 	Downloads   int64 `json:"downloads"`
 	BytesServed int64 `json:"bytes_served"`
+	RangeReads  int64 `json:"range_reads"`
+	RangeBytes  int64 `json:"range_bytes"`
 }
 
 // StatsSnapshot is the JSON of GET /_emulator/stats.
@@ -16,6 +21,8 @@ type StatsSnapshot struct {
 	Requests        int64                `json:"requests"`
 	Downloads       int64                `json:"downloads"`
 	BytesServed     int64                `json:"bytes_served"`
+	RangeReads      int64                `json:"range_reads"`
+	RangeBytes      int64                `json:"range_bytes"`
 	UploadsStarted  int64                `json:"uploads_started"`
 	UploadsFinished int64                `json:"uploads_finished"`
 	MessagesSent    int64                `json:"messages_sent"`
@@ -79,6 +86,26 @@ func (st *Stats) Served(fileID string, n int64) {
 	st.s.BytesServed += n
 	f := st.s.Files[fileID]
 	f.BytesServed += n
+	st.s.Files[fileID] = f
+}
+
+// RangeReadBegun counts a partial (206) media response for fileID.
+func (st *Stats) RangeReadBegun(fileID string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.s.RangeReads++
+	f := st.s.Files[fileID]
+	f.RangeReads++
+	st.s.Files[fileID] = f
+}
+
+// RangeServed counts n body bytes of a partial response for fileID.
+func (st *Stats) RangeServed(fileID string, n int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.s.RangeBytes += n
+	f := st.s.Files[fileID]
+	f.RangeBytes += n
 	st.s.Files[fileID] = f
 }
 
