@@ -221,6 +221,9 @@ func kindLabel(f File) string {
 		return f.MimeType
 	}
 	kind := exportfmt.KindName(f.MimeType)
+	if f.MimeType == exportfmt.Shortcut {
+		return kind + " (attach it by this id and its target goes in)"
+	}
 	if len(f.ExportFormats) == 0 {
 		return kind + " (sent as a link)"
 	}

@@ -17,6 +17,7 @@ func sampleFiles() []drive.File {
 	return []drive.File{
 		{ID: id33, Name: "Q3 report.pdf", MimeType: "application/pdf", Size: 2_516_582, ModifiedTime: modified, WebViewLink: "https://drive.google.com/file/d/" + id33 + "/view"},
 		{ID: "sheet1sheet1sheet1", Name: "Budget", MimeType: exportfmt.Spreadsheet, ModifiedTime: modified, WebViewLink: "https://docs.google.com/spreadsheets/d/sheet1sheet1sheet1/edit"},
+		{ID: "short1short1short1", Name: "Q3 (shortcut)", MimeType: exportfmt.Shortcut, ModifiedTime: modified},
 		{ID: "empty1empty1empty1", Name: "empty.txt", MimeType: "text/plain", Size: 0, ModifiedTime: modified, WebViewLink: "https://drive.google.com/file/d/empty1empty1empty1/view"},
 	}
 }
@@ -37,10 +38,10 @@ func TestDriveSearch(t *testing.T) {
 	if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Files) != 3 || out.NextPageToken != "tok-2" {
+	if len(out.Files) != 4 || out.NextPageToken != "tok-2" {
 		t.Fatalf("structured = %+v", out)
 	}
-	pdf, sheet, empty := out.Files[0], out.Files[1], out.Files[2]
+	pdf, sheet, empty := out.Files[0], out.Files[1], out.Files[3]
 	if pdf.Size == nil || *pdf.Size != 2_516_582 || pdf.Native || pdf.ExportFormats != nil {
 		t.Errorf("pdf = %+v", pdf)
 	}
@@ -51,7 +52,7 @@ func TestDriveSearch(t *testing.T) {
 		t.Errorf("a 0-byte file must keep its size: %+v", empty)
 	}
 	lines := strings.Split(res.text(), "\n")
-	if len(lines) != 5 || lines[0] != "3 files:" {
+	if len(lines) != 6 || lines[0] != "4 files:" {
 		t.Fatalf("text = %q", res.text())
 	}
 	if lines[1] != "- Q3 report.pdf | id "+id33+" | application/pdf | 2.4 MiB | modified 2026-05-01 09:30 UTC" {
@@ -60,8 +61,11 @@ func TestDriveSearch(t *testing.T) {
 	if !strings.Contains(lines[2], "Google Sheet (a link, or attach with as: xlsx/") {
 		t.Errorf("native line = %q", lines[2])
 	}
-	if !strings.Contains(lines[4], `page_token "tok-2"`) {
-		t.Errorf("paging line = %q", lines[4])
+	if !strings.Contains(lines[3], "Drive shortcut (attach it by this id and its target goes in)") {
+		t.Errorf("shortcut line = %q", lines[3])
+	}
+	if !strings.Contains(lines[5], `page_token "tok-2"`) {
+		t.Errorf("paging line = %q", lines[5])
 	}
 }
 
