@@ -116,11 +116,13 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		Store:   st,
 	})
 
+	var demoToken string
 	if demo != nil {
 		token, err := demo.signIn(ctx, gauth, auth)
 		if err != nil {
 			return err
 		}
+		demoToken = token
 		fmt.Fprintf(stdout, "DEMO_TOKEN=%s\n", token)
 		fmt.Fprintf(stdout, "emulator on %s (sent mail: %s/_emulator/outbox)\n", demo.url, demo.url)
 	}
@@ -132,5 +134,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	}
 	logger.Info("drivemail serving", "base_url", base.String(), "version", cfg.Version, "demo", cfg.Demo, "drafts", cfg.Drafts)
 	fmt.Fprintf(stdout, "listening on %s\n", base)
+	if demo != nil {
+		demo.guide(base, demoToken).write(stdout)
+	}
 	return serve(ctx, srv, ln, s, cfg.ShutdownGrace, logger)
 }

@@ -1,0 +1,85 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/drivemail/drivemail/emulator"
+)
+
+// demoGuide is what `serve --demo` prints after `listening on`: where
+// everything is and lines to paste into another shell to connect a client
+// and send a message.
+type demoGuide struct {
+	Base      *url.URL // drivemail's public origin
+	Emulator  string   // the emulator's origin
+	Token     string   // DEMO_TOKEN
+	TokenTTL  time.Duration
+	User      string // the demo user, whom the emulated Google signs in
+	FileID    string // a seeded PDF to attach in the example send ("" when none)
+	FileName  string
+	Inspector string // how to run the MCP Inspector
+}
+
+// inspectorCommand runs the MCP Inspector; it needs Node.js and npm.
+const inspectorCommand = "npx -y @modelcontextprotocol/inspector@2.12.0"
+
+// guide describes the running demo.
+func (d *demoGoogle) guide(base *url.URL, token string) demoGuide {
+	g := demoGuide{
+		Base: base, Emulator: d.url, Token: token, TokenTTL: demoTokenTTL,
+		User: emulator.DemoUser, Inspector: inspectorCommand,
+	}
+	for _, f := range d.emu.Drive().Files(emulator.DemoUser) {
+		if f.MimeType == "application/pdf" && !f.Trashed {
+			g.FileID, g.FileName = f.ID, f.Name
+			break
+		}
+	}
+	return g
+}
+
+// write prints the guide.
+func (g demoGuide) write(w io.Writer) {
+	mcp := g.Base.String() + "/mcp"
+	auth := fmt.Sprintf(`--header "Authorization: Bearer %s"`, g.Token)
+	cli := fmt.Sprintf("%s --cli %s --transport http %s", g.Inspector, mcp, auth)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "\ndrivemail demo: Google is played by an in-process emulator, seeded with sample files for %s.\n", g.User)
+	fmt.Fprintf(&b, "Nothing leaves this machine; no Google account or credentials are needed.\n\n")
+	fmt.Fprintf(&b, "  MCP endpoint  %s\n", mcp)
+	fmt.Fprintf(&b, "  Sent mail     %s/_emulator/outbox  (open it in a browser)\n", g.Emulator)
+	fmt.Fprintf(&b, "  Access token  the DEMO_TOKEN above, valid for %s; or sign in with OAuth: the emulated Google approves as %s\n", humanTTL(g.TokenTTL), g.User)
+	fmt.Fprintf(&b, "\nIn another shell:\n\n")
+	fmt.Fprintf(&b, "MCP Inspector, command line (Node.js 22 or newer):\n  %s --method tools/list\n", cli)
+	if g.FileID != "" {
+		args, _ := json.Marshal(map[string]any{
+			"to":          "ana@example.com",
+			"subject":     "Sent from the drivemail demo",
+			"body_text":   "The file is attached.",
+			"attachments": []string{g.FileID},
+		})
+		fmt.Fprintf(&b, "  %s --method tools/call --tool-name send_email --tool-args-json '%s'\n", cli, args)
+		fmt.Fprintf(&b, "  (%s is %q in the demo Drive; find others with --tool-name drive_search --tool-args-json '{\"query\":\"\"}')\n", g.FileID, g.FileName)
+	}
+	fmt.Fprintf(&b, "\nMCP Inspector, web UI (leave out --header to sign in with OAuth instead):\n  %s --web --transport http --server-url %s %s\n", g.Inspector, mcp, auth)
+	fmt.Fprintf(&b, "\nClaude Code:\n  claude mcp add --transport http drivemail %s %s\n", mcp, auth)
+	fmt.Fprintf(&b, "\nPut a local file into the demo Drive (the answer has its file_id):\n  curl -H \"Authorization: Bearer %s\" -F file=@README.md %s/upload\n\n", g.Token, g.Base)
+	_, _ = io.WriteString(w, b.String())
+}
+
+// humanTTL says 12h as "12 hours".
+func humanTTL(d time.Duration) string {
+	switch {
+	case d == time.Hour:
+		return "1 hour"
+	case d > time.Hour && d%time.Hour == 0:
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	}
+	return d.String()
+}

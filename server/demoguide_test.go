@@ -1,0 +1,61 @@
+package server
+
+import (
+	"encoding/json"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDemoGuideLines(t *testing.T) {
+	base, _ := url.Parse("http://127.0.0.1:8080")
+	g := demoGuide{
+		Base: base, Emulator: "http://127.0.0.1:9999", Token: "dm_at_TOKEN", TokenTTL: 12 * time.Hour,
+		User: "demo@example.com", FileID: "1FILEID", FileName: "Q3 Report.pdf", Inspector: "npx -y inspector",
+	}
+	var b strings.Builder
+	g.write(&b)
+	out := b.String()
+	for _, want := range []string{
+		"  MCP endpoint  http://127.0.0.1:8080/mcp\n",
+		"  Sent mail     http://127.0.0.1:9999/_emulator/outbox",
+		"valid for 12 hours",
+		`npx -y inspector --cli http://127.0.0.1:8080/mcp --transport http --header "Authorization: Bearer dm_at_TOKEN" --method tools/list` + "\n",
+		`npx -y inspector --web --transport http --server-url http://127.0.0.1:8080/mcp --header "Authorization: Bearer dm_at_TOKEN"` + "\n",
+		`claude mcp add --transport http drivemail http://127.0.0.1:8080/mcp --header "Authorization: Bearer dm_at_TOKEN"` + "\n",
+		`curl -H "Authorization: Bearer dm_at_TOKEN" -F file=@README.md http://127.0.0.1:8080/upload` + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the guide lacks %q:\n%s", want, out)
+		}
+	}
+	m := regexp.MustCompile(`--tool-name send_email --tool-args-json '([^']*)'\n`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no send_email line:\n%s", out)
+	}
+	var args struct {
+		To          string   `json:"to"`
+		Subject     string   `json:"subject"`
+		Attachments []string `json:"attachments"`
+	}
+	if err := json.Unmarshal([]byte(m[1]), &args); err != nil {
+		t.Fatalf("the send_email arguments are not JSON: %v", err)
+	}
+	if args.To == "" || args.Subject == "" || len(args.Attachments) != 1 || args.Attachments[0] != "1FILEID" {
+		t.Errorf("send_email arguments %+v: want a recipient, a subject and the seeded file", args)
+	}
+}
+
+func TestDemoGuideWithoutAPDF(t *testing.T) {
+	base, _ := url.Parse("http://localhost:8080")
+	var b strings.Builder
+	demoGuide{Base: base, Emulator: "http://127.0.0.1:1", Token: "t", TokenTTL: time.Hour, Inspector: "i"}.write(&b)
+	if strings.Contains(b.String(), "send_email") {
+		t.Errorf("with no seeded PDF the guide still offers a send line:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "valid for 1 hour;") || !strings.Contains(b.String(), "--method tools/list") {
+		t.Errorf("guide:\n%s", b.String())
+	}
+}
