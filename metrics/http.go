@@ -23,15 +23,25 @@ func (m *Metrics) InstrumentHTTP(mux http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		m.httpInFlight.Inc()
-		defer m.httpInFlight.Dec()
 		sw := &statusWriter{ResponseWriter: w}
+		finished := false
+		// Deferred, so a handler that panics (answered 500 further out)
+		// is counted too; the panic goes on unrecovered.
+		defer func() {
+			m.httpInFlight.Dec()
+			code := sw.code()
+			if !finished {
+				code = http.StatusInternalServerError
+			}
+			route := r.Pattern
+			if route == "" {
+				route = unmatchedRoute
+			}
+			m.httpRequests.WithLabelValues(route, methodLabel(r.Method), strconv.Itoa(code)).Inc()
+			m.httpDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		}()
 		mux.ServeHTTP(sw, r)
-		route := r.Pattern
-		if route == "" {
-			route = unmatchedRoute
-		}
-		m.httpRequests.WithLabelValues(route, methodLabel(r.Method), strconv.Itoa(sw.code())).Inc()
-		m.httpDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		finished = true
 	})
 }
 

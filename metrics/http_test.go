@@ -101,3 +101,25 @@ func TestInstrumentUploadOutcomesAndBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestInstrumentHTTPCountsAPanicAs500(t *testing.T) {
+	m := New("test")
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /boom", func(w http.ResponseWriter, r *http.Request) { panic("boom") })
+	h := m.InstrumentHTTP(mux)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the panic was swallowed; the server's own recovery must see it")
+			}
+		}()
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/boom", nil))
+	}()
+	text := scrape(t, m)
+	if got := value(t, text, `drivemail_http_requests_total{code="500",method="GET",route="GET /boom"}`); got != 1 {
+		t.Errorf("a panicking request counted %v times as 500, want 1", got)
+	}
+	if got := value(t, text, "drivemail_http_requests_in_flight"); got != 0 {
+		t.Errorf("in flight after a panic = %v, want 0", got)
+	}
+}

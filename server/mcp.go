@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/drivemail/drivemail/metrics"
 	"github.com/drivemail/drivemail/tools"
 )
 
@@ -24,6 +27,7 @@ func newMCPHandler(d Deps) *mcpserver.StreamableHTTPServer {
 		mcpserver.WithTitle("drivemail"),
 		mcpserver.WithInstructions(instructions),
 		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithToolHandlerMiddleware(observeTools(d.Metrics)),
 	)
 	s.AddTools(tools.Tools(d.Tools)...)
 	return mcpserver.NewStreamableHTTPServer(s,
@@ -34,4 +38,20 @@ func newMCPHandler(d Deps) *mcpserver.StreamableHTTPServer {
 		mcpserver.WithDisableLocalhostProtection(true),
 		mcpserver.WithHeartbeatInterval(30*time.Second),
 	)
+}
+
+// observeTools counts and times each tool call by outcome, and counts the
+// sends running (send_email and create_draft) while they run.
+func observeTools(m *metrics.Metrics) mcpserver.ToolHandlerMiddleware {
+	return func(next mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
+		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			done := m.ToolCall(req.Params.Name)
+			if name := req.Params.Name; name == "send_email" || name == "create_draft" {
+				defer m.SendStarted()()
+			}
+			res, err := next(ctx, req)
+			done(err != nil || (res != nil && res.IsError))
+			return res, err
+		}
+	}
 }

@@ -22,11 +22,13 @@ func addRoutes(mux *http.ServeMux, d Deps, mcp *mcpserver.StreamableHTTPServer) 
 	mux.Handle("DELETE /mcp", guard.middleware(bearer(noteUser(mcp))))
 
 	direct, ticket := uploadHandlers(d.Uploads)
+	direct, ticket = d.Metrics.InstrumentUpload("direct", direct), d.Metrics.InstrumentUpload("ticket", ticket)
 	mux.Handle("POST /upload", guard.middleware(bearer(noteUser(direct))))
 	mux.Handle("PUT /upload/{ticket}", guard.middleware(ticket))
 	mux.Handle("POST /upload/{ticket}", guard.middleware(ticket))
 
 	mux.Handle("GET /healthz", healthHandler(d.Store, d.Version, d.Logger))
+	mux.Handle("GET /metrics", d.Metrics.Handler())
 	mux.Handle("/", notFound())
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/metrics"
 	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/oauth/keyring"
@@ -31,7 +32,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	level, _ := parseLevel(cfg.LogLevel)
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(withRequestID(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 
 	var demo *demoGoogle
 	if cfg.Demo {
@@ -70,7 +71,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--secret: %w", err)
 	}
+	meter := metrics.New(cfg.Version)
 	gauth, err := googleauth.New(googleauth.Config{
+		// Every Google call (token, userinfo and each user's API calls)
+		// goes through this transport, which measures it.
+		HTTPClient:   &http.Client{Timeout: 30 * time.Second, Transport: meter.GoogleTransport(nil)},
 		Endpoints:    endpoints,
 		ClientID:     cfg.GoogleClientID,
 		ClientSecret: cfg.GoogleClientSecret,
@@ -114,6 +119,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		},
 		Uploads: uploads,
 		Store:   st,
+		Metrics: meter,
 	})
 
 	var demoToken string

@@ -8,6 +8,7 @@ import (
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/drivemail/drivemail/metrics"
 	"github.com/drivemail/drivemail/tools"
 )
 
@@ -49,6 +50,9 @@ type Deps struct {
 	Store   Pinger
 	// MaxMCPBodyBytes caps one MCP request (default DefaultMaxMCPBodyBytes).
 	MaxMCPBodyBytes int64
+	// Metrics records requests, tool calls and uploads and serves GET
+	// /metrics; nil records nothing.
+	Metrics *metrics.Metrics
 }
 
 // DefaultMaxMCPBodyBytes caps an MCP request: tool arguments carry ids, not
@@ -77,7 +81,7 @@ func NewServer(d Deps) *Server {
 	mcpHandler := newMCPHandler(d)
 	mux := http.NewServeMux()
 	addRoutes(mux, d, mcpHandler)
-	var h http.Handler = mux
+	h := d.Metrics.InstrumentHTTP(mux) // innermost: it reads the pattern the mux matched
 	h = securityHeaders(h)
 	h = recoverPanics(d.Logger)(h)
 	h = logRequests(d.Logger)(h)
