@@ -202,10 +202,13 @@ func (d driveAdapter) ReaderAt(ctx context.Context, f drive.File) io.ReaderAt {
 }
 
 // logOutcome writes one line per send: sizes, counts and ids, never
-// addresses, subjects, bodies or Google's error bodies.
+// addresses, subjects, bodies or Google's error bodies. The "message sent"
+// line is the audit record (docs/operations.md): user, recipients count,
+// attachment count and bytes, Gmail message id.
 func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res Result, err error, took time.Duration) {
 	attrs := []any{
 		"draft", opts.Draft,
+		"recipients", len(req.To) + len(req.Cc) + len(req.Bcc),
 		"entries", len(req.Attachments),
 		"took_ms", took.Milliseconds(),
 	}
@@ -214,8 +217,12 @@ func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res
 	}
 	switch {
 	case err == nil:
-		attrs = append(attrs, "message_id", res.ID, "size_bytes", res.SizeBytes,
-			"attached", len(res.Attached), "inline", len(res.Inline), "linked", len(res.Linked))
+		var attachedBytes int64
+		for _, a := range res.Attached {
+			attachedBytes += a.Bytes
+		}
+		attrs = append(attrs, "message_id", res.ID, "thread_id", res.ThreadID, "size_bytes", res.SizeBytes,
+			"attached", len(res.Attached), "attached_bytes", attachedBytes, "inline", len(res.Inline), "linked", len(res.Linked))
 		s.cfg.Logger.InfoContext(ctx, "message sent", attrs...)
 	case IsRefusal(err):
 		var r *Refusal

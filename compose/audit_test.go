@@ -1,0 +1,53 @@
+package compose_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/identity"
+)
+
+// TestAuditLineCountsAndNeverContents checks the one "message sent" line a
+// send logs: who, how many recipients and files, how many bytes, which
+// Gmail message; never an address, the subject, a body or a file name.
+func TestAuditLineCountsAndNeverContents(t *testing.T) {
+	var logs bytes.Buffer
+	e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	f, _ := e.putBytes("Secret plans.pdf", 3000)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ctx = identity.WithUser(ctx, identity.User{ID: "user-42", Email: user})
+	res, err := e.svc.Send(ctx, e.hc, compose.Request{
+		To: []string{"carol@example.com", "dan@example.com"}, Cc: []string{"erin@example.com"}, Bcc: []string{"frank@example.com"},
+		Subject: "Takeover strategy", BodyText: "Confidential body text",
+		Attachments: []compose.Attachment{{FileID: f.ID}},
+	}, compose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		if strings.Contains(l, `msg="message sent"`) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 {
+		t.Fatalf("want one audit line, got %d:\n%s", len(lines), logs.String())
+	}
+	line := lines[0]
+	for _, want := range []string{"user=user-42", "recipients=4", "attached=1", "attached_bytes=3000", "message_id=" + res.ID, "inline=0"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("audit line lacks %s: %s", want, line)
+		}
+	}
+	for _, secret := range []string{"example.com", "Takeover", "Confidential", "Secret plans", f.ID} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the send's logs show %q: %s", secret, logs.String())
+		}
+	}
+}
