@@ -53,8 +53,8 @@ func (s *Service) useTicket(ctx context.Context, p permit) error {
 }
 
 // slots bounds the uploads running at once on this replica, per user and
-// in all. Each running upload holds one Drive chunk buffer, so the total
-// bounds the memory uploads take.
+// in all. Each running upload holds a Drive chunk and its read-ahead, so
+// the total bounds the memory uploads take.
 type slots struct {
 	mu      sync.Mutex
 	perUser map[string]int

@@ -361,3 +361,68 @@ func TestNewChecksItsConfig(t *testing.T) {
 		t.Errorf("upload URL = %s", got)
 	}
 }
+
+func TestReadAheadKeepsOrderAndTheFinalError(t *testing.T) {
+	data := make([]byte, 3*aheadBlockSize+aheadBlockSize/3)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	errCut := errors.New("cut")
+	cases := map[string]struct {
+		src     io.Reader
+		wantErr error
+	}{
+		"whole":            {iotest.HalfReader(bytes.NewReader(data)), nil},
+		"fails at the end": {io.MultiReader(bytes.NewReader(data), iotest.ErrReader(errCut)), errCut},
+		"empty":            {bytes.NewReader(nil), nil},
+	}
+	for name, tc := range cases {
+		ra := newReadAhead(tc.src)
+		got, err := io.ReadAll(ra)
+		ra.close(func() { t.Fatalf("%s: unblock called after the source ended", name) })
+		if err != tc.wantErr {
+			t.Errorf("%s: err = %v, want %v", name, err, tc.wantErr)
+		}
+		want := data
+		if name == "empty" {
+			want = nil
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: read %d bytes that differ from the %d written", name, len(got), len(want))
+		}
+	}
+}
+
+// stuckReader returns one block, then blocks until released.
+type stuckReader struct {
+	release chan struct{}
+	first   bool
+}
+
+func (s *stuckReader) Read(p []byte) (int, error) {
+	if !s.first {
+		s.first = true
+		return len(p), nil
+	}
+	<-s.release
+	return 0, errors.New("read deadline passed")
+}
+
+func TestReadAheadCloseUnblocksAStuckRead(t *testing.T) {
+	src := &stuckReader{release: make(chan struct{})}
+	ra := newReadAhead(src)
+	if _, err := ra.Read(make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	done := make(chan struct{})
+	go func() {
+		ra.close(func() { once.Do(func() { close(src.release) }) })
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("close did not return after unblocking the read")
+	}
+}

@@ -8,7 +8,8 @@
 //     a short-lived single-use ticket from the request_upload tool.
 //
 // The body streams through a byte counter and SHA-256 into a Drive
-// resumable files.create: no temporary file, one chunk buffer per upload.
+// resumable files.create: no temporary file; per upload, one Drive chunk
+// and a read-ahead of the client's next bytes (readahead.go).
 // Anything wrong with the bytes (too large, not what the ticket declared,
 // cut off) fails the stream before its end, so the Drive client never
 // sends the final chunk and no file is created.
@@ -38,7 +39,7 @@ const (
 	DefaultRatePerWindow = 30
 	DefaultRateWindow    = 10 * time.Minute
 	DefaultMaxPerUser    = 4
-	DefaultMaxConcurrent = 32
+	DefaultMaxConcurrent = 16
 	DefaultIdleTimeout   = 30 * time.Second
 	DefaultMinBytes      = 32 << 10
 	DefaultMaxDuration   = 2 * time.Hour
@@ -79,7 +80,8 @@ type Config struct {
 	RatePerWindow int
 	RateWindow    time.Duration
 	// MaxPerUser and MaxConcurrent bound the uploads running at once on
-	// this replica, per user and in all.
+	// this replica, per user and in all. Each holds about 14 MiB (a Drive
+	// chunk and the read-ahead), so MaxConcurrent bounds their memory.
 	MaxPerUser    int
 	MaxConcurrent int
 	// IdleTimeout and MinBytes set the slowest client accepted: each

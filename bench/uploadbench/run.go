@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/google"
+)
+
+// The user the emulator's auto-approve signs in (emulator.DemoUser).
+const benchUser = "demo@example.com"
+
+// Targets from issue 6.
+const (
+	maxGrowth = 32 << 20
+	minRatio  = 0.8
+)
+
+func run(ctx context.Context, drivemail string, size int64, reps int) error {
+	dir, err := os.MkdirTemp("", "uploadbench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	emu, err := start(ctx, drivemail, "emulator", "--addr", "127.0.0.1:0", "--auto-approve")
+	if err != nil {
+		return err
+	}
+	defer emu.stop()
+	srv, err := startServer(ctx, drivemail, emu.url, dir, size)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+
+	token, err := signIn(ctx, srv.url)
+	if err != nil {
+		return fmt.Errorf("sign in to drivemail: %w", err)
+	}
+	gtoken, err := googleToken(ctx, emu.url, benchUser)
+	if err != nil {
+		return err
+	}
+	hc := oauth2.NewClient(ctx, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: gtoken}))
+	dc, err := drive.New(ctx, hc, google.Endpoints{Base: emu.url})
+	if err != nil {
+		return err
+	}
+	want, err := digest(size)
+	if err != nil {
+		return err
+	}
+
+	// Warm up both paths (the server makes its uploads folder here).
+	if _, err := throughServer(ctx, srv.url, token, dc, 1<<20, ""); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	if _, err := direct(ctx, dc, 1<<20); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	pid := srv.cmd.Process.Pid
+	cleared := resetPeak(pid)
+	before, _, err := memory(pid)
+	if err != nil {
+		return err
+	}
+	var best struct{ direct, server time.Duration }
+	var serverCPU, emuCPU time.Duration
+	for i := 0; i < reps; i++ {
+		d, err := direct(ctx, dc, size)
+		if err != nil {
+			return fmt.Errorf("direct upload: %w", err)
+		}
+		sc0, _ := cpuTime(pid)
+		ec0, _ := cpuTime(emu.cmd.Process.Pid)
+		s, err := throughServer(ctx, srv.url, token, dc, size, want)
+		if err != nil {
+			return fmt.Errorf("upload through drivemail: %w", err)
+		}
+		sc1, _ := cpuTime(pid)
+		ec1, _ := cpuTime(emu.cmd.Process.Pid)
+		serverCPU += sc1 - sc0
+		emuCPU += ec1 - ec0
+		fmt.Printf("  run %d: direct %.2f s, through drivemail %.2f s (CPU: server %.2f s, emulator %.2f s)\n",
+			i+1, d.Seconds(), s.Seconds(), (sc1 - sc0).Seconds(), (ec1 - ec0).Seconds())
+		if best.direct == 0 || d < best.direct {
+			best.direct = d
+		}
+		if best.server == 0 || s < best.server {
+			best.server = s
+		}
+	}
+	_, peak, err := memory(pid)
+	if err != nil {
+		return err
+	}
+	report(os.Stdout, size, reps, best.direct, best.server, before, peak, cleared)
+	return nil
+}
+
+func report(w io.Writer, size int64, reps int, d, s time.Duration, before, peak int64, cleared bool) {
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+	rate := func(t time.Duration) float64 { return mib(size) / t.Seconds() }
+	verdict := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "MISSED"
+	}
+	ratio := d.Seconds() / s.Seconds()
+	growth := peak - before
+	fmt.Fprintf(w, "upload: %.0f MiB, best of %d\n", mib(size), reps)
+	fmt.Fprintf(w, "  straight to the emulator (drive/v3 client): %6.2f s  %6.1f MiB/s\n", d.Seconds(), rate(d))
+	fmt.Fprintf(w, "  through drivemail serve (POST /upload):     %6.2f s  %6.1f MiB/s\n", s.Seconds(), rate(s))
+	fmt.Fprintf(w, "  throughput ratio: %.2f (target >= %.1f) %s\n", ratio, minRatio, verdict(ratio >= minRatio))
+	note := ""
+	if !cleared {
+		note = ", high-water mark not resettable: measured from the RSS before"
+	}
+	fmt.Fprintf(w, "  server peak RSS growth: %.1f MiB (target < %d MiB) %s  [RSS before %.1f MiB, peak %.1f MiB%s]\n",
+		mib(growth), maxGrowth>>20, verdict(growth < maxGrowth), mib(before), mib(peak), note)
+}
+
+// payload yields size bytes: one random MiB, repeated. Cheap to make, so
+// the bench measures the upload paths, not the data source.
+type payload struct {
+	block []byte
+	left  int64
+	off   int
+}
+
+var block = func() []byte {
+	b := make([]byte, 1<<20)
+	r := rand.NewChaCha8([32]byte{6})
+	_, _ = r.Read(b)
+	return b
+}()
+
+func newPayload(size int64) *payload { return &payload{block: block, left: size} }
+
+func (p *payload) Read(b []byte) (int, error) {
+	if p.left == 0 {
+		return 0, io.EOF
+	}
+	if int64(len(b)) > p.left {
+		b = b[:p.left]
+	}
+	n := copy(b, p.block[p.off:])
+	p.off = (p.off + n) % len(p.block)
+	p.left -= int64(n)
+	return n, nil
+}
+
+func digest(size int64) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, newPayload(size)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// direct uploads size bytes with the Drive client, then deletes the file.
+func direct(ctx context.Context, dc *drive.Client, size int64) (time.Duration, error) {
+	start := time.Now()
+	f, err := dc.Upload(ctx, drive.NewFile{Name: "direct.bin", MimeType: "application/octet-stream"}, newPayload(size))
+	took := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	if f.Size != size {
+		return 0, fmt.Errorf("Drive stored %d bytes of %d", f.Size, size)
+	}
+	return took, dc.DeleteFile(ctx, f.ID)
+}
+
+// throughServer POSTs size bytes to /upload, checks the answer (and the
+// digest when want is set), then deletes the file.
+func throughServer(ctx context.Context, base, token string, dc *drive.Client, size int64, want string) (time.Duration, error) {
+	start := time.Now()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/upload?name=bench.bin", newPayload(size))
+	req.ContentLength = size
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	took := time.Since(start)
+	if resp.StatusCode != http.StatusCreated {
+		return 0, fmt.Errorf("HTTP %d: %s", resp.StatusCode, body)
+	}
+	var r struct {
+		FileID string `json:"file_id"`
+		Size   int64  `json:"size"`
+		SHA256 string `json:"sha256"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return 0, err
+	}
+	if r.Size != size || (want != "" && r.SHA256 != want) {
+		return 0, fmt.Errorf("stored %d bytes with sha256 %s, want %s bytes with %s", r.Size, r.SHA256, strconv.FormatInt(size, 10), want)
+	}
+	return took, dc.DeleteFile(ctx, r.FileID)
+}
