@@ -51,3 +51,32 @@ func TestAuditLineCountsAndNeverContents(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalLogNamesNoAddress: a refused send logs why in kind (the field
+// at fault, Google's status), never the address or subject it quoted.
+func TestRefusalLogNamesNoAddress(t *testing.T) {
+	var logs bytes.Buffer
+	e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := identity.WithUser(context.Background(), identity.User{ID: "user-42", Email: user})
+	for _, req := range []compose.Request{
+		{To: []string{"carol-secret@exa mple.com"}, Subject: "Hidden subject", BodyText: "x"},
+		{To: []string{"carol@example.com"}, Subject: "Hidden subject", BodyText: "x", Attachments: []compose.Attachment{{FileID: "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}}},
+	} {
+		_, err := e.svc.Send(ctx, e.hc, req, compose.Options{})
+		if err == nil {
+			t.Fatal("want a refusal")
+		}
+	}
+	out := logs.String()
+	if strings.Count(out, `msg="send refused"`) != 2 {
+		t.Fatalf("want two refusal lines:\n%s", out)
+	}
+	for _, secret := range []string{"carol", "Hidden subject"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("a refusal's log shows %q:\n%s", secret, out)
+		}
+	}
+	if !strings.Contains(out, `cause="invalid to"`) || !strings.Contains(out, "notFound") {
+		t.Errorf("the refusal lines should say what kind of cause it was:\n%s", out)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/mimemsg"
 )
 
 // Config tunes a Service.
@@ -235,9 +236,16 @@ func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res
 	}
 }
 
+// causeText describes a refusal's cause for the log. An input error's
+// sentence quotes what the caller wrote (an address, a file name), so
+// only its field is named.
 func causeText(err error) string {
-	if err == nil {
+	var ie *mimemsg.InputError
+	switch {
+	case err == nil:
 		return ""
+	case errors.As(err, &ie):
+		return "invalid " + ie.Field
 	}
 	return err.Error()
 }
