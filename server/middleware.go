@@ -97,7 +97,7 @@ func logRequests(logger *slog.Logger) func(http.Handler) http.Handler {
 			attrs := []slog.Attr{
 				slog.String("request_id", ri.id),
 				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
+				slog.String("path", logPath(r)),
 				slog.Int("status", sw.status),
 				slog.Int64("bytes", sw.bytes),
 				slog.Duration("duration", time.Since(start)),
@@ -109,6 +109,15 @@ func logRequests(logger *slog.Logger) func(http.Handler) http.Handler {
 			logger.LogAttrs(r.Context(), level, "http request", attrs...)
 		})
 	}
+}
+
+// logPath is the request path fit for a log line: an upload ticket in
+// /upload/<ticket> is a credential until used, so it is left out.
+func logPath(r *http.Request) string {
+	if strings.HasPrefix(r.URL.Path, "/upload/") {
+		return "/upload/{ticket}"
+	}
+	return r.URL.Path
 }
 
 // noteUser records the authenticated user for the request log line. It
@@ -146,7 +155,7 @@ func recoverPanics(logger *slog.Logger) func(http.Handler) http.Handler {
 					panic(p) // net/http's own way to abort a response
 				}
 				id := RequestID(r.Context())
-				logger.ErrorContext(r.Context(), "handler panicked", "request_id", id, "path", r.URL.Path,
+				logger.ErrorContext(r.Context(), "handler panicked", "request_id", id, "path", logPath(r),
 					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				http.Error(w, "drivemail hit an internal error (request id "+id+"). Try again; if it keeps failing, give the request id to whoever runs this server.", http.StatusInternalServerError)
 			}()

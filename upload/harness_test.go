@@ -96,8 +96,9 @@ func newEnv(t *testing.T, tune ...func(*upload.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	logger := slog.New(slog.NewTextHandler(e.logs, nil))
 	cfg := upload.Config{BaseURL: base, Secrets: [][]byte{testSecret}, Endpoints: endpoints, Clients: e.ga,
-		Limits: e.store, Now: e.clock.Now, Logger: slog.New(slog.NewTextHandler(e.logs, nil))}
+		Limits: e.store, Now: e.clock.Now, Logger: logger}
 	for _, f := range tune {
 		f(&cfg)
 	}
@@ -105,7 +106,7 @@ func newEnv(t *testing.T, tune ...func(*upload.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler := server.NewServer(server.Deps{BaseURL: base, Auth: e.as, Uploads: e.svc, Store: e.store,
+	handler := server.NewServer(server.Deps{Logger: logger, BaseURL: base, Auth: e.as, Uploads: e.svc, Store: e.store,
 		Tools: tools.Deps{Uploads: e.svc}})
 	mux.Handle("/", handler)
 	e.srv.Start()

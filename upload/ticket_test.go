@@ -42,6 +42,11 @@ func TestTicketWorksOnceThenIsRefused(t *testing.T) {
 	if n := len(e.files(u)); n != 1 {
 		t.Errorf("%d files after a ticket was used twice, want 1", n)
 	}
+	// The ticket is a credential: no log line carries it.
+	ticket := strings.TrimPrefix(ticketPath(tk), "/upload/")
+	if logs := e.logs.String(); !strings.Contains(logs, "/upload/{ticket}") || strings.Contains(logs, ticket[:20]) {
+		t.Errorf("logs show the ticket, or no request line:\n%s", logs)
+	}
 }
 
 func TestTicketTakesAFormPOST(t *testing.T) {
