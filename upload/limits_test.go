@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +55,17 @@ func TestSizeLimitAtTheEdgeAndPast(t *testing.T) {
 	}
 	if st := e.emu.Stats(); st.UploadsFinished != 0 {
 		t.Errorf("%d uploads finished past the limit", st.UploadsFinished)
+	}
+	// curl sends "Expect: 100-continue" with a large body: the refusal
+	// comes before the body, and curl prints it.
+	dir := t.TempDir()
+	big := pattern(limit * 20)
+	if err := os.WriteFile(filepath.Join(dir, "big.bin"), big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := curl(t, dir, "-sS", "-H", "Authorization: Bearer "+others.token, "-T", "big.bin", "-X", "POST", e.base+"/upload?name=big.bin")
+	if !strings.Contains(string(out), "upload limit of 97.7 KiB") {
+		t.Errorf("curl printed %q", out)
 	}
 }
 
