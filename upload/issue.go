@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/identity"
@@ -48,7 +49,7 @@ func (s *Service) RequestUpload(ctx context.Context, req tools.UploadRequest) (t
 		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "upload: Drive reserved no file id; the ticket has no handle",
 			slog.String("user", u.ID), slog.String("error", err.Error()))
 	}
-	exp := s.cfg.Now().Add(s.cfg.TicketTTL).Truncate(1e9)
+	exp := s.cfg.Now().Add(s.cfg.TicketTTL).Truncate(time.Second)
 	c.Expires = exp.Unix()
 	tok, err := s.signer.sign(c)
 	if err != nil {

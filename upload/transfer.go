@@ -177,7 +177,7 @@ func (s *Service) uploadRefusal(reqCtx, ctx context.Context, err error, folderGi
 	case reqCtx.Err() != nil:
 		return readRefusal(reqCtx.Err())
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return refuse(http.StatusRequestTimeout, "The upload took longer than %s, so nothing was saved. Send a smaller file or use a faster connection.", s.cfg.MaxDuration).because(err)
+		return refuse(http.StatusRequestTimeout, "The upload took longer than %s, so nothing was saved. Send a smaller file or use a faster connection.", spell(s.cfg.MaxDuration)).because(err)
 	}
 	return googleRefusal(err, folderGiven)
 }

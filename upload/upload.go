@@ -18,7 +18,6 @@ package upload
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -282,4 +281,4 @@ func (s *Service) uploadURL(ticket string) string {
 }
 
 // errNoUser: the context has no authenticated user (a wiring mistake).
-var errNoUser = fmt.Errorf("upload: no authenticated user in the context")
+var errNoUser = errors.New("upload: no authenticated user in the context")
