@@ -12,7 +12,9 @@
 // approves at once), the same sign-in runs there: one consent click.
 //
 // Environment: DRIVEMAIL_URL, EMULATOR_URL, DEMO_URL?, OUT_DIR (screenshots),
-// CHROMIUM (default /usr/bin/chromium), SUITE_TIMEOUT_MS (default 180000).
+// CHROMIUM (default /usr/bin/chromium), SUITE_TIMEOUT_MS (default 180000),
+// IGNORE_HTTPS_ERRORS=1 (a TLS proxy with a local CA; Node then needs
+// NODE_EXTRA_CA_CERTS for the same CA).
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -199,6 +201,9 @@ async function main() {
           "--disable-background-networking", "--disable-component-update", "--disable-sync",
         ],
         viewport: { width: 1100, height: 900 },
+        // For a run against a TLS proxy with a local CA (the deployment smoke
+        // check in docs/deployment.md); never set by e2e/browser/run.
+        ignoreHTTPSErrors: process.env.IGNORE_HTTPS_ERRORS === "1",
         timeout: 30000,
       }),
     );
