@@ -43,7 +43,9 @@ func startDemoGoogle(cfg Config, logger *slog.Logger) (*demoGoogle, error) {
 	if st, err := os.Stat(seed); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("--demo needs the sample files in %s: run from the repository root, or give their folder with --demo-seed", seed)
 	}
-	emu, err := emulator.New(emulator.Config{AutoApprove: true})
+	// The emulator's consent page is shown, as Google's would be, so a demo
+	// sign-in through OAuth looks like the real one (DEMO_TOKEN needs none).
+	emu, err := emulator.New(emulator.Config{})
 	if err != nil {
 		return nil, fmt.Errorf("demo emulator: %w", err)
 	}

@@ -54,7 +54,7 @@ func (g demoGuide) write(w io.Writer) {
 	fmt.Fprintf(&b, "Nothing leaves this machine; no Google account or credentials are needed.\n\n")
 	fmt.Fprintf(&b, "  MCP endpoint  %s\n", mcp)
 	fmt.Fprintf(&b, "  Sent mail     %s/_emulator/outbox  (open it in a browser)\n", g.Emulator)
-	fmt.Fprintf(&b, "  Access token  the DEMO_TOKEN above, valid for %s; or sign in with OAuth: the emulated Google approves as %s\n", humanTTL(g.TokenTTL), g.User)
+	fmt.Fprintf(&b, "  Access token  the DEMO_TOKEN above, valid for %s; or sign in with OAuth: the emulator's consent page stands in for Google's (choose %s)\n", humanTTL(g.TokenTTL), g.User)
 	fmt.Fprintf(&b, "\nIn another shell:\n\n")
 	fmt.Fprintf(&b, "MCP Inspector, command line (Node.js 22 or newer):\n  %s --method tools/list\n", cli)
 	if g.FileID != "" {

@@ -8,10 +8,11 @@
 // browser then checks the emulator's outbox shows that message with its
 // image loaded and its attachment link working.
 //
-// Then, when DEMO_URL is set (a `serve --demo`, whose in-process emulator
-// approves at once), the same sign-in runs there: one consent click.
+// Then, when DEMO_URL is set (a `serve --demo`), the same sign-in runs
+// there, through its in-process emulator's consent page.
 //
-// Environment: DRIVEMAIL_URL, EMULATOR_URL, DEMO_URL?, OUT_DIR (screenshots),
+// Environment: DRIVEMAIL_URL, EMULATOR_URL, DEMO_URL? with DEMO_EMULATOR_URL,
+// OUT_DIR (screenshots),
 // CHROMIUM (default /usr/bin/chromium), SUITE_TIMEOUT_MS (default 180000),
 // IGNORE_HTTPS_ERRORS=1 (a TLS proxy with a local CA; Node then needs
 // NODE_EXTRA_CA_CERTS for the same CA).
@@ -32,6 +33,7 @@ const env = (name, def) => {
 const BASE = env("DRIVEMAIL_URL").replace(/\/$/, "");
 const EMULATOR = env("EMULATOR_URL").replace(/\/$/, "");
 const DEMO = process.env.DEMO_URL?.replace(/\/$/, "");
+const DEMO_EMULATOR = process.env.DEMO_EMULATOR_URL?.replace(/\/$/, "");
 const OUT = env("OUT_DIR");
 const CHROMIUM = env("CHROMIUM", "/usr/bin/chromium");
 const TIMEOUT = Number(env("SUITE_TIMEOUT_MS", "180000"));
@@ -96,11 +98,10 @@ async function connect(base, provider) {
 }
 
 // signIn connects an MCP client to base through the whole OAuth flow,
-// driving the browser page through drivemail's consent page and, when
-// googlePage is set, the emulated Google's consent page (a demo's emulator
-// approves at once). shots names the screenshots ("" for none). It returns
-// the connected client.
-async function signIn(base, { googlePage, shots }) {
+// driving the browser page through drivemail's consent page and then the
+// consent page of the emulated Google at origin google. shots names the
+// screenshots ("" for none). It returns the connected client.
+async function signIn(base, { google, shots }) {
   const callback = await startCallbackListener();
   const provider = new MemoryOAuthProvider(callback.redirectUrl, "drivemail browser e2e");
   try {
@@ -138,24 +139,22 @@ async function signIn(base, { googlePage, shots }) {
       await page.locator("#approve").click();
     });
 
-    if (googlePage) {
-      await step("sign in at the emulated Google: choose the account, allow", async () => {
-        await page.waitForURL((u) => u.href.startsWith(EMULATOR), { timeout: 15000 });
-        await page.locator("form#consent").waitFor();
-        const scopes = await page.locator("#scopes input[type=checkbox]").evaluateAll((els) => els.map((e) => e.value));
-        for (const s of ["https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/drive.readonly"]) {
-          check(scopes.includes(s), `Google's consent page does not ask for ${s}: ${scopes.join(" ")}`);
-        }
-        const account = page.locator(`#accounts input[data-email="${USER}"]`);
-        if (await account.count()) {
-          await account.check();
-        } else {
-          await page.locator("#typed-email").fill(USER);
-        }
-        if (shots) await page.screenshot({ path: join(OUT, `${shots}-consent-google-emulator.png`), fullPage: true });
-        await page.locator("#approve").click();
-      });
-    }
+    await step("sign in at the emulated Google: choose the account, allow", async () => {
+      await page.waitForURL((u) => u.href.startsWith(google), { timeout: 15000 });
+      await page.locator("form#consent").waitFor();
+      const scopes = await page.locator("#scopes input[type=checkbox]").evaluateAll((els) => els.map((e) => e.value));
+      for (const s of ["https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/drive.readonly"]) {
+        check(scopes.includes(s), `Google's consent page does not ask for ${s}: ${scopes.join(" ")}`);
+      }
+      const account = page.locator(`#accounts input[data-email="${USER}"]`);
+      if (await account.count()) {
+        await account.check();
+      } else {
+        await page.locator("#typed-email").fill(USER);
+      }
+      if (shots) await page.screenshot({ path: join(OUT, `${shots}-consent-google-emulator.png`), fullPage: true });
+      await page.locator("#approve").click();
+    });
 
     const params = await step("the browser lands on the client's loopback redirect with a code", async () => {
       const p = await Promise.race([
@@ -218,7 +217,7 @@ async function main() {
     });
     page.on("pageerror", (err) => consoleErrors.push(`${page.url()}: ${err.message}`));
 
-    const client = await signIn(BASE, { googlePage: true, shots: "signin" });
+    const client = await signIn(BASE, { google: EMULATOR, shots: "signin" });
     await step("tools/list", () => listToolNames(client));
 
     const { doc, image } = await step("drive_search finds a Doc and an image", async () => {
@@ -285,7 +284,8 @@ async function main() {
     await client.close();
 
     if (DEMO) {
-      const demoClient = await signIn(DEMO, { googlePage: false, shots: "" });
+      check(DEMO_EMULATOR, "DEMO_URL is set without DEMO_EMULATOR_URL");
+      const demoClient = await signIn(DEMO, { google: DEMO_EMULATOR, shots: "demo" });
       await step("serve --demo: tools/list with the token from the browser sign-in", () => listToolNames(demoClient));
       await demoClient.close();
     }
