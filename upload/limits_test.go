@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/tools"
 	"github.com/drivemail/drivemail/upload"
@@ -134,7 +135,7 @@ func (e *env) waitStarted(n int64) {
 	}
 }
 
-const chunk = 8 << 20 // drive.UploadChunkSize
+const chunk = drive.UploadChunkSize
 
 func TestConcurrentUploadsPerUserAreCapped(t *testing.T) {
 	e := newEnv(t, func(c *upload.Config) { c.MaxPerUser = 1 })

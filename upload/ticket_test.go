@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/tools"
 	"github.com/drivemail/drivemail/upload"
 )
@@ -175,7 +176,7 @@ func TestTicketBindsTheFolder(t *testing.T) {
 }
 
 func TestDeclaredDigestOrSizeMismatchCreatesNothing(t *testing.T) {
-	big := pattern(9<<20 + 3) // past one 8 MiB chunk: a resumable upload
+	big := pattern(2*drive.UploadChunkSize + 3) // past one chunk: a resumable upload
 	small := pattern(1000)
 	cases := []struct {
 		name    string
@@ -189,7 +190,7 @@ func TestDeclaredDigestOrSizeMismatchCreatesNothing(t *testing.T) {
 		{"sha256, resumable", big, tools.UploadRequest{SHA256: sha(small)}, true, http.StatusUnprocessableEntity, "SHA-256"},
 		{"size, by Content-Length", small, tools.UploadRequest{Size: 999}, false, http.StatusUnprocessableEntity, "not the 999 declared"},
 		{"size, shorter, streamed", small, tools.UploadRequest{Size: 1001}, true, http.StatusUnprocessableEntity, "not the 1001 declared"},
-		{"size, longer, streamed", big, tools.UploadRequest{Size: 9 << 20}, true, http.StatusUnprocessableEntity, "larger than the 9437184 bytes declared"},
+		{"size, longer, streamed", big, tools.UploadRequest{Size: 2 * drive.UploadChunkSize}, true, http.StatusUnprocessableEntity, "larger than the 8388608 bytes declared"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -65,7 +65,7 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (Res
 		nf.MimeType = sniff(file)
 	}
 	c := newContent(file, s.cfg.MaxBytes, p.size, p.sha256, q.atEnd)
-	ahead := newReadAhead(c)
+	ahead := newReadAhead(c, s.blocks)
 	f, err := dc.Upload(ctx, nf, ahead)
 	// After close, the read-ahead goroutine is gone and c is ours again.
 	ahead.close(func() { _ = rc.SetReadDeadline(time.Now()) })

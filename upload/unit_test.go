@@ -377,7 +377,7 @@ func TestReadAheadKeepsOrderAndTheFinalError(t *testing.T) {
 		"empty":            {bytes.NewReader(nil), nil},
 	}
 	for name, tc := range cases {
-		ra := newReadAhead(tc.src)
+		ra := newReadAhead(tc.src, newBlocks(aheadBlocks))
 		got, err := io.ReadAll(ra)
 		ra.close(func() { t.Fatalf("%s: unblock called after the source ended", name) })
 		if err != tc.wantErr {
@@ -410,7 +410,7 @@ func (s *stuckReader) Read(p []byte) (int, error) {
 
 func TestReadAheadCloseUnblocksAStuckRead(t *testing.T) {
 	src := &stuckReader{release: make(chan struct{})}
-	ra := newReadAhead(src)
+	ra := newReadAhead(src, newBlocks(0))
 	if _, err := ra.Read(make([]byte, 10)); err != nil {
 		t.Fatal(err)
 	}
@@ -424,5 +424,22 @@ func TestReadAheadCloseUnblocksAStuckRead(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("close did not return after unblocking the read")
+	}
+}
+
+func TestBlocksKeepsOnlyWhatItIsAllowed(t *testing.T) {
+	bs := newBlocks(2)
+	a, b, c := bs.get(), bs.get(), bs.get()
+	for _, blk := range [][]byte{a, b, c} {
+		if len(blk) != aheadBlockSize {
+			t.Fatalf("block of %d bytes", len(blk))
+		}
+		bs.put(blk[:10])
+	}
+	if n := len(bs.spare); n != 2 {
+		t.Errorf("%d blocks kept, want 2", n)
+	}
+	if got := bs.get(); &got[0] != &a[0] || len(got) != aheadBlockSize {
+		t.Error("a kept block was not reused whole")
 	}
 }

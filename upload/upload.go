@@ -79,7 +79,7 @@ type Config struct {
 	RatePerWindow int
 	RateWindow    time.Duration
 	// MaxPerUser and MaxConcurrent bound the uploads running at once on
-	// this replica, per user and in all. Each holds about 14 MiB (a Drive
+	// this replica, per user and in all. Each holds about 8 MiB (a Drive
 	// chunk and the read-ahead), so MaxConcurrent bounds their memory.
 	MaxPerUser    int
 	MaxConcurrent int
@@ -98,6 +98,7 @@ type Service struct {
 	cfg      Config
 	signer   *signer
 	slots    *slots
+	blocks   *blocks
 	newDrive func(ctx context.Context, hc *http.Client) (driveAPI, error)
 }
 
@@ -122,7 +123,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	setDefaults(&cfg)
-	s := &Service{cfg: cfg, signer: sg, slots: newSlots(cfg.MaxPerUser, cfg.MaxConcurrent)}
+	s := &Service{cfg: cfg, signer: sg, slots: newSlots(cfg.MaxPerUser, cfg.MaxConcurrent), blocks: newBlocks(2 * aheadBlocks)}
 	s.newDrive = func(ctx context.Context, hc *http.Client) (driveAPI, error) {
 		return drive.New(ctx, hc, cfg.Endpoints)
 	}

@@ -25,7 +25,7 @@ func main() {
 	var (
 		drivemail = flag.String("drivemail", "bin/drivemail", "the drivemail binary to run as emulator and server")
 		size      = flag.Int64("size", 1<<30, "bytes per upload")
-		reps      = flag.Int("reps", 2, "uploads of each kind; the best time of each is compared")
+		reps      = flag.Int("reps", 5, "uploads of each kind; the best time of each is compared (the machine may be busy)")
 	)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
