@@ -307,3 +307,26 @@ func TestDriveFailureIsA502WithoutGooglesWords(t *testing.T) {
 		})
 	}
 }
+
+// Once the whole body is in, the client has nothing left to send: a Drive
+// that takes longer than the idle timeout to store the file must not cut
+// the upload (the server's read deadline would cancel the request).
+func TestSlowDriveAfterTheLastByteIsNotATimeout(t *testing.T) {
+	e := newEnv(t, func(c *upload.Config) { c.IdleTimeout = 300 * time.Millisecond; c.MinBytes = 1 })
+	u := e.signIn("ann@example.com")
+	for _, size := range []int{1000, chunk + 1000} {
+		data := pattern(size)
+		if err := e.emu.InjectFault(emulator.Fault{Method: http.MethodPost, PathPrefix: "/upload/drive/v3/files", Times: 3,
+			Delay: 500_000_000}); err != nil { // half a second
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("slow-%d.bin", size)
+		e.mustStore(e.sendRaw(http.MethodPost, "/upload?name="+name, u.token, data), data, name, "application/octet-stream")
+		if err := e.emu.InjectFault(emulator.Fault{Method: http.MethodPost, PathPrefix: "/upload/drive/v3/files", Times: 3,
+			Delay: 500_000_000}); err != nil {
+			t.Fatal(err)
+		}
+		name = fmt.Sprintf("slow-form-%d.bin", size)
+		e.mustStore(e.postForm("/upload", u.token, part{field: "file", filename: name, data: data}), data, name, "application/octet-stream")
+	}
+}

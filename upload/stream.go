@@ -154,7 +154,13 @@ func (p *paced) extend() {
 func (p *paced) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	p.got += int64(n)
-	if p.got >= p.minBytes {
+	switch {
+	case err == io.EOF:
+		// The body is all in. net/http now watches the connection for the
+		// client going away; a deadline left here would cancel the request
+		// while Drive is still storing the file.
+		_ = p.rc.SetReadDeadline(time.Time{})
+	case err == nil && p.got >= p.minBytes:
 		p.got = 0
 		p.extend()
 	}
