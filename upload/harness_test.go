@@ -55,6 +55,7 @@ type env struct {
 	srv    *httptest.Server
 	base   string
 	logs   *logSink
+	cfg    upload.Config
 }
 
 // user is a signed-in drivemail user.
@@ -102,6 +103,7 @@ func newEnv(t *testing.T, tune ...func(*upload.Config)) *env {
 	for _, f := range tune {
 		f(&cfg)
 	}
+	e.cfg = cfg
 	e.svc, err = upload.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +113,25 @@ func newEnv(t *testing.T, tune ...func(*upload.Config)) *env {
 	mux.Handle("/", handler)
 	e.srv.Start()
 	return e
+}
+
+// replica starts a second server on the same store, Google, secret and
+// public base URL, as another replica behind a load balancer would be,
+// and returns the origin it listens on.
+func (e *env) replica() string {
+	e.t.Helper()
+	mux := http.NewServeMux()
+	srv := httptest.NewUnstartedServer(mux)
+	e.t.Cleanup(srv.Close)
+	cfg := e.cfg
+	svc, err := upload.New(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	mux.Handle("/", server.NewServer(server.Deps{BaseURL: cfg.BaseURL, Auth: e.as, Uploads: svc, Store: e.store,
+		Tools: tools.Deps{Uploads: svc}}))
+	srv.Start()
+	return srv.URL
 }
 
 // signIn registers email at the emulated Google with scopes, stores the

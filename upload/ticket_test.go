@@ -50,6 +50,19 @@ func TestTicketWorksOnceThenIsRefused(t *testing.T) {
 	}
 }
 
+func TestTicketWorksOnceAcrossReplicas(t *testing.T) {
+	e := newEnv(t)
+	u := e.signIn("ann@example.com")
+	other := e.replica()
+	tk := e.ticket(u, tools.UploadRequest{Name: "a.txt"})
+	req, _ := http.NewRequest(http.MethodPut, other+ticketPath(tk), strings.NewReader("a"))
+	e.mustStore(e.do(req), []byte("a"), "a.txt", "text/plain")
+	again := e.sendRaw(http.MethodPut, ticketPath(tk), "", []byte("a"))
+	if again.status != http.StatusConflict {
+		t.Errorf("reuse on the first replica: %d %s", again.status, again.raw)
+	}
+}
+
 func TestTicketTakesAFormPOST(t *testing.T) {
 	e := newEnv(t)
 	u := e.signIn("ann@example.com")
