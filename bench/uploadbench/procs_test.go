@@ -1,0 +1,30 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestParseStatus(t *testing.T) {
+	status := "Name:\tdrivemail\nVmHWM:\t   51200 kB\nVmRSS:\t   33000 kB\nThreads:\t9\n"
+	rss, hwm, err := parseStatus(strings.NewReader(status))
+	if err != nil || rss != 33000<<10 || hwm != 51200<<10 {
+		t.Errorf("rss %d, hwm %d, err %v", rss, hwm, err)
+	}
+	if _, _, err := parseStatus(strings.NewReader("Name:\tx\nVmRSS:\tlots kB\n")); err == nil {
+		t.Error("a status without VmHWM and a readable VmRSS was accepted")
+	}
+}
+
+func TestPayloadRepeatsItsBlock(t *testing.T) {
+	size := int64(len(block)*2 + 10)
+	got, err := io.ReadAll(newPayload(size))
+	if err != nil || int64(len(got)) != size {
+		t.Fatalf("read %d bytes, %v", len(got), err)
+	}
+	if !bytes.Equal(got[:len(block)], block) || !bytes.Equal(got[len(block):2*len(block)], block) || !bytes.Equal(got[2*len(block):], block[:10]) {
+		t.Error("payload is not the block repeated")
+	}
+}
