@@ -3,13 +3,12 @@ package drive
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
-	"net/url"
-	"strings"
 
 	"google.golang.org/api/googleapi"
+
+	"github.com/drivemail/drivemail/google"
 )
 
 // Sentinel causes a caller can test with errors.Is. Every error this package
@@ -57,21 +56,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("drive ")
-	b.WriteString(e.Op)
-	if e.Code != 0 {
-		fmt.Fprintf(&b, ": HTTP %d", e.Code)
-	}
-	if e.Reason != "" {
-		b.WriteString(" ")
-		b.WriteString(e.Reason)
-	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	return b.String()
+	return google.ErrorText("drive", e.Op, e.Code, e.Reason, e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -109,9 +94,9 @@ func wrapErr(op string, err error) error {
 	}
 	var ge *googleapi.Error
 	if !errors.As(err, &ge) {
-		return &Error{Op: op, Err: stripURL(err)}
+		return &Error{Op: op, Err: google.WithoutURL(err)}
 	}
-	reason := firstReason(ge)
+	reason := google.ErrorReason(ge)
 	return &Error{Op: op, Code: ge.Code, Reason: reason, Err: classify(ge.Code, reason)}
 }
 
@@ -146,34 +131,4 @@ func classify(code int, reason string) error {
 		return ErrForbidden
 	}
 	return nil
-}
-
-// firstReason finds Google's reason in either error format: the legacy
-// errors[] list or an ErrorInfo in details.
-func firstReason(ge *googleapi.Error) string {
-	for _, it := range ge.Errors {
-		if it.Reason != "" {
-			return it.Reason
-		}
-	}
-	for _, d := range ge.Details {
-		m, ok := d.(map[string]any)
-		if !ok {
-			continue
-		}
-		if r, ok := m["reason"].(string); ok && r != "" {
-			return r
-		}
-	}
-	return ""
-}
-
-// stripURL keeps a transport error's cause but drops the request URL, which
-// may carry ids or a resource key in its query.
-func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return fmt.Errorf("%s request: %w", ue.Op, ue.Err)
-	}
-	return err
 }

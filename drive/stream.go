@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/drivemail/drivemail/google"
 )
 
 // ErrCorrupt: a download's bytes do not match the checksum Drive announced.
@@ -90,7 +92,7 @@ func (c *Client) exportLink(ctx context.Context, f File, mimeType string, tab *S
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &Error{Op: op, Err: stripURL(err)}
+		return nil, &Error{Op: op, Err: google.WithoutURL(err)}
 	}
 	if res.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))

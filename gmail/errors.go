@@ -3,11 +3,10 @@ package gmail
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/url"
-	"strings"
 
 	"google.golang.org/api/googleapi"
+
+	"github.com/drivemail/drivemail/google"
 )
 
 // Sentinel causes, tested with errors.Is. Errors for Google's answers are
@@ -47,27 +46,14 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("gmail ")
-	b.WriteString(e.Op)
-	if e.Code != 0 {
-		fmt.Fprintf(&b, ": HTTP %d", e.Code)
-	}
-	if e.Reason != "" {
-		b.WriteString(" ")
-		b.WriteString(e.Reason)
-	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
+	text := google.ErrorText("gmail", e.Op, e.Code, e.Reason, e.Err)
 	switch {
 	case e.Accepted:
-		b.WriteString(" (Gmail accepted the message; its answer was lost)")
+		return text + " (Gmail accepted the message; its answer was lost)"
 	case e.MaybeSent:
-		b.WriteString(" (the message may have been sent)")
+		return text + " (the message may have been sent)"
 	}
-	return b.String()
+	return text
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -76,18 +62,14 @@ func (e *Error) Unwrap() error { return e.Err }
 func wrapErr(op string, err error) *Error {
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
-		reason := firstReason(ge)
+		reason := google.ErrorReason(ge)
 		return &Error{Op: op, Code: ge.Code, Reason: reason, Err: classify(ge.Code, reason)}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return &Error{Op: op, Err: err}
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		// The URL may carry an upload session id; keep only the cause.
-		return &Error{Op: op, Err: fmt.Errorf("%s request: %w", ue.Op, ue.Err)}
-	}
-	return &Error{Op: op, Err: err}
+	// The URL may carry an upload session id; keep only the cause.
+	return &Error{Op: op, Err: google.WithoutURL(err)}
 }
 
 func classify(code int, reason string) error {
@@ -114,20 +96,4 @@ func classify(code int, reason string) error {
 		return ErrForbidden
 	}
 	return nil
-}
-
-func firstReason(ge *googleapi.Error) string {
-	for _, it := range ge.Errors {
-		if it.Reason != "" {
-			return it.Reason
-		}
-	}
-	for _, d := range ge.Details {
-		if m, ok := d.(map[string]any); ok {
-			if r, ok := m["reason"].(string); ok && r != "" {
-				return r
-			}
-		}
-	}
-	return ""
 }
