@@ -16,6 +16,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/upload"
 )
 
 // fakeDrive records what the tools asked and answers with canned data.
@@ -59,13 +60,13 @@ func (f *fakeMail) Send(ctx context.Context, req compose.Request, opts SendOptio
 }
 
 type fakeUploads struct {
-	req    UploadRequest
-	ticket UploadTicket
+	req    upload.Request
+	ticket upload.Ticket
 	err    error
 	called int
 }
 
-func (f *fakeUploads) RequestUpload(ctx context.Context, req UploadRequest) (UploadTicket, error) {
+func (f *fakeUploads) RequestUpload(ctx context.Context, req upload.Request) (upload.Ticket, error) {
 	f.called++
 	f.req = req
 	return f.ticket, f.err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/upload"
 )
 
 // Drive finds and describes files in the caller's Google Drive. The caller
@@ -30,7 +31,7 @@ type Mail interface {
 
 // Uploads issues short-lived upload tickets for the caller in ctx.
 type Uploads interface {
-	RequestUpload(ctx context.Context, req UploadRequest) (UploadTicket, error)
+	RequestUpload(ctx context.Context, req upload.Request) (upload.Ticket, error)
 }
 
 // SendOptions tunes one Mail.Send call.
@@ -64,17 +65,9 @@ type File struct {
 	Sheets []string `json:"sheets,omitempty"`
 }
 
-// UploadRequest asks for a ticket to put one file into the caller's Drive.
-type UploadRequest struct {
-	Name     string
-	MimeType string
-	Size     int64  // 0 when unknown
-	SHA256   string // lower-case hex, "" when unknown
-	FolderID string
-}
-
-// UploadTicket is where and how to send the file's bytes.
-type UploadTicket struct {
+// UploadResult is request_upload's structuredContent: the ticket, and a
+// curl command that uses it.
+type UploadResult struct {
 	UploadURL string    `json:"upload_url"`
 	Method    string    `json:"method"`
 	ExpiresAt time.Time `json:"expires_at"`

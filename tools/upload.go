@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/drivemail/drivemail/upload"
 )
 
 const requestUploadDescription = `Get a one-time URL to put a file from the user's computer into their Google Drive, for a file that is not in Drive yet (one on disk, not one pasted into the chat). Returns the URL, a ready curl command, and the mcp-file:// handle to attach with send_email once the upload is done.
@@ -36,19 +38,20 @@ func (h *handlers) requestUpload(ctx context.Context, req mcp.CallToolRequest) (
 	if err != nil {
 		return h.fail(ctx, "request_upload", err), nil
 	}
-	t.Curl = curlCommand(t.Method, t.UploadURL, ureq.Name)
-	text := fmt.Sprintf("Upload %s with:\n%s\nThe URL works once, until %s.", ureq.Name, t.Curl, t.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC"))
-	if t.Handle != "" {
-		text += fmt.Sprintf("\nThen attach it with send_email as %q.", t.Handle)
+	out := UploadResult{UploadURL: t.UploadURL, Method: t.Method, ExpiresAt: t.ExpiresAt, Handle: t.Handle,
+		Curl: curlCommand(t.Method, t.UploadURL, ureq.Name)}
+	text := fmt.Sprintf("Upload %s with:\n%s\nThe URL works once, until %s.", ureq.Name, out.Curl, out.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	if out.Handle != "" {
+		text += fmt.Sprintf("\nThen attach it with send_email as %q.", out.Handle)
 	} else {
 		text += "\nThe upload answers with JSON holding the file's file_id and handle: attach the file with send_email by that handle."
 	}
-	return succeeded(text, t), nil
+	return succeeded(text, out), nil
 }
 
 // parseUpload validates request_upload's arguments.
-func parseUpload(raw []byte) (UploadRequest, error) {
-	var u UploadRequest
+func parseUpload(raw []byte) (upload.Request, error) {
+	var u upload.Request
 	m, err := decodeObject(raw, requestUploadFields, "request_upload's arguments")
 	if err != nil {
 		return u, err

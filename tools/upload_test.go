@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drivemail/drivemail/upload"
 )
 
 func TestRequestUpload(t *testing.T) {
 	h := newHarness(t, nil)
 	exp := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	h.uploads.ticket = UploadTicket{UploadURL: "https://dm.example.com/upload/tkt", Method: "PUT", ExpiresAt: exp, Handle: "mcp-file://dm.example.com/pending"}
+	h.uploads.ticket = upload.Ticket{UploadURL: "https://dm.example.com/upload/tkt", Method: "PUT", ExpiresAt: exp, Handle: "mcp-file://dm.example.com/pending"}
 	sum := strings.Repeat("AB", 32)
 	res := h.call("request_upload", map[string]any{"name": " Q3 it's.pdf ", "size": 1234, "sha256": sum})
 	if res.IsError {
@@ -19,7 +21,7 @@ func TestRequestUpload(t *testing.T) {
 	if h.uploads.req.Name != "Q3 it's.pdf" || h.uploads.req.Size != 1234 || h.uploads.req.SHA256 != strings.ToLower(sum) {
 		t.Errorf("request = %+v", h.uploads.req)
 	}
-	var out UploadTicket
+	var out UploadResult
 	if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestRequestUploadRefuses(t *testing.T) {
 	// The name limit at its edge is accepted; a ticket without a handle
 	// says where the handle will come from.
 	h := newHarness(t, nil)
-	h.uploads.ticket = UploadTicket{UploadURL: "https://dm.example.com/upload/t", Method: "PUT", ExpiresAt: time.Now()}
+	h.uploads.ticket = upload.Ticket{UploadURL: "https://dm.example.com/upload/t", Method: "PUT", ExpiresAt: time.Now()}
 	res := h.call("request_upload", `{"name":"`+strings.Repeat("n", 255)+`"}`)
 	if res.IsError {
 		t.Errorf("255-byte name refused: %s", res.text())

@@ -167,7 +167,7 @@ func (u user) context() context.Context {
 }
 
 // ticket asks for an upload URL as the request_upload tool does.
-func (e *env) ticket(u user, req tools.UploadRequest) tools.UploadTicket {
+func (e *env) ticket(u user, req upload.Request) upload.Ticket {
 	e.t.Helper()
 	t, err := e.svc.RequestUpload(u.context(), req)
 	if err != nil {
@@ -380,7 +380,7 @@ func pattern(n int) []byte {
 }
 
 // ticketPath is the path part of a ticket's upload URL.
-func ticketPath(t tools.UploadTicket) string {
+func ticketPath(t upload.Ticket) string {
 	u, _ := url.Parse(t.UploadURL)
 	return u.Path
 }

@@ -12,34 +12,53 @@ import (
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/identity"
-	"github.com/drivemail/drivemail/tools"
 )
 
+// Request asks for a ticket to put one file into the caller's Drive: the
+// request_upload tool's arguments.
+type Request struct {
+	Name     string
+	MimeType string
+	Size     int64  // 0 when unknown
+	SHA256   string // hex, "" when unknown
+	FolderID string // a folder id or an mcp-file:// handle; "" for the default folder
+}
+
+// Ticket is where and how to send the file's bytes.
+type Ticket struct {
+	UploadURL string
+	Method    string
+	ExpiresAt time.Time
+	// Handle is the mcp-file:// handle the file will have, or "" when
+	// Drive reserved no id (the upload's answer then carries it).
+	Handle string
+}
+
 // RequestUpload issues a ticket for the caller in ctx to put one file in
-// their Drive (the request_upload tool; it satisfies tools.Uploads). The
+// their Drive (the request_upload tool). The
 // ticket is bound to the user, the cleaned name and, when given, the type,
 // size, SHA-256 and folder. When Drive reserves an id for the file, the
 // result carries the file's handle already, so the model can attach it as
 // soon as the upload is done. Refusals are *Error (model-facing).
-func (s *Service) RequestUpload(ctx context.Context, req tools.UploadRequest) (tools.UploadTicket, error) {
+func (s *Service) RequestUpload(ctx context.Context, req Request) (Ticket, error) {
 	u, ok := identity.FromContext(ctx)
 	if !ok {
-		return tools.UploadTicket{}, errNoUser
+		return Ticket{}, errNoUser
 	}
 	if err := checkScopes(u); err != nil {
-		return tools.UploadTicket{}, err
+		return Ticket{}, err
 	}
 	c, err := s.claimsFor(req)
 	if err != nil {
-		return tools.UploadTicket{}, err
+		return Ticket{}, err
 	}
 	c.User = u.ID
 	if err := s.rateLimit(ctx, "upload-ticket", u.ID, 2*s.cfg.RatePerWindow); err != nil {
-		return tools.UploadTicket{}, err
+		return Ticket{}, err
 	}
 	dc, err := s.driveFor(ctx, u.ID)
 	if err != nil {
-		return tools.UploadTicket{}, err
+		return Ticket{}, err
 	}
 	// Without a reserved id the ticket still works; the handle then comes
 	// back from the upload itself.
@@ -53,9 +72,9 @@ func (s *Service) RequestUpload(ctx context.Context, req tools.UploadRequest) (t
 	c.Expires = exp.Unix()
 	tok, err := s.signer.sign(c)
 	if err != nil {
-		return tools.UploadTicket{}, err
+		return Ticket{}, err
 	}
-	t := tools.UploadTicket{UploadURL: s.uploadURL(tok), Method: http.MethodPut, ExpiresAt: exp.UTC()}
+	t := Ticket{UploadURL: s.uploadURL(tok), Method: http.MethodPut, ExpiresAt: exp.UTC()}
 	if c.FileID != "" {
 		t.Handle = s.handle(c.FileID)
 	}
@@ -63,7 +82,7 @@ func (s *Service) RequestUpload(ctx context.Context, req tools.UploadRequest) (t
 }
 
 // claimsFor checks a ticket request and returns the claims it fixes.
-func (s *Service) claimsFor(req tools.UploadRequest) (claims, error) {
+func (s *Service) claimsFor(req Request) (claims, error) {
 	var c claims
 	if strings.TrimSpace(req.Name) == "" {
 		return c, refuse(http.StatusBadRequest, "Give the file's name, such as \"report.pdf\".")

@@ -16,7 +16,6 @@ import (
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator"
-	"github.com/drivemail/drivemail/tools"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -86,7 +85,7 @@ func TestUploadsPerUserAreRateLimited(t *testing.T) {
 		t.Errorf("Retry-After = %q", a.header.Get("Retry-After"))
 	}
 	// Tickets count too: a spent window refuses the ticket's upload.
-	tk := e.ticket(ann, tools.UploadRequest{Name: "t.txt"})
+	tk := e.ticket(ann, upload.Request{Name: "t.txt"})
 	if a := e.sendRaw(http.MethodPut, ticketPath(tk), "", []byte("x")); a.status != http.StatusTooManyRequests {
 		t.Errorf("ticket upload in a spent window: %d", a.status)
 	}

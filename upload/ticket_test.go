@@ -27,7 +27,7 @@ func TestTicketWorksOnceThenIsRefused(t *testing.T) {
 	e := newEnv(t)
 	u := e.signIn("ann@example.com")
 	data := pattern(70_000)
-	tk := e.ticket(u, tools.UploadRequest{Name: "Q3 report.pdf", Size: int64(len(data)), SHA256: sha(data)})
+	tk := e.ticket(u, upload.Request{Name: "Q3 report.pdf", Size: int64(len(data)), SHA256: sha(data)})
 	if tk.Method != http.MethodPut || !strings.HasPrefix(tk.UploadURL, e.base+"/upload/t1.") {
 		t.Fatalf("ticket = %+v", tk)
 	}
@@ -54,7 +54,7 @@ func TestTicketWorksOnceAcrossReplicas(t *testing.T) {
 	e := newEnv(t)
 	u := e.signIn("ann@example.com")
 	other := e.replica()
-	tk := e.ticket(u, tools.UploadRequest{Name: "a.txt"})
+	tk := e.ticket(u, upload.Request{Name: "a.txt"})
 	req, _ := http.NewRequest(http.MethodPut, other+ticketPath(tk), strings.NewReader("a"))
 	e.mustStore(e.do(req), []byte("a"), "a.txt", "text/plain")
 	again := e.sendRaw(http.MethodPut, ticketPath(tk), "", []byte("a"))
@@ -66,7 +66,7 @@ func TestTicketWorksOnceAcrossReplicas(t *testing.T) {
 func TestTicketTakesAFormPOST(t *testing.T) {
 	e := newEnv(t)
 	u := e.signIn("ann@example.com")
-	tk := e.ticket(u, tools.UploadRequest{Name: "notes.md", MimeType: "text/x-markdown"})
+	tk := e.ticket(u, upload.Request{Name: "notes.md", MimeType: "text/x-markdown"})
 	a := e.postForm(ticketPath(tk), "", part{field: "file", filename: "notes.md", contentType: "text/plain", data: []byte("# hi")})
 	// The type given to request_upload wins over the part's.
 	e.mustStore(a, []byte("# hi"), "notes.md", "text/x-markdown")
@@ -75,8 +75,8 @@ func TestTicketTakesAFormPOST(t *testing.T) {
 func TestTicketExpires(t *testing.T) {
 	e := newEnv(t)
 	u := e.signIn("ann@example.com")
-	early := e.ticket(u, tools.UploadRequest{Name: "a.txt"})
-	late := e.ticket(u, tools.UploadRequest{Name: "b.txt"})
+	early := e.ticket(u, upload.Request{Name: "a.txt"})
+	late := e.ticket(u, upload.Request{Name: "b.txt"})
 	e.clock.Advance(upload.DefaultTicketTTL - time.Second)
 	e.mustStore(e.sendRaw(http.MethodPut, ticketPath(early), "", []byte("a")), []byte("a"), "a.txt", "text/plain")
 	e.clock.Advance(time.Second)
@@ -91,7 +91,7 @@ func TestTicketExpires(t *testing.T) {
 
 // reclaim decodes a ticket's claims, lets edit change them, and puts the
 // ticket back together with its original signature.
-func reclaim(t *testing.T, tk tools.UploadTicket, edit func(map[string]any)) string {
+func reclaim(t *testing.T, tk upload.Ticket, edit func(map[string]any)) string {
 	t.Helper()
 	path := ticketPath(tk)
 	raw := strings.TrimPrefix(path, "/upload/")
@@ -113,7 +113,7 @@ func TestTicketCannotBeUsedForAnotherUser(t *testing.T) {
 	e := newEnv(t)
 	ann := e.signIn("ann@example.com")
 	bob := e.signIn("bob@example.com")
-	tk := e.ticket(ann, tools.UploadRequest{Name: "a.txt"})
+	tk := e.ticket(ann, upload.Request{Name: "a.txt"})
 	forged := reclaim(t, tk, func(c map[string]any) { c["u"] = bob.id })
 	a := e.sendRaw(http.MethodPut, forged, "", []byte("x"))
 	e.mustRefuse(a, http.StatusForbidden, bob, "not valid")
@@ -127,7 +127,7 @@ func TestTicketCannotBeUsedForAnotherUser(t *testing.T) {
 	}
 	// A ticket signed with another server's secret is refused as well.
 	other := newEnv(t)
-	foreign := other.ticket(other.signIn("ann@example.com"), tools.UploadRequest{Name: "a.txt"})
+	foreign := other.ticket(other.signIn("ann@example.com"), upload.Request{Name: "a.txt"})
 	c := e.sendRaw(http.MethodPut, ticketPath(foreign), "", []byte("x"))
 	if c.status != http.StatusForbidden {
 		t.Errorf("foreign ticket: %d %s", c.status, c.raw)
@@ -148,7 +148,7 @@ func TestTicketCannotBeUsedForAnotherUser(t *testing.T) {
 func TestTicketCannotBeUsedForAnotherName(t *testing.T) {
 	e := newEnv(t)
 	u := e.signIn("ann@example.com")
-	tk := e.ticket(u, tools.UploadRequest{Name: "report.pdf"})
+	tk := e.ticket(u, upload.Request{Name: "report.pdf"})
 	refusals := map[string]answer{
 		"form filename": e.postForm(ticketPath(tk), "", part{field: "file", filename: "evil.exe", data: []byte("MZ")}),
 		"form field":    e.postForm(ticketPath(tk), "", part{field: "name", data: []byte("evil.exe")}, part{field: "file", filename: "report.pdf", data: []byte("MZ")}),
@@ -177,7 +177,7 @@ func TestTicketBindsTheFolder(t *testing.T) {
 	u := e.signIn("ann@example.com")
 	first := e.mustStore(e.postForm("/upload", u.token, part{field: "file", filename: "a.txt", data: []byte("a")}), []byte("a"), "a.txt", "text/plain")
 	folder := first.Parents[0]
-	tk := e.ticket(u, tools.UploadRequest{Name: "b.txt", FolderID: "mcp-file://host/" + folder})
+	tk := e.ticket(u, upload.Request{Name: "b.txt", FolderID: "mcp-file://host/" + folder})
 	a := e.sendRaw(http.MethodPut, ticketPath(tk)+"?folder_id=1AbCdEfGhIjKlMnOpQrStUvWxYz012345", "", []byte("b"))
 	if a.status != http.StatusForbidden || !strings.Contains(a.errMsg, "folder") {
 		t.Errorf("other folder: %d %s", a.status, a.raw)
@@ -194,16 +194,16 @@ func TestDeclaredDigestOrSizeMismatchCreatesNothing(t *testing.T) {
 	cases := []struct {
 		name    string
 		data    []byte
-		declare tools.UploadRequest
+		declare upload.Request
 		chunked bool // no Content-Length: the size is known only at the end
 		status  int
 		want    string
 	}{
-		{"sha256, small", small, tools.UploadRequest{SHA256: sha([]byte("other"))}, false, http.StatusUnprocessableEntity, "SHA-256"},
-		{"sha256, resumable", big, tools.UploadRequest{SHA256: sha(small)}, true, http.StatusUnprocessableEntity, "SHA-256"},
-		{"size, by Content-Length", small, tools.UploadRequest{Size: 999}, false, http.StatusUnprocessableEntity, "not the 999 declared"},
-		{"size, shorter, streamed", small, tools.UploadRequest{Size: 1001}, true, http.StatusUnprocessableEntity, "not the 1001 declared"},
-		{"size, longer, streamed", big, tools.UploadRequest{Size: 2 * drive.UploadChunkSize}, true, http.StatusUnprocessableEntity, "larger than the 8388608 bytes declared"},
+		{"sha256, small", small, upload.Request{SHA256: sha([]byte("other"))}, false, http.StatusUnprocessableEntity, "SHA-256"},
+		{"sha256, resumable", big, upload.Request{SHA256: sha(small)}, true, http.StatusUnprocessableEntity, "SHA-256"},
+		{"size, by Content-Length", small, upload.Request{Size: 999}, false, http.StatusUnprocessableEntity, "not the 999 declared"},
+		{"size, shorter, streamed", small, upload.Request{Size: 1001}, true, http.StatusUnprocessableEntity, "not the 1001 declared"},
+		{"size, longer, streamed", big, upload.Request{Size: 2 * drive.UploadChunkSize}, true, http.StatusUnprocessableEntity, "larger than the 8388608 bytes declared"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,7 +228,7 @@ func TestDeclaredSizeMismatchUpFrontKeepsTheTicket(t *testing.T) {
 	e := newEnv(t)
 	u := e.signIn("ann@example.com")
 	data := pattern(1000)
-	tk := e.ticket(u, tools.UploadRequest{Name: "data.bin", Size: 1000, SHA256: sha(data)})
+	tk := e.ticket(u, upload.Request{Name: "data.bin", Size: 1000, SHA256: sha(data)})
 	e.mustRefuse(e.sendRaw(http.MethodPut, ticketPath(tk), "", data[:999]), http.StatusUnprocessableEntity, u, "still works once")
 	e.mustStore(e.sendRaw(http.MethodPut, ticketPath(tk), "", data), data, "data.bin", "application/octet-stream")
 }
@@ -237,18 +237,18 @@ func TestRequestUploadRefusals(t *testing.T) {
 	e := newEnv(t, func(c *upload.Config) { c.MaxBytes = 1 << 20 })
 	u := e.signIn("ann@example.com")
 	cases := map[string]struct {
-		req  tools.UploadRequest
+		req  upload.Request
 		want string
 	}{
-		"no name":        {tools.UploadRequest{Name: "  "}, "name"},
-		"bad type":       {tools.UploadRequest{Name: "a", MimeType: "pdf"}, "not a MIME type"},
-		"Google type":    {tools.UploadRequest{Name: "a", MimeType: "application/vnd.google-apps.document"}, "Google Docs type"},
-		"too large":      {tools.UploadRequest{Name: "a", Size: 1<<20 + 1}, "limit of 1 MiB"},
-		"negative size":  {tools.UploadRequest{Name: "a", Size: -1}, "not a file size"},
-		"bad sha256":     {tools.UploadRequest{Name: "a", SHA256: "abc"}, "64 hexadecimal"},
-		"bad folder":     {tools.UploadRequest{Name: "a", FolderID: "My Folder"}, "not a Drive folder id"},
-		"handle, no id":  {tools.UploadRequest{Name: "a", FolderID: "mcp-file://host/a/b"}, "not a Drive folder id"},
-		"folder, query'": {tools.UploadRequest{Name: "a", FolderID: "mcp-file://host/abc?x=1"}, "not a Drive folder id"},
+		"no name":        {upload.Request{Name: "  "}, "name"},
+		"bad type":       {upload.Request{Name: "a", MimeType: "pdf"}, "not a MIME type"},
+		"Google type":    {upload.Request{Name: "a", MimeType: "application/vnd.google-apps.document"}, "Google Docs type"},
+		"too large":      {upload.Request{Name: "a", Size: 1<<20 + 1}, "limit of 1 MiB"},
+		"negative size":  {upload.Request{Name: "a", Size: -1}, "not a file size"},
+		"bad sha256":     {upload.Request{Name: "a", SHA256: "abc"}, "64 hexadecimal"},
+		"bad folder":     {upload.Request{Name: "a", FolderID: "My Folder"}, "not a Drive folder id"},
+		"handle, no id":  {upload.Request{Name: "a", FolderID: "mcp-file://host/a/b"}, "not a Drive folder id"},
+		"folder, query'": {upload.Request{Name: "a", FolderID: "mcp-file://host/abc?x=1"}, "not a Drive folder id"},
 	}
 	for name, tc := range cases {
 		_, err := e.svc.RequestUpload(u.context(), tc.req)
@@ -258,10 +258,10 @@ func TestRequestUploadRefusals(t *testing.T) {
 		}
 	}
 	// At the limit is fine.
-	if _, err := e.svc.RequestUpload(u.context(), tools.UploadRequest{Name: "a", Size: 1 << 20}); err != nil {
+	if _, err := e.svc.RequestUpload(u.context(), upload.Request{Name: "a", Size: 1 << 20}); err != nil {
 		t.Errorf("size at the limit: %v", err)
 	}
-	if _, err := e.svc.RequestUpload(context.Background(), tools.UploadRequest{Name: "a"}); err == nil {
+	if _, err := e.svc.RequestUpload(context.Background(), upload.Request{Name: "a"}); err == nil {
 		t.Error("a context without a user got a ticket")
 	}
 }
@@ -306,7 +306,7 @@ func TestRequestUploadToolThenItsCurlLine(t *testing.T) {
 		t.Fatalf("request_upload refused: %+v", res.Content)
 	}
 	js, _ := json.Marshal(res.StructuredContent)
-	var tk tools.UploadTicket
+	var tk tools.UploadResult
 	if err := json.Unmarshal(js, &tk); err != nil {
 		t.Fatal(err)
 	}

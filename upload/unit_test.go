@@ -19,7 +19,6 @@ import (
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/identity"
 	"github.com/drivemail/drivemail/store"
-	"github.com/drivemail/drivemail/tools"
 )
 
 var (
@@ -291,7 +290,7 @@ func asUser(id string) context.Context {
 func TestTicketCarriesTheReservedFileID(t *testing.T) {
 	fd := &fakeDrive{}
 	s, srv := newFakeService(t, fd)
-	tk, err := s.RequestUpload(asUser("u1"), tools.UploadRequest{Name: "a.txt"})
+	tk, err := s.RequestUpload(asUser("u1"), Request{Name: "a.txt"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +316,7 @@ func TestTicketCarriesTheReservedFileID(t *testing.T) {
 func TestTicketWithoutAReservedID(t *testing.T) {
 	fd := &fakeDrive{idErr: errors.New("generateIds: HTTP 404")}
 	s, _ := newFakeService(t, fd)
-	tk, err := s.RequestUpload(asUser("u1"), tools.UploadRequest{Name: "a.txt"})
+	tk, err := s.RequestUpload(asUser("u1"), Request{Name: "a.txt"})
 	if err != nil || tk.Handle != "" || tk.UploadURL == "" {
 		t.Fatalf("ticket = %+v, %v; want one without a handle", tk, err)
 	}
@@ -326,7 +325,7 @@ func TestTicketWithoutAReservedID(t *testing.T) {
 func TestRequestUploadNeedsTheDriveScope(t *testing.T) {
 	s, _ := newFakeService(t, &fakeDrive{})
 	ctx := identity.WithUser(context.Background(), identity.User{ID: "u1", GoogleScopes: []string{"https://www.googleapis.com/auth/gmail.send"}})
-	_, err := s.RequestUpload(ctx, tools.UploadRequest{Name: "a.txt"})
+	_, err := s.RequestUpload(ctx, Request{Name: "a.txt"})
 	var e *Error
 	if !errors.As(err, &e) || e.Status != http.StatusForbidden || !strings.Contains(e.Msg, "Reconnect") {
 		t.Errorf("err = %v", err)
