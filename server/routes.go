@@ -19,7 +19,10 @@ func addRoutes(mux *http.ServeMux, d Deps, mcp *mcpserver.StreamableHTTPServer) 
 
 	mux.Handle("POST /mcp", guard.middleware(limitMCPBody(d.MaxMCPBodyBytes)(bearer(noteUser(mcp)))))
 	mux.Handle("GET /mcp", guard.middleware(bearer(noteUser(mcp))))
-	mux.Handle("DELETE /mcp", guard.middleware(bearer(noteUser(mcp))))
+	// Sessions are stateless (ids are checked for shape only), so none can
+	// be ended: DELETE says so with 405, as the transport spec allows,
+	// instead of a 200 after which the session id would still work.
+	mux.Handle("DELETE /mcp", guard.middleware(bearer(sessionsNotEnded())))
 
 	direct, ticket := uploadHandlers(d.Uploads)
 	direct, ticket = d.Metrics.InstrumentUpload("direct", direct), d.Metrics.InstrumentUpload("ticket", ticket)
@@ -42,6 +45,14 @@ func uploadHandlers(u Uploads) (direct, ticket http.Handler) {
 		http.Error(w, "This drivemail server does not accept uploads. Put the file in Google Drive and attach it by id.", http.StatusNotImplemented)
 	})
 	return off, off
+}
+
+// sessionsNotEnded answers a session DELETE: there is nothing to end.
+func sessionsNotEnded() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "GET, POST")
+		http.Error(w, "drivemail keeps no session state, so there is no session to end; just stop using the session id.", http.StatusMethodNotAllowed)
+	})
 }
 
 func notFound() http.Handler {
