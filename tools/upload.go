@@ -100,12 +100,14 @@ func parseUpload(raw []byte) (upload.Request, error) {
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
-// curlCommand is a shell command that uploads name to url.
+// curlCommand is a shell command that uploads name to url. It fails on a
+// refusal but still prints the server's sentence (-f would print only the
+// status code); --fail-with-body needs curl 7.76 or later.
 func curlCommand(method, url, name string) string {
 	if method == "POST" {
-		return fmt.Sprintf("curl -fsS -X POST -F file=@%s %s", shellQuote(name), shellQuote(url))
+		return fmt.Sprintf("curl -sS --fail-with-body -X POST -F file=@%s %s", shellQuote(name), shellQuote(url))
 	}
-	return fmt.Sprintf("curl -fsS -T %s %s", shellQuote(name), shellQuote(url))
+	return fmt.Sprintf("curl -sS --fail-with-body -T %s %s", shellQuote(name), shellQuote(url))
 }
 
 // shellQuote quotes s for a POSIX shell.

@@ -25,7 +25,7 @@ func TestRequestUpload(t *testing.T) {
 	if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
 		t.Fatal(err)
 	}
-	wantCurl := `curl -fsS -T 'Q3 it'\''s.pdf' 'https://dm.example.com/upload/tkt'`
+	wantCurl := `curl -sS --fail-with-body -T 'Q3 it'\''s.pdf' 'https://dm.example.com/upload/tkt'`
 	if out.Curl != wantCurl {
 		t.Errorf("curl = %s, want %s", out.Curl, wantCurl)
 	}

@@ -330,4 +330,12 @@ func TestRequestUploadToolThenItsCurlLine(t *testing.T) {
 	if _, err := url.Parse(r.Handle); err != nil {
 		t.Error(err)
 	}
+	// Run again, the command fails and shows the server's sentence, not
+	// only a status code.
+	cmd = exec.Command("sh", "-c", tk.Curl)
+	cmd.Dir = dir
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "already used; each works once") {
+		t.Errorf("a second run: %v, printed %q; want a failure that shows the refusal", err, out)
+	}
 }
