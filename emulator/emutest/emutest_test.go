@@ -20,6 +20,7 @@ import (
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
+	"github.com/drivemail/drivemail/store/storetest"
 )
 
 const user = "ana@example.com"
@@ -184,32 +185,14 @@ func TestMessageAndDraftReadBack(t *testing.T) {
 	}
 }
 
-// clock is a test clock the emulator reads.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func TestWithConfig(t *testing.T) {
-	c := &clock{now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
+	c := storetest.NewClock()
 	env := emutest.Start(t, emutest.WithConfig(emulator.Config{AccessTTL: time.Minute, Now: c.Now}))
 	hc := env.Client(user, emutest.ScopeDriveReadonly)
 	if code, _ := aboutUser(t, hc, env); code != 200 {
 		t.Fatalf("a fresh token = %d, want 200", code)
 	}
-	c.advance(time.Minute + time.Second)
+	c.Advance(time.Minute + time.Second)
 	if code, _ := aboutUser(t, hc, env); code != http.StatusUnauthorized {
 		t.Errorf("a token past the configured one-minute lifetime = %d, want 401", code)
 	}
