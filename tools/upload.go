@@ -76,7 +76,9 @@ func parseUpload(raw []byte) (upload.Request, error) {
 	if given && size < 0 {
 		return u, refuse("\"size\" is %d; give the file's size in bytes, or leave it out.", size)
 	}
-	u.Size = size
+	if given {
+		u.Size = &size
+	}
 	if u.SHA256, err = m.str("sha256"); err != nil {
 		return u, err
 	}

@@ -18,7 +18,7 @@ func TestRequestUpload(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("refused: %s", res.text())
 	}
-	if h.uploads.req.Name != "Q3 it's.pdf" || h.uploads.req.Size != 1234 || h.uploads.req.SHA256 != strings.ToLower(sum) {
+	if h.uploads.req.Name != "Q3 it's.pdf" || h.uploads.req.Size == nil || *h.uploads.req.Size != 1234 || h.uploads.req.SHA256 != strings.ToLower(sum) {
 		t.Errorf("request = %+v", h.uploads.req)
 	}
 	var out UploadResult
@@ -31,6 +31,27 @@ func TestRequestUpload(t *testing.T) {
 	}
 	if !strings.Contains(res.text(), wantCurl) || !strings.Contains(res.text(), "mcp-file://dm.example.com/pending") {
 		t.Errorf("text = %q", res.text())
+	}
+}
+
+// A size of 0 is an empty file's size; no size at all is "unknown".
+func TestRequestUploadSizeZeroIsNotAbsent(t *testing.T) {
+	cases := map[string]*int64{
+		`{"name":"empty.txt","size":0}`: new(int64(0)),
+		`{"name":"a.txt","size":1}`:     new(int64(1)),
+		`{"name":"a.txt"}`:              nil,
+		`{"name":"a.txt","size":null}`:  nil,
+	}
+	for args, want := range cases {
+		h := newHarness(t, nil)
+		h.uploads.ticket = upload.Ticket{UploadURL: "https://dm.example.com/upload/t", Method: "PUT", ExpiresAt: time.Now()}
+		if res := h.call("request_upload", args); res.IsError {
+			t.Fatalf("%s refused: %s", args, res.text())
+		}
+		got := h.uploads.req.Size
+		if (got == nil) != (want == nil) || (got != nil && *got != *want) {
+			t.Errorf("%s: size = %v, want %v", args, got, want)
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 type Request struct {
 	Name     string
 	MimeType string
-	Size     int64  // 0 when unknown
+	Size     *int64 // nil when unknown; 0 is an empty file
 	SHA256   string // hex, "" when unknown
 	FolderID string // a folder id or an mcp-file:// handle; "" for the default folder
 }
@@ -98,13 +98,15 @@ func (s *Service) claimsFor(req Request) (claims, error) {
 		}
 		c.MimeType = mt
 	}
-	switch {
-	case req.Size < 0:
-		return c, refuse(http.StatusBadRequest, "size %d is not a file size; give the size in bytes, or leave it out.", req.Size)
-	case req.Size > s.cfg.MaxBytes:
-		return c, refuse(http.StatusRequestEntityTooLarge, "The file (%s) is larger than this server's upload limit of %s. Send a smaller file, or share a link to it instead.", byteSize(req.Size), byteSize(s.cfg.MaxBytes))
+	if req.Size != nil {
+		switch size := *req.Size; {
+		case size < 0:
+			return c, refuse(http.StatusBadRequest, "size %d is not a file size; give the size in bytes, or leave it out.", size)
+		case size > s.cfg.MaxBytes:
+			return c, refuse(http.StatusRequestEntityTooLarge, "The file (%s) is larger than this server's upload limit of %s. Send a smaller file, or share a link to it instead.", byteSize(size), byteSize(s.cfg.MaxBytes))
+		}
+		c.Size = req.Size
 	}
-	c.Size = req.Size
 	if req.SHA256 != "" {
 		sum := strings.ToLower(strings.TrimSpace(req.SHA256))
 		if b, err := hex.DecodeString(sum); err != nil || len(b) != 32 {

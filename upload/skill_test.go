@@ -62,7 +62,7 @@ func TestSkillScriptWithATicket(t *testing.T) {
 	if d.Name != name || d.Size != int64(len(data)) || d.SHA256 != sha(data) {
 		t.Fatalf("--describe = %+v", d)
 	}
-	tk := e.ticket(u, upload.Request{Name: d.Name, Size: d.Size, SHA256: d.SHA256})
+	tk := e.ticket(u, upload.Request{Name: d.Name, Size: &d.Size, SHA256: d.SHA256})
 	out, stderr, code = skillScript(t, dir, nil, name, tk.UploadURL)
 	if code != 0 {
 		t.Fatalf("upload: exit %d, %q %q", code, out, stderr)

@@ -24,7 +24,7 @@ type claims struct {
 	User     string `json:"u"`
 	Name     string `json:"n"`
 	MimeType string `json:"t,omitempty"`
-	Size     int64  `json:"s,omitempty"` // 0: not declared
+	Size     *int64 `json:"s,omitempty"` // nil: not declared
 	SHA256   string `json:"h,omitempty"`
 	Folder   string `json:"f,omitempty"`
 	FileID   string `json:"i,omitempty"` // reserved with files.generateIds

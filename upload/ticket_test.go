@@ -27,7 +27,7 @@ func TestTicketWorksOnceThenIsRefused(t *testing.T) {
 	e := newEnv(t)
 	u := e.signIn("ann@example.com")
 	data := pattern(70_000)
-	tk := e.ticket(u, upload.Request{Name: "Q3 report.pdf", Size: int64(len(data)), SHA256: sha(data)})
+	tk := e.ticket(u, upload.Request{Name: "Q3 report.pdf", Size: new(int64(len(data))), SHA256: sha(data)})
 	if tk.Method != http.MethodPut || !strings.HasPrefix(tk.UploadURL, e.base+"/upload/t1.") {
 		t.Fatalf("ticket = %+v", tk)
 	}
@@ -201,9 +201,11 @@ func TestDeclaredDigestOrSizeMismatchCreatesNothing(t *testing.T) {
 	}{
 		{"sha256, small", small, upload.Request{SHA256: sha([]byte("other"))}, false, http.StatusUnprocessableEntity, "SHA-256"},
 		{"sha256, resumable", big, upload.Request{SHA256: sha(small)}, true, http.StatusUnprocessableEntity, "SHA-256"},
-		{"size, by Content-Length", small, upload.Request{Size: 999}, false, http.StatusUnprocessableEntity, "not the 999 declared"},
-		{"size, shorter, streamed", small, upload.Request{Size: 1001}, true, http.StatusUnprocessableEntity, "not the 1001 declared"},
-		{"size, longer, streamed", big, upload.Request{Size: 2 * drive.UploadChunkSize}, true, http.StatusUnprocessableEntity, "larger than the 8388608 bytes declared"},
+		{"size, by Content-Length", small, upload.Request{Size: new(int64(999))}, false, http.StatusUnprocessableEntity, "not the 999 declared"},
+		{"size, shorter, streamed", small, upload.Request{Size: new(int64(1001))}, true, http.StatusUnprocessableEntity, "not the 1001 declared"},
+		{"size, longer, streamed", big, upload.Request{Size: new(int64(2 * drive.UploadChunkSize))}, true, http.StatusUnprocessableEntity, "larger than the 8388608 bytes declared"},
+		{"size 0, by Content-Length", small, upload.Request{Size: new(int64(0))}, false, http.StatusUnprocessableEntity, "not the 0 declared"},
+		{"size 0, streamed", small, upload.Request{Size: new(int64(0))}, true, http.StatusUnprocessableEntity, "larger than the 0 bytes declared"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -224,11 +226,20 @@ func TestDeclaredDigestOrSizeMismatchCreatesNothing(t *testing.T) {
 	}
 }
 
+// An empty file can declare its size: 0 is a size, not "unknown".
+func TestEmptyFileDeclaredAsZeroBytes(t *testing.T) {
+	e := newEnv(t)
+	u := e.signIn("ann@example.com")
+	tk := e.ticket(u, upload.Request{Name: "empty.txt", Size: new(int64(0)), SHA256: sha(nil)})
+	e.mustRefuse(e.sendRaw(http.MethodPut, ticketPath(tk), "", []byte("x")), http.StatusUnprocessableEntity, u, "not the 0 declared")
+	e.mustStore(e.sendRaw(http.MethodPut, ticketPath(tk), "", nil), nil, "empty.txt", "text/plain")
+}
+
 func TestDeclaredSizeMismatchUpFrontKeepsTheTicket(t *testing.T) {
 	e := newEnv(t)
 	u := e.signIn("ann@example.com")
 	data := pattern(1000)
-	tk := e.ticket(u, upload.Request{Name: "data.bin", Size: 1000, SHA256: sha(data)})
+	tk := e.ticket(u, upload.Request{Name: "data.bin", Size: new(int64(1000)), SHA256: sha(data)})
 	e.mustRefuse(e.sendRaw(http.MethodPut, ticketPath(tk), "", data[:999]), http.StatusUnprocessableEntity, u, "still works once")
 	e.mustStore(e.sendRaw(http.MethodPut, ticketPath(tk), "", data), data, "data.bin", "application/octet-stream")
 }
@@ -243,8 +254,8 @@ func TestRequestUploadRefusals(t *testing.T) {
 		"no name":        {upload.Request{Name: "  "}, "name"},
 		"bad type":       {upload.Request{Name: "a", MimeType: "pdf"}, "not a MIME type"},
 		"Google type":    {upload.Request{Name: "a", MimeType: "application/vnd.google-apps.document"}, "Google Docs type"},
-		"too large":      {upload.Request{Name: "a", Size: 1<<20 + 1}, "limit of 1 MiB"},
-		"negative size":  {upload.Request{Name: "a", Size: -1}, "not a file size"},
+		"too large":      {upload.Request{Name: "a", Size: new(int64(1<<20 + 1))}, "limit of 1 MiB"},
+		"negative size":  {upload.Request{Name: "a", Size: new(int64(-1))}, "not a file size"},
 		"bad sha256":     {upload.Request{Name: "a", SHA256: "abc"}, "64 hexadecimal"},
 		"bad folder":     {upload.Request{Name: "a", FolderID: "My Folder"}, "not a Drive folder id"},
 		"handle, no id":  {upload.Request{Name: "a", FolderID: "mcp-file://host/a/b"}, "not a Drive folder id"},
@@ -258,7 +269,7 @@ func TestRequestUploadRefusals(t *testing.T) {
 		}
 	}
 	// At the limit is fine.
-	if _, err := e.svc.RequestUpload(u.context(), upload.Request{Name: "a", Size: 1 << 20}); err != nil {
+	if _, err := e.svc.RequestUpload(u.context(), upload.Request{Name: "a", Size: new(int64(1 << 20))}); err != nil {
 		t.Errorf("size at the limit: %v", err)
 	}
 	if _, err := e.svc.RequestUpload(context.Background(), upload.Request{Name: "a"}); err == nil {

@@ -224,8 +224,8 @@ func (s *Service) Ticket() http.Handler {
 		}
 		p := permit{userID: c.User, ticket: true, name: c.Name, mimeType: c.MimeType, size: -1,
 			sha256: c.SHA256, folderID: c.Folder, fileID: c.FileID, nonce: c.Nonce, expires: time.Unix(c.Expires, 0)}
-		if c.Size > 0 {
-			p.size = c.Size
+		if c.Size != nil {
+			p.size = *c.Size
 		}
 		s.serve(w, r, p)
 	})
