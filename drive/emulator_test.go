@@ -9,70 +9,47 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/oauth2"
-
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/emulator/emutest"
 )
 
 const (
-	user       = "ana@example.com"
-	other      = "bob@example.com"
-	scopeRead  = "https://www.googleapis.com/auth/drive.readonly"
-	scopeDrive = "https://www.googleapis.com/auth/drive"
+	user  = "ana@example.com"
+	other = "bob@example.com"
 )
 
+// env is an emulator and ana's Drive client of it.
 type env struct {
-	t   *testing.T
-	emu *emulator.Emulator
-	ep  google.Endpoints
-	dc  *drive.Client
+	*emutest.Env
+	dc *drive.Client
 }
 
+// newEnv starts an emulator; ana's client has scopes (drive.readonly by
+// default).
 func newEnv(t *testing.T, scopes ...string) *env {
 	t.Helper()
-	emu, err := emulator.New(emulator.Config{})
+	if len(scopes) == 0 {
+		scopes = []string{emutest.ScopeDriveReadonly}
+	}
+	return newEnvAs(t, user, scopes...)
+}
+
+// newEnvAs starts an emulator with email's Drive client.
+func newEnvAs(t *testing.T, email string, scopes ...string) *env {
+	t.Helper()
+	e := &env{Env: emutest.Start(t)}
+	dc, err := drive.New(context.Background(), e.Client(email, scopes...), e.Endpoints)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { emu.Close() })
-	srv := httptest.NewServer(emu.Handler())
-	t.Cleanup(srv.Close)
-	emu.AddUser(user)
-	emu.AddUser(other)
-	if len(scopes) == 0 {
-		scopes = []string{scopeRead}
-	}
-	e := &env{t: t, emu: emu, ep: google.Endpoints{Base: srv.URL}}
-	e.dc = e.client(user, scopes...)
+	e.dc = dc
 	return e
-}
-
-func (e *env) client(email string, scopes ...string) *drive.Client {
-	tok := e.emu.AccessToken(email, scopes...)
-	hc := oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}))
-	dc, err := drive.New(context.Background(), hc, e.ep)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return dc
-}
-
-func (e *env) put(owner string, spec drivesvc.FileSpec) drivesvc.File {
-	e.t.Helper()
-	f, err := e.emu.Drive().PutFile(owner, spec)
-	if err != nil {
-		e.t.Fatalf("put %q: %v", spec.Name, err)
-	}
-	return f
 }
 
 func random(n int) []byte {
@@ -101,7 +78,7 @@ func readAll(t *testing.T) func(io.ReadCloser, error) []byte {
 func TestGetBinary(t *testing.T) {
 	e := newEnv(t)
 	content := random(10_000)
-	f := e.put(user, drivesvc.FileSpec{Name: "Q3 report.pdf", Content: content})
+	f := e.Put(user, drivesvc.FileSpec{Name: "Q3 report.pdf", Content: content})
 	got, err := e.dc.Get(context.Background(), f.ID)
 	if err != nil {
 		t.Fatalf("Get: %v", err)
@@ -125,7 +102,7 @@ func TestGetBinary(t *testing.T) {
 
 func TestGetNotFoundIsTheSameForOthersFiles(t *testing.T) {
 	e := newEnv(t)
-	theirs := e.put(other, drivesvc.FileSpec{Name: "private.pdf", Content: []byte("x")})
+	theirs := e.Put(other, drivesvc.FileSpec{Name: "private.pdf", Content: []byte("x")})
 	for _, id := range []string{theirs.ID, "1NoSuchFileNoSuchFileNoSuchFile00"} {
 		_, err := e.dc.Get(context.Background(), id)
 		if !errors.Is(err, drive.ErrNotFound) {
@@ -143,8 +120,8 @@ func TestGetNotFoundIsTheSameForOthersFiles(t *testing.T) {
 func TestGetShortcutSharedDriveAndResourceKey(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	target := e.put(user, drivesvc.FileSpec{Name: "target.pdf", Content: []byte("target")})
-	sc := e.put(user, drivesvc.FileSpec{Name: "shortcut", Kind: drivesvc.KindShortcut, ShortcutTo: target.ID})
+	target := e.Put(user, drivesvc.FileSpec{Name: "target.pdf", Content: []byte("target")})
+	sc := e.Put(user, drivesvc.FileSpec{Name: "shortcut", Kind: drivesvc.KindShortcut, ShortcutTo: target.ID})
 	got, err := e.dc.Get(ctx, sc.ID)
 	if err != nil {
 		t.Fatalf("Get(shortcut): %v", err)
@@ -153,11 +130,11 @@ func TestGetShortcutSharedDriveAndResourceKey(t *testing.T) {
 		t.Errorf("shortcut resolved to %+v", got)
 	}
 
-	sd, err := e.emu.Drive().PutSharedDrive("Team", user)
+	sd, err := e.Emu.Drive().PutSharedDrive("Team", user)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inTeam := e.put(user, drivesvc.FileSpec{Name: "team.pdf", Content: []byte("team"), SharedDrive: sd.ID})
+	inTeam := e.Put(user, drivesvc.FileSpec{Name: "team.pdf", Content: []byte("team"), SharedDrive: sd.ID})
 	got, err = e.dc.Get(ctx, inTeam.ID)
 	if err != nil || got.DriveID != sd.ID {
 		t.Fatalf("Get(shared drive file) = %+v, %v", got, err)
@@ -167,7 +144,7 @@ func TestGetShortcutSharedDriveAndResourceKey(t *testing.T) {
 	}
 
 	key := drivesvc.NewResourceKey()
-	linked := e.put(other, drivesvc.FileSpec{Name: "linked.pdf", Content: []byte("linked"), LinkShared: true, ResourceKey: key})
+	linked := e.Put(other, drivesvc.FileSpec{Name: "linked.pdf", Content: []byte("linked"), LinkShared: true, ResourceKey: key})
 	if _, err := e.dc.Get(ctx, linked.ID); !errors.Is(err, drive.ErrNotFound) {
 		t.Errorf("Get(link-shared without key) error = %v, want ErrNotFound", err)
 	}
@@ -183,7 +160,7 @@ func TestGetShortcutSharedDriveAndResourceKey(t *testing.T) {
 func TestSpreadsheetTabsAndExports(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	sheet := e.put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, Tabs: []drivesvc.Tab{
+	sheet := e.Put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, Tabs: []drivesvc.Tab{
 		{Title: "Summary", Rows: [][]string{{"total", "12"}}},
 		{Title: "Q1", Rows: [][]string{{"jan", "4"}, {"feb", "8"}}},
 	}})
@@ -212,12 +189,12 @@ func TestSpreadsheetTabsAndExports(t *testing.T) {
 func TestExportPastTheCapUsesExportLinks(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	doc := e.put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
+	doc := e.Put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
 	got, err := e.dc.Get(ctx, doc.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := e.emu.Stats()
+	before := e.Emu.Stats()
 	rc, err := e.dc.Export(ctx, got, "text/plain", nil)
 	if err != nil {
 		t.Fatalf("Export: %v", err)
@@ -227,7 +204,7 @@ func TestExportPastTheCapUsesExportLinks(t *testing.T) {
 	if err != nil || n < 11<<20 {
 		t.Fatalf("export read %d bytes, %v; want at least 11 MiB", n, err)
 	}
-	if p := e.emu.Stats().Paths; p["GET /feeds/download/documents/export/Export"]-before.Paths["GET /feeds/download/documents/export/Export"] != 1 {
+	if p := e.Emu.Stats().Paths; p["GET /feeds/download/documents/export/Export"]-before.Paths["GET /feeds/download/documents/export/Export"] != 1 {
 		t.Errorf("the export link was not used: %v", p)
 	}
 }
@@ -235,13 +212,13 @@ func TestExportPastTheCapUsesExportLinks(t *testing.T) {
 func TestDownloadCutIsAnErrorNotEOF(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	f := e.put(user, drivesvc.FileSpec{Name: "big.bin", Content: random(300_000)})
+	f := e.Put(user, drivesvc.FileSpec{Name: "big.bin", Content: random(300_000)})
 	got, err := e.dc.Get(ctx, f.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cut := int64(100_000)
-	if err := e.emu.InjectFault(emulator.Fault{PathPrefix: "/drive/v3/files/" + f.ID, CutResponseAfter: &cut}); err != nil {
+	if err := e.Emu.InjectFault(emulator.Fault{PathPrefix: "/drive/v3/files/" + f.ID, CutResponseAfter: &cut}); err != nil {
 		t.Fatal(err)
 	}
 	rc, err := e.dc.Download(ctx, got)
@@ -262,7 +239,7 @@ func TestRangeReader(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	content := random(50_000)
-	f := e.put(user, drivesvc.FileSpec{Name: "a.zip", Content: content})
+	f := e.Put(user, drivesvc.FileSpec{Name: "a.zip", Content: content})
 	got, err := e.dc.Get(ctx, f.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +259,7 @@ func TestRangeReader(t *testing.T) {
 	if _, err := e.dc.RangeReader(ctx, got, 5, 30_000).ReadAt(big, 0); !errors.Is(err, drive.ErrRangeBudget) {
 		t.Errorf("read past the byte budget: error = %v, want ErrRangeBudget", err)
 	}
-	if st := e.emu.Stats(); st.Files[f.ID].BytesServed > 2_000 {
+	if st := e.Emu.Stats(); st.Files[f.ID].BytesServed > 2_000 {
 		t.Errorf("range reads served %d bytes, want only what was asked", st.Files[f.ID].BytesServed)
 	}
 }
@@ -291,16 +268,16 @@ func TestSearch(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	old := time.Now().Add(-48 * time.Hour)
-	e.put(user, drivesvc.FileSpec{Name: "Bob's report.pdf", Content: []byte("x"), Modified: old, Created: old})
-	e.put(user, drivesvc.FileSpec{Name: "report draft.pdf", Content: []byte("x")})
-	e.put(user, drivesvc.FileSpec{Name: "report old.pdf", Content: []byte("x"), Trashed: true})
-	e.put(user, drivesvc.FileSpec{Name: "Report notes", Kind: drivesvc.KindDoc, DocText: "report"})
-	sd, err := e.emu.Drive().PutSharedDrive("Team", user)
+	e.Put(user, drivesvc.FileSpec{Name: "Bob's report.pdf", Content: []byte("x"), Modified: old, Created: old})
+	e.Put(user, drivesvc.FileSpec{Name: "report draft.pdf", Content: []byte("x")})
+	e.Put(user, drivesvc.FileSpec{Name: "report old.pdf", Content: []byte("x"), Trashed: true})
+	e.Put(user, drivesvc.FileSpec{Name: "Report notes", Kind: drivesvc.KindDoc, DocText: "report"})
+	sd, err := e.Emu.Drive().PutSharedDrive("Team", user)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.put(user, drivesvc.FileSpec{Name: "team report.pdf", Content: []byte("x"), SharedDrive: sd.ID})
-	e.put(other, drivesvc.FileSpec{Name: "their report.pdf", Content: []byte("x")})
+	e.Put(user, drivesvc.FileSpec{Name: "team report.pdf", Content: []byte("x"), SharedDrive: sd.ID})
+	e.Put(other, drivesvc.FileSpec{Name: "their report.pdf", Content: []byte("x")})
 
 	names := func(p drive.Page) string {
 		var n []string
@@ -361,15 +338,13 @@ func TestSearch(t *testing.T) {
 }
 
 func TestUpload(t *testing.T) {
-	e := newEnv(t, scopeDrive)
+	e := newEnv(t, emutest.ScopeDrive)
 	content := random(100_000)
 	f, err := e.dc.Upload(context.Background(), drive.NewFile{Name: "up.bin", MimeType: "application/octet-stream"}, bytes.NewReader(content))
 	if err != nil {
 		t.Fatalf("Upload: %v", err)
 	}
-	if got := readAll(t)(e.emu.Drive().Content(f.ID)); !bytes.Equal(got, content) {
+	if got := e.Content(f.ID); !bytes.Equal(got, content) {
 		t.Errorf("uploaded content differs")
 	}
 }
-
-var _ = http.MethodGet

@@ -7,47 +7,21 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
-	"golang.org/x/oauth2"
-
 	"github.com/drivemail/drivemail/drive"
-	"github.com/drivemail/drivemail/emulator"
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/emulator/emutest"
 )
 
-const (
-	uploader  = "uploader@example.com"
-	driveFile = "https://www.googleapis.com/auth/drive.file"
-)
+const uploader = "uploader@example.com"
 
-// uploadEnv is an emulated Drive and a client of it with the drive.file
+// newUploadEnv is an emulated Drive and a client of it with the drive.file
 // scope only, as the upload endpoint runs.
-type uploadEnv struct {
-	emu *emulator.Emulator
-	dc  *drive.Client
-}
-
-func newUploadEnv(t *testing.T) uploadEnv {
+func newUploadEnv(t *testing.T) *env {
 	t.Helper()
-	emu, err := emulator.New(emulator.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	srv := httptest.NewServer(emu.Handler())
-	t.Cleanup(srv.Close)
-	emu.AddUser(uploader)
-	tok := emu.AccessToken(uploader, driveFile)
-	hc := oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok}))
-	dc, err := drive.New(context.Background(), hc, google.Endpoints{Base: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return uploadEnv{emu: emu, dc: dc}
+	return newEnvAs(t, uploader, emutest.ScopeDriveFile)
 }
 
 // pattern returns n deterministic bytes that are not all alike.
@@ -64,23 +38,9 @@ func sum(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-func (e uploadEnv) stored(t *testing.T, id string) []byte {
-	t.Helper()
-	rc, err := e.emu.Drive().Content(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func (e uploadEnv) binaryFiles() int {
+func (e *env) binaryFiles() int {
 	n := 0
-	for _, f := range e.emu.Drive().Files(uploader) {
+	for _, f := range e.Emu.Drive().Files(uploader) {
 		if f.MimeType != drive.MimeFolder {
 			n++
 		}
@@ -114,10 +74,10 @@ func TestUploadStoresTheBytes(t *testing.T) {
 			if f.Name != tc.name || f.MimeType != tc.mime || f.Size != int64(tc.size) || f.SHA256 != sum(data) {
 				t.Errorf("file = %+v, want %s %s %d bytes sha256 %s", f, tc.name, tc.mime, tc.size, sum(data))
 			}
-			if got := e.stored(t, f.ID); !bytes.Equal(got, data) {
+			if got := e.Content(f.ID); !bytes.Equal(got, data) {
 				t.Errorf("stored %d bytes that differ from the %d sent", len(got), len(data))
 			}
-			ef, _ := e.emu.Drive().FileByID(f.ID)
+			ef, _ := e.Emu.Drive().FileByID(f.ID)
 			if len(ef.Parents) != 1 || ef.Parents[0] != folder {
 				t.Errorf("parents = %v, want [%s]", ef.Parents, folder)
 			}
@@ -151,7 +111,7 @@ func TestUploadAbandonedWhenTheReaderFails(t *testing.T) {
 		if n := e.binaryFiles(); n != 0 {
 			t.Errorf("%d bytes: %d files created after the reader failed", size, n)
 		}
-		if st := e.emu.Stats(); st.UploadsFinished != 0 {
+		if st := e.Emu.Stats(); st.UploadsFinished != 0 {
 			t.Errorf("%d bytes: %d uploads finished", size, st.UploadsFinished)
 		}
 	}
@@ -190,7 +150,7 @@ func TestUploadRefusesBadInput(t *testing.T) {
 	if err := e.dc.DeleteFile(context.Background(), "a/b"); !errors.Is(err, drive.ErrBadID) {
 		t.Errorf("DeleteFile(bad id) = %v", err)
 	}
-	if st := e.emu.Stats(); st.UploadsStarted != 0 {
+	if st := e.Emu.Stats(); st.UploadsStarted != 0 {
 		t.Errorf("%d uploads started for refused input", st.UploadsStarted)
 	}
 }
@@ -211,8 +171,8 @@ func TestFolderInRootIsCreatedOnce(t *testing.T) {
 	if err != nil || other == first {
 		t.Fatalf("other folder = %q, %v", other, err)
 	}
-	f, _ := e.emu.Drive().FileByID(first)
-	if f.Name != "drivemail uploads" || f.MimeType != drive.MimeFolder || len(f.Parents) != 1 || f.Parents[0] != e.emu.Drive().RootID(uploader) {
+	f, _ := e.Emu.Drive().FileByID(first)
+	if f.Name != "drivemail uploads" || f.MimeType != drive.MimeFolder || len(f.Parents) != 1 || f.Parents[0] != e.Emu.Drive().RootID(uploader) {
 		t.Errorf("folder = %+v", f)
 	}
 }
@@ -241,7 +201,7 @@ func TestFolderInRootRaceSettlesOnOne(t *testing.T) {
 		}
 	}
 	live := 0
-	for _, f := range e.emu.Drive().Files(uploader) {
+	for _, f := range e.Emu.Drive().Files(uploader) {
 		if f.Name == "drivemail uploads" && !f.Trashed {
 			live++
 		}

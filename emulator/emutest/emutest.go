@@ -32,7 +32,9 @@ const (
 	ScopeGmailReadonly = "https://www.googleapis.com/auth/gmail.readonly"
 )
 
-// Env is one emulator serving on loopback for the length of a test.
+// Env is one emulator serving on loopback for the length of a test. Its
+// helpers fail the test given to Start (a subtest sharing an Env fails
+// its parent).
 type Env struct {
 	Emu       *emulator.Emulator
 	URL       string           // the emulator's origin, http://127.0.0.1:PORT
