@@ -7,55 +7,36 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
-	"golang.org/x/oauth2"
-	gm "google.golang.org/api/gmail/v1"
-	"google.golang.org/api/option"
-
-	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/gmail"
-	"github.com/drivemail/drivemail/google"
 )
 
 const (
-	user          = "ana@example.com"
-	scopeSend     = "https://www.googleapis.com/auth/gmail.send"
-	scopeCompose  = "https://www.googleapis.com/auth/gmail.compose"
-	scopeReadonly = "https://www.googleapis.com/auth/gmail.readonly"
-	chunk         = 256 << 10
+	user  = "ana@example.com"
+	chunk = 256 << 10
 )
 
+// env is an emulator and ana's Gmail client of it.
 type env struct {
-	t   *testing.T
-	emu *emulator.Emulator
-	ep  google.Endpoints
-	hc  *http.Client
-	gc  *gmail.Client
+	*emutest.Env
+	gc *gmail.Client
 }
 
+// newEnv starts an emulator; ana's client has scopes (send, compose and
+// readonly by default).
 func newEnv(t *testing.T, scopes ...string) *env {
 	t.Helper()
-	emu, err := emulator.New(emulator.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	srv := httptest.NewServer(emu.Handler())
-	t.Cleanup(srv.Close)
-	emu.AddUser(user)
 	if len(scopes) == 0 {
-		scopes = []string{scopeSend, scopeCompose, scopeReadonly}
+		scopes = []string{emutest.ScopeGmailSend, emutest.ScopeGmailCompose, emutest.ScopeGmailReadonly}
 	}
-	tok := emu.AccessToken(user, scopes...)
-	e := &env{t: t, emu: emu, ep: google.Endpoints{Base: srv.URL}}
-	e.hc = oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}))
-	e.gc, err = gmail.New(context.Background(), e.hc, e.ep, chunk)
+	e := &env{Env: emutest.Start(t)}
+	gc, err := gmail.New(context.Background(), e.Client(user, scopes...), e.Endpoints, chunk)
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.gc = gc
 	return e
 }
 
@@ -90,23 +71,6 @@ func failingAfter(msg []byte, n int) gmail.WriteFunc {
 	}
 }
 
-func (e *env) raw(id string) []byte {
-	e.t.Helper()
-	s, err := gm.NewService(context.Background(), append([]option.ClientOption{option.WithHTTPClient(e.hc)}, e.ep.GmailOptions()...)...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	m, err := s.Users.Messages.Get("me", id).Format("raw").Do()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	b, err := base64.URLEncoding.DecodeString(m.Raw)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return b
-}
-
 func TestSendMultipartAndResumable(t *testing.T) {
 	for _, size := range []int{10_000, 3 * chunk} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
@@ -119,10 +83,10 @@ func TestSendMultipartAndResumable(t *testing.T) {
 			if sent.ID == "" || sent.ThreadID == "" {
 				t.Errorf("sent = %+v", sent)
 			}
-			if got := e.raw(sent.ID); string(got) != string(msg) {
+			if got := e.Message(user, sent.ID); string(got) != string(msg) {
 				t.Errorf("stored message differs from what was written (%d vs %d bytes)", len(got), len(msg))
 			}
-			st := e.emu.Stats()
+			st := e.Emu.Stats()
 			if st.MessagesSent != 1 {
 				t.Errorf("messages sent = %d", st.MessagesSent)
 			}
@@ -163,7 +127,7 @@ func TestWriterFailureSendsNothing(t *testing.T) {
 			if we.Contacted != tt.wantContacted {
 				t.Errorf("Contacted = %v, want %v", we.Contacted, tt.wantContacted)
 			}
-			st := e.emu.Stats()
+			st := e.Emu.Stats()
 			if st.MessagesSent != 0 || st.UploadsFinished != 0 {
 				t.Errorf("sent %d, uploads finished %d; want nothing", st.MessagesSent, st.UploadsFinished)
 			}
@@ -190,7 +154,7 @@ func TestCancelledSendSendsNothing(t *testing.T) {
 	if err == nil {
 		t.Fatal("a cancelled send succeeded")
 	}
-	if st := e.emu.Stats(); st.MessagesSent != 0 {
+	if st := e.Emu.Stats(); st.MessagesSent != 0 {
 		t.Errorf("messages sent = %d", st.MessagesSent)
 	}
 }
@@ -203,7 +167,7 @@ func TestDraftAndScope(t *testing.T) {
 		t.Fatalf("CreateDraft = %+v, %v", d, err)
 	}
 
-	e = newEnv(t, scopeSend)
+	e = newEnv(t, emutest.ScopeGmailSend)
 	write, _ = message(1000)
 	_, err = e.gc.CreateDraft(context.Background(), "", write)
 	var ge *gmail.Error
@@ -216,12 +180,12 @@ func TestDraftAndScope(t *testing.T) {
 }
 
 func TestProfile(t *testing.T) {
-	e := newEnv(t, scopeReadonly)
+	e := newEnv(t, emutest.ScopeGmailReadonly)
 	addr, err := e.gc.Profile(context.Background())
 	if err != nil || addr != user {
 		t.Fatalf("Profile = %q, %v", addr, err)
 	}
-	e = newEnv(t, scopeSend)
+	e = newEnv(t, emutest.ScopeGmailSend)
 	if _, err := e.gc.Profile(context.Background()); !errors.Is(err, gmail.ErrScope) {
 		t.Errorf("Profile with gmail.send only: err = %v, want ErrScope", err)
 	}
