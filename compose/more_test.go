@@ -34,15 +34,15 @@ func tgzOf(t *testing.T, files map[string]int) []byte {
 // entry is refused as its bytes pass, and nothing is sent; a clean one goes.
 func TestTarGzInspectedWhileStreaming(t *testing.T) {
 	e := newEnv(t, compose.Config{})
-	bad := e.put(user, drivesvc.FileSpec{Name: "tools.tgz", Content: tgzOf(t, map[string]int{"readme.txt": 5000, "bin/run.exe": 10})})
-	good := e.put(user, drivesvc.FileSpec{Name: "docs.tar.gz", Content: tgzOf(t, map[string]int{"a.txt": 10, "b/c.pdf": 10})})
-	before := e.emu.Stats()
+	bad := e.Put(user, drivesvc.FileSpec{Name: "tools.tgz", Content: tgzOf(t, map[string]int{"readme.txt": 5000, "bin/run.exe": 10})})
+	good := e.Put(user, drivesvc.FileSpec{Name: "docs.tar.gz", Content: tgzOf(t, map[string]int{"a.txt": 10, "b/c.pdf": 10})})
+	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "tgz", BodyText: "hi",
 		Attachments: []compose.Attachment{{FileID: bad.ID}}}, compose.Options{})
 	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "run.exe") || !strings.Contains(err.Error(), "Nothing was sent") {
 		t.Fatalf("err = %v, want a refusal naming run.exe that says nothing was sent", err)
 	}
-	outboxUnchanged(t, before, e.emu.Stats())
+	outboxUnchanged(t, before, e.Emu.Stats())
 	if _, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "tgz", BodyText: "hi",
 		Attachments: []compose.Attachment{{FileID: good.ID}}}, compose.Options{}); err != nil {
 		t.Fatalf("clean tar.gz: %v", err)
@@ -57,13 +57,13 @@ func TestModelWrittenArchivesChecked(t *testing.T) {
 		"bundle.zip": zipOf(t, "ok.txt", "evil.js"),
 		"bundle.tgz": tgzOf(t, map[string]int{"evil.js": 3}),
 	} {
-		before := e.emu.Stats()
+		before := e.Emu.Stats()
 		_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "x", BodyText: "hi",
 			Attachments: []compose.Attachment{{Name: name, Base64: base64.StdEncoding.EncodeToString(data)}}}, compose.Options{})
 		if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "evil.js") {
 			t.Errorf("%s: err = %v, want a refusal naming evil.js", name, err)
 		}
-		unchanged(t, before, e.emu.Stats())
+		unchanged(t, before, e.Emu.Stats())
 	}
 }
 
@@ -78,7 +78,7 @@ func TestDriveTransientErrorsRetried(t *testing.T) {
 		{Method: "GET", PathPrefix: path, Delay: 1_000_000},      // metadata, retried
 		{Method: "GET", PathPrefix: path, Status: 429, Times: 2}, // download open, twice
 	} {
-		if err := e.emu.InjectFault(fl); err != nil {
+		if err := e.Emu.InjectFault(fl); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,10 +87,10 @@ func TestDriveTransientErrorsRetried(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	if st := e.emu.Stats(); st.MessagesSent != 1 {
+	if st := e.Emu.Stats(); st.MessagesSent != 1 {
 		t.Errorf("messages sent = %d, want 1", st.MessagesSent)
 	}
-	_, root := goParse(t, e.raw(res.ID))
+	_, root := goParse(t, e.Message(user, res.ID))
 	if l := root.leaves(); len(l) != 2 || shaHex(l[1].Body) != shaHex(b) {
 		t.Errorf("attachment does not match Drive's bytes")
 	}
@@ -104,7 +104,7 @@ func TestReplyThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := mail.ReadMessage(bytes.NewReader(e.raw(first.ID)))
+	m, err := mail.ReadMessage(bytes.NewReader(e.Message(user, first.ID)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestReplyThreads(t *testing.T) {
 	if reply.ThreadID != first.ThreadID {
 		t.Errorf("reply thread %q, want %q", reply.ThreadID, first.ThreadID)
 	}
-	r, err := mail.ReadMessage(bytes.NewReader(e.raw(reply.ID)))
+	r, err := mail.ReadMessage(bytes.NewReader(e.Message(user, reply.ID)))
 	if err != nil {
 		t.Fatal(err)
 	}

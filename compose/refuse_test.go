@@ -64,13 +64,13 @@ func TestRefusalsSendNothing(t *testing.T) {
 		f, _ := e.putBytes(fmt.Sprintf("f%02d.pdf", i), 100)
 		eleven = append(eleven, compose.Attachment{FileID: f.ID})
 	}
-	half := e.put(user, drivesvc.FileSpec{Name: "half.bin", Reader: io.LimitReader(zeros{}, compose.MaxAttachmentBytes/2)})
-	half2 := e.put(user, drivesvc.FileSpec{Name: "half2.bin", Reader: io.LimitReader(zeros{}, compose.MaxAttachmentBytes/2+1)})
+	half := e.Put(user, drivesvc.FileSpec{Name: "half.bin", Reader: io.LimitReader(zeros{}, compose.MaxAttachmentBytes/2)})
+	half2 := e.Put(user, drivesvc.FileSpec{Name: "half2.bin", Reader: io.LimitReader(zeros{}, compose.MaxAttachmentBytes/2+1)})
 	exe, _ := e.putBytes("setup.exe", 100)
-	doc := e.put(user, drivesvc.FileSpec{Name: "Plan", Kind: drivesvc.KindDoc, DocText: "x"})
-	sheet := e.put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, Tabs: []drivesvc.Tab{{Title: "Summary"}, {Title: "Q1"}}})
+	doc := e.Put(user, drivesvc.FileSpec{Name: "Plan", Kind: drivesvc.KindDoc, DocText: "x"})
+	sheet := e.Put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, Tabs: []drivesvc.Tab{{Title: "Summary"}, {Title: "Q1"}}})
 	theirs, _ := func() (drivesvc.File, []byte) {
-		return e.put(other, drivesvc.FileSpec{Name: "private.pdf", Content: []byte("secret")}), nil
+		return e.Put(other, drivesvc.FileSpec{Name: "private.pdf", Content: []byte("secret")}), nil
 	}()
 	const unknownID = "1ZzZzZzZzZzZzZzZzZzZzZzZzZzZzZzZz"
 
@@ -113,7 +113,7 @@ func TestRefusalsSendNothing(t *testing.T) {
 	texts := map[string]string{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := e.emu.Stats()
+			before := e.Emu.Stats()
 			_, err := e.send(tt.req, compose.Options{})
 			if !compose.IsRefusal(err) {
 				t.Fatalf("err = %v, want a refusal", err)
@@ -123,7 +123,7 @@ func TestRefusalsSendNothing(t *testing.T) {
 			}
 			texts[tt.name] = err.Error()
 			t.Log(err)
-			unchanged(t, before, e.emu.Stats())
+			unchanged(t, before, e.Emu.Stats())
 		})
 	}
 	unknown := strings.ReplaceAll(texts["an unknown id"], unknownID, "ID")
@@ -145,16 +145,16 @@ func TestZipWithBlockedEntry(t *testing.T) {
 	w, _ = zw.Create("tools/setup.exe")
 	w.Write([]byte("MZ"))
 	zw.Close()
-	z := e.put(user, drivesvc.FileSpec{Name: "bundle.zip", Content: buf.Bytes()})
-	ok := e.put(user, drivesvc.FileSpec{Name: "fine.zip", Content: zipOf(t, "a.txt", "b/c.pdf")})
+	z := e.Put(user, drivesvc.FileSpec{Name: "bundle.zip", Content: buf.Bytes()})
+	ok := e.Put(user, drivesvc.FileSpec{Name: "fine.zip", Content: zipOf(t, "a.txt", "b/c.pdf")})
 
-	before := e.emu.Stats()
+	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "zip", BodyText: "hi",
 		Attachments: []compose.Attachment{{FileID: z.ID}}}, compose.Options{})
 	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "setup.exe") {
 		t.Fatalf("err = %v, want a refusal naming setup.exe", err)
 	}
-	after := e.emu.Stats()
+	after := e.Emu.Stats()
 	if after.MessagesSent != before.MessagesSent || after.UploadsStarted != before.UploadsStarted {
 		t.Errorf("something was sent or an upload started")
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/emulator/emutest"
 )
 
 // TestSendRoundTrip sends a message with every kind of entry and reads it
@@ -17,12 +18,12 @@ func TestSendRoundTrip(t *testing.T) {
 	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
 	pdf, pdfBytes := e.putBytes("Überblick 報告.pdf", 300_000)
 	png, pngBytes := e.putBytes("logo.png", 20_000)
-	doc := e.put(user, drivesvc.FileSpec{Name: "Plan", Kind: drivesvc.KindDoc, DocText: "# Plan\nShip it.\n- carefully"})
-	sheet := e.put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, Tabs: []drivesvc.Tab{
+	doc := e.Put(user, drivesvc.FileSpec{Name: "Plan", Kind: drivesvc.KindDoc, DocText: "# Plan\nShip it.\n- carefully"})
+	sheet := e.Put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, Tabs: []drivesvc.Tab{
 		{Title: "Summary", Rows: [][]string{{"total", "12"}}},
 		{Title: "Q1 détail", Rows: [][]string{{"month", "amount"}, {"janvier", "4"}, {"février", "8"}}},
 	}})
-	roadmap := e.put(user, drivesvc.FileSpec{Name: "Roadmap", Kind: drivesvc.KindDoc, DocText: "Later."})
+	roadmap := e.Put(user, drivesvc.FileSpec{Name: "Roadmap", Kind: drivesvc.KindDoc, DocText: "Later."})
 	notes := "a,b\n1,2\n"
 	subject := "Résumé du trimestre — 報告 ✓"
 	req := compose.Request{
@@ -78,7 +79,7 @@ func TestSendRoundTrip(t *testing.T) {
 		t.Errorf("last progress = %d/%d, want %d/%d", lastDone, lastTotal, res.SizeBytes, res.SizeBytes)
 	}
 
-	raw := e.raw(res.ID)
+	raw := e.Message(user, res.ID)
 	if d := int64(len(raw)) - res.SizeBytes; d < -1024 || d > 1024 {
 		t.Errorf("stored message is %d bytes, result says %d", len(raw), res.SizeBytes)
 	}
@@ -182,10 +183,10 @@ func TestDraftRoundTrip(t *testing.T) {
 	if res.DraftID == "" || res.ID == "" {
 		t.Fatalf("draft result = %+v", res)
 	}
-	if st := e.emu.Stats(); st.DraftsCreated != 1 || st.MessagesSent != 0 {
+	if st := e.Emu.Stats(); st.DraftsCreated != 1 || st.MessagesSent != 0 {
 		t.Errorf("stats: drafts %d, sent %d; want 1, 0", st.DraftsCreated, st.MessagesSent)
 	}
-	_, root := goParse(t, e.draftRaw(res.DraftID))
+	_, root := goParse(t, e.Draft(user, res.DraftID))
 	leaves := root.leaves()
 	if len(leaves) != 2 || shaHex(leaves[1].Body) != shaHex(b) || leaves[1].Filename != "data.bin" {
 		t.Errorf("draft parts: %s", root.shape())
@@ -195,12 +196,12 @@ func TestDraftRoundTrip(t *testing.T) {
 // TestDraftWithoutComposeScope maps Gmail's 403 to a refusal.
 func TestDraftWithoutComposeScope(t *testing.T) {
 	e := newEnv(t, compose.Config{})
-	e.hc = e.client(user, scopeDrive, scopeSend, scopeReadonly)
+	e.hc = e.Client(user, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend, emutest.ScopeGmailReadonly)
 	_, err := e.send(compose.Request{To: []string{"x@example.org"}, Subject: "Draft", BodyText: "hi"}, compose.Options{Draft: true})
 	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "drafts") {
 		t.Fatalf("err = %v, want a refusal about draft permission", err)
 	}
-	if st := e.emu.Stats(); st.DraftsCreated != 0 {
+	if st := e.Emu.Stats(); st.DraftsCreated != 0 {
 		t.Errorf("drafts created = %d", st.DraftsCreated)
 	}
 }

@@ -33,14 +33,14 @@ func TestExportPastLimitSendsNothing(t *testing.T) {
 		t.Skip("streams 25 MiB")
 	}
 	e := newEnv(t, compose.Config{})
-	doc := e.put(user, drivesvc.FileSpec{Name: "Huge", Kind: drivesvc.KindDoc, DocFillBytes: compose.MaxAttachmentBytes + 1<<20})
-	before := e.emu.Stats()
+	doc := e.Put(user, drivesvc.FileSpec{Name: "Huge", Kind: drivesvc.KindDoc, DocFillBytes: compose.MaxAttachmentBytes + 1<<20})
+	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "big", BodyText: "hi",
 		Attachments: []compose.Attachment{{FileID: doc.ID, As: "txt"}}}, compose.Options{})
 	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "25 MiB") || !strings.Contains(err.Error(), "Nothing was sent") {
 		t.Fatalf("err = %v, want the 25 MiB refusal saying nothing was sent", err)
 	}
-	after := e.emu.Stats()
+	after := e.Emu.Stats()
 	outboxUnchanged(t, before, after)
 	served := after.BytesServed - before.BytesServed
 	if served < compose.MaxAttachmentBytes {
@@ -55,16 +55,16 @@ func TestExportPastLimitSendsNothing(t *testing.T) {
 func TestDriveCutSendsNothing(t *testing.T) {
 	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
 	f, _ := e.putBytes("report.pdf", 2<<20)
-	if err := e.emu.InjectFault(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 20, CutResponseAfter: ptr(int64(1 << 20))}); err != nil {
+	if err := e.Emu.InjectFault(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 20, CutResponseAfter: ptr(int64(1 << 20))}); err != nil {
 		t.Fatal(err)
 	}
-	before := e.emu.Stats()
+	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut", BodyText: "hi",
 		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
 	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "part-way") {
 		t.Fatalf("err = %v, want the part-way refusal", err)
 	}
-	after := e.emu.Stats()
+	after := e.Emu.Stats()
 	outboxUnchanged(t, before, after)
 	if n := after.UploadsStarted - before.UploadsStarted; n != 1 {
 		t.Errorf("%d upload sessions opened; want 1 (no whole-pass retry once Gmail has bytes)", n)
@@ -78,7 +78,7 @@ func TestDriveCutOnceIsRetried(t *testing.T) {
 	f, b := e.putBytes("report.pdf", 2<<20)
 	// The first matching request is the metadata call; the second is the
 	// download, cut half way.
-	if err := e.emu.InjectFault(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 2, CutResponseAfter: ptr(int64(1 << 20))}); err != nil {
+	if err := e.Emu.InjectFault(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 2, CutResponseAfter: ptr(int64(1 << 20))}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut once", BodyText: "hi",
@@ -86,10 +86,10 @@ func TestDriveCutOnceIsRetried(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	if st := e.emu.Stats(); st.MessagesSent != 1 {
+	if st := e.Emu.Stats(); st.MessagesSent != 1 {
 		t.Errorf("messages sent = %d, want 1", st.MessagesSent)
 	}
-	_, root := goParse(t, e.raw(res.ID))
+	_, root := goParse(t, e.Message(user, res.ID))
 	if l := root.leaves(); len(l) != 2 || shaHex(l[1].Body) != shaHex(b) {
 		t.Errorf("attachment does not match Drive's bytes")
 	}
@@ -100,16 +100,16 @@ func TestDriveCutOnceIsRetried(t *testing.T) {
 func TestGmailSessionOpenFailsSendsNothing(t *testing.T) {
 	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
 	f, _ := e.putBytes("report.pdf", 600_000)
-	if err := e.emu.InjectFault(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 503}); err != nil {
+	if err := e.Emu.InjectFault(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 503}); err != nil {
 		t.Fatal(err)
 	}
-	before := e.emu.Stats()
+	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "open fails", BodyText: "hi",
 		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
 	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Nothing was sent") {
 		t.Fatalf("err = %v, want a refusal saying nothing was sent", err)
 	}
-	outboxUnchanged(t, before, e.emu.Stats())
+	outboxUnchanged(t, before, e.Emu.Stats())
 }
 
 // TestGmailChunkFaultsSendOnce: 503s and connection cuts on resumable
@@ -140,7 +140,7 @@ func TestGmailChunkFaultsSendOnce(t *testing.T) {
 			// ~575 KB encoded: open, two 256 KiB chunks, a final one.
 			f, b := e.putBytes("report.pdf", 420_000)
 			for _, fl := range tt.faults {
-				if err := e.emu.InjectFault(fl); err != nil {
+				if err := e.Emu.InjectFault(fl); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -149,10 +149,10 @@ func TestGmailChunkFaultsSendOnce(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}
-			if st := e.emu.Stats(); st.MessagesSent != 1 {
+			if st := e.Emu.Stats(); st.MessagesSent != 1 {
 				t.Errorf("messages sent = %d, want exactly 1", st.MessagesSent)
 			}
-			_, root := goParse(t, e.raw(res.ID))
+			_, root := goParse(t, e.Message(user, res.ID))
 			if l := root.leaves(); len(l) != 2 || shaHex(l[1].Body) != shaHex(b) {
 				t.Errorf("attachment does not match Drive's bytes")
 			}
@@ -183,13 +183,13 @@ func TestConcurrencyCap(t *testing.T) {
 			t.Errorf("Send: %v", err)
 		}
 	}
-	if st := e.emu.Stats(); st.MessagesSent != 4 {
+	if st := e.Emu.Stats(); st.MessagesSent != 4 {
 		t.Errorf("messages sent = %d, want 4", st.MessagesSent)
 	}
 
 	// A send holds the only slot while Gmail is slow; another gives up
 	// waiting when its context ends, having sent nothing.
-	if err := e.emu.InjectFault(emulator.Fault{PathPrefix: "/upload/gmail/", Delay: 1_000_000_000}); err != nil {
+	if err := e.Emu.InjectFault(emulator.Fault{PathPrefix: "/upload/gmail/", Delay: 1_000_000_000}); err != nil {
 		t.Fatal(err)
 	}
 	slow := make(chan error, 1)
@@ -206,7 +206,7 @@ func TestConcurrencyCap(t *testing.T) {
 	if err := <-slow; err != nil {
 		t.Errorf("slow send: %v", err)
 	}
-	if st := e.emu.Stats(); st.MessagesSent != 5 {
+	if st := e.Emu.Stats(); st.MessagesSent != 5 {
 		t.Errorf("messages sent = %d, want 5", st.MessagesSent)
 	}
 }
@@ -222,7 +222,7 @@ func TestGmailFinalAnswerCut(t *testing.T) {
 		{PathPrefix: path, Delay: 1_000_000, Times: 3}, // 1 ms: the open and two middle chunks pass
 		{PathPrefix: path, CutResponseAfter: ptr(int64(0))},
 	} {
-		if err := e.emu.InjectFault(fl); err != nil {
+		if err := e.Emu.InjectFault(fl); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,7 +231,7 @@ func TestGmailFinalAnswerCut(t *testing.T) {
 	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "has been sent") || !strings.Contains(err.Error(), "Do not send it again") {
 		t.Fatalf("err = %v, want the refusal saying it was sent", err)
 	}
-	if st := e.emu.Stats(); st.MessagesSent != 1 {
+	if st := e.Emu.Stats(); st.MessagesSent != 1 {
 		t.Errorf("messages sent = %d, want exactly 1", st.MessagesSent)
 	}
 }
