@@ -134,11 +134,19 @@ func (s *Service) PutFile(owner string, spec FileSpec) (File, error) {
 		return File{}, fmt.Errorf("put file %q: %w", spec.Name, err)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if aerr := s.place(owner, f, spec.Parents, spec.SharedDrive); aerr != nil {
+	aerr := s.place(owner, f, spec.Parents, spec.SharedDrive)
+	var out File
+	if aerr == nil {
+		out = s.publicFile(f)
+	}
+	s.mu.Unlock()
+	if aerr != nil {
+		if f.hasBlob && spec.stored == nil {
+			s.releaseBlobs(f.blob)
+		}
 		return File{}, fmt.Errorf("put file %q: %w", spec.Name, aerr)
 	}
-	return s.publicFile(f), nil
+	return out, nil
 }
 
 // build makes a file from spec, storing its content; it does not place it.

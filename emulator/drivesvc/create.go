@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -112,15 +113,36 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 // create makes a file from metadata and, when content is set, a finished
-// upload; it answers the response as media.Result for both paths.
+// upload; it answers the response as media.Result for both paths. Content
+// stored for the request and not kept by a new file is released: a
+// refused upload's blob, or a converted one's (the file holds a copy).
 func (s *Service) create(c caller, meta fileMeta, origin, fields string, content *media.Upload) media.Result {
+	f, res := s.createFile(c, meta, origin, fields, content)
+	var stored []core.Blob
+	if content != nil {
+		stored = append(stored, content.Blob)
+	}
+	if f != nil && f.hasBlob && (content == nil || f.blob.ID != content.Blob.ID) {
+		stored = append(stored, f.blob)
+	}
+	for _, b := range stored {
+		if res.Status != http.StatusOK || b.ID != f.blob.ID {
+			s.releaseBlobs(b)
+		}
+	}
+	return res
+}
+
+// createFile does create's work and returns the file it built, placed or
+// not (nil when none was built).
+func (s *Service) createFile(c caller, meta fileMeta, origin, fields string, content *media.Upload) (*file, media.Result) {
 	m, aerr := fieldsParam(fields, defaultFileMask, fileFieldNames, nil)
 	if aerr != nil {
-		return errResult(aerr)
+		return nil, errResult(aerr)
 	}
 	spec, aerr := specFromMeta(meta, c)
 	if aerr != nil {
-		return errResult(aerr)
+		return nil, errResult(aerr)
 	}
 	var f *file
 	if content == nil {
@@ -129,17 +151,17 @@ func (s *Service) create(c caller, meta fileMeta, origin, fields string, content
 		f, aerr = s.buildFromUpload(spec, *content)
 	}
 	if aerr != nil {
-		return errResult(aerr)
+		return f, errResult(aerr)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if aerr := s.checkCreateAccess(c, spec); aerr != nil {
-		return errResult(aerr)
+		return f, errResult(aerr)
 	}
 	if aerr := s.place(c.email, f, spec.Parents, ""); aerr != nil {
-		return errResult(aerr)
+		return f, errResult(aerr)
 	}
-	return media.Result{Status: http.StatusOK, Body: m.apply(s.fileResource(c, f, origin))}
+	return f, media.Result{Status: http.StatusOK, Body: m.apply(s.fileResource(c, f, origin))}
 }
 
 func errResult(e *apiError) media.Result { return media.Result{Status: e.code, Body: e.body()} }
@@ -375,35 +397,56 @@ func (s *Service) editable(c caller, id string) (*file, *apiError) {
 }
 
 // handleDelete serves files.delete: the file, and a folder's contents, go
-// for good.
+// for good, and so does their content on disk.
 func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.authorize(w, r, scopesWrite, driveBroaderScopes)
 	if !ok {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	f, aerr := s.editable(c, r.PathValue("fileId"))
+	var gone []core.Blob
+	if aerr == nil {
+		gone = s.deleteTree(f.id, 0, nil)
+	}
+	s.mu.Unlock()
 	if aerr != nil {
 		aerr.write(w)
 		return
 	}
-	s.deleteTree(f.id, 0)
+	s.releaseBlobs(gone...)
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// deleteTree removes id and everything under it. The caller holds s.mu.
-func (s *Service) deleteTree(id string, depth int) {
+// deleteTree removes id and everything under it and returns the content
+// they held, appended to gone. The caller holds s.mu.
+func (s *Service) deleteTree(id string, depth int, gone []core.Blob) []core.Blob {
+	if f := s.files[id]; f != nil && f.hasBlob {
+		gone = append(gone, f.blob)
+	}
 	delete(s.files, id)
 	if depth > 100 {
-		return
+		return gone
 	}
 	for cid, f := range s.files {
 		for _, p := range f.parents {
 			if p == id {
-				s.deleteTree(cid, depth+1)
+				gone = s.deleteTree(cid, depth+1, gone)
 				break
 			}
+		}
+	}
+	return gone
+}
+
+// releaseBlobs deletes content no file refers to any more: each blob
+// belongs to one file (or to an upload no file was made of). A reader
+// that opened one already still reads it to the end. Call it without
+// s.mu held: removing a large file takes the file system a while.
+func (s *Service) releaseBlobs(blobs ...core.Blob) {
+	for _, b := range blobs {
+		if err := s.deps.Blobs.Delete(b.ID); err != nil {
+			slog.Warn("emulator: releasing a deleted file's content", "err", err)
 		}
 	}
 }

@@ -21,15 +21,20 @@ import (
 
 // env is one emulator behind an httptest server.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	emu   *emulator.Emulator
 	srv   *httptest.Server
 	drive *drivesvc.Service
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
-	emu, err := emulator.New(emulator.Config{})
+	return newEnvWith(t, emulator.Config{})
+}
+
+func newEnvWith(t testing.TB, cfg emulator.Config) *env {
+	t.Helper()
+	emu, err := emulator.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ type Blob struct {
 }
 
 // Blobs stores file content in a directory so large files never sit in
-// memory. Content is written once and then only read.
+// memory. Content is written once, then only read, until Delete.
 type Blobs struct {
 	dir  string
 	own  bool
@@ -139,6 +139,23 @@ func (b *Blobs) Open(id string) (*os.File, error) {
 		return nil, fmt.Errorf("blob %q: %w", id, os.ErrNotExist)
 	}
 	return os.Open(filepath.Join(b.dir, id))
+}
+
+// Delete removes a committed blob, once nothing refers to it any more.
+// A reader that opened it before keeps reading to its end (the file is
+// unlinked, not cut short); Open fails from now on.
+func (b *Blobs) Delete(id string) error {
+	b.mu.Lock()
+	_, ok := b.seen[id]
+	delete(b.seen, id)
+	b.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("delete blob %q: %w", id, os.ErrNotExist)
+	}
+	if err := os.Remove(filepath.Join(b.dir, id)); err != nil {
+		return fmt.Errorf("delete blob: %w", err)
+	}
+	return nil
 }
 
 // ReadAll returns a committed blob's content; for small blobs only.

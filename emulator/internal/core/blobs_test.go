@@ -3,7 +3,11 @@ package core
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,5 +42,43 @@ func TestBlobsRoundTripAndCleanup(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("temporary blob dir survives Close: %v", err)
+	}
+}
+
+func TestBlobsDelete(t *testing.T) {
+	b, err := NewBlobs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := strings.Repeat("x", 100_000)
+	bl, err := b.Put(strings.NewReader(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reading, err := b.Open(bl.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reading.Close()
+	if err := b.Delete(bl.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, bl.ID)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the blob's file is still on disk after Delete: %v", err)
+	}
+	if _, err := b.Open(bl.ID); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open after Delete: err %v, want not exist", err)
+	}
+	got, err := io.ReadAll(reading)
+	if err != nil || string(got) != content {
+		t.Errorf("a reader opened before Delete read %d of %d bytes, err %v", len(got), len(content), err)
+	}
+	for _, id := range []string{bl.ID, "blob-unknown", "../" + filepath.Base(b.dir)} {
+		if err := b.Delete(id); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Delete(%q): err %v, want not exist", id, err)
+		}
+	}
+	if _, err := os.Stat(b.dir); err != nil {
+		t.Errorf("a refused Delete touched the blob dir: %v", err)
 	}
 }
