@@ -93,6 +93,17 @@ func (e *Env) Put(owner string, spec drivesvc.FileSpec) drivesvc.File {
 	return f
 }
 
+// Inject queues fault rules, in order; a rule the emulator refuses fails
+// the test.
+func (e *Env) Inject(faults ...emulator.Fault) {
+	e.t.Helper()
+	for _, f := range faults {
+		if err := e.Emu.InjectFault(f); err != nil {
+			e.t.Fatalf("inject fault on %s: %v", f.PathPrefix, err)
+		}
+	}
+}
+
 // Content is the bytes the emulated Drive holds for a binary file.
 func (e *Env) Content(fileID string) []byte {
 	e.t.Helper()

@@ -75,6 +75,24 @@ func TestStartServesTheEmulatorWithTokens(t *testing.T) {
 	}
 }
 
+// Faults apply in the order given, each to its next matching request.
+func TestInject(t *testing.T) {
+	env := emutest.Start(t)
+	hc := env.Client(user, emutest.ScopeDriveReadonly)
+	env.Inject(
+		emulator.Fault{PathPrefix: "/drive/v3/about", Status: 503},
+		emulator.Fault{PathPrefix: "/drive/v3/about", Status: 429, Times: 2},
+	)
+	var got []int
+	for range 4 {
+		code, _ := aboutUser(t, hc, env)
+		got = append(got, code)
+	}
+	if fmt.Sprint(got) != "[503 429 429 200]" {
+		t.Errorf("statuses = %v, want [503 429 429 200]", got)
+	}
+}
+
 func TestPutAndContent(t *testing.T) {
 	env := emutest.Start(t)
 	content := []byte("%PDF-1.7 quarterly numbers")
@@ -122,6 +140,8 @@ func TestHelpersFailTheTestOnBadInput(t *testing.T) {
 		want string
 	}{
 		{"owner that is not an address", func(env *emutest.Env) { env.Put("nobody", drivesvc.FileSpec{Name: "x.txt", Content: []byte("x")}) }, `put "x.txt"`},
+		{"fault without a failure", func(env *emutest.Env) { env.Inject(emulator.Fault{PathPrefix: "/drive/v3/"}) }, "inject fault on /drive/v3/"},
+		{"fault on a relative path", func(env *emutest.Env) { env.Inject(emulator.Fault{PathPrefix: "drive", Status: 503}) }, "inject fault on drive"},
 		{"content of an unknown file", func(env *emutest.Env) { env.Content("1NoSuchFile") }, "content of 1NoSuchFile"},
 		{"unknown message", func(env *emutest.Env) { env.Message(user, "nosuchmessage") }, "messages.get nosuchmessage"},
 		{"unknown draft", func(env *emutest.Env) { env.Draft(user, "nosuchdraft") }, "drafts.get nosuchdraft"},
