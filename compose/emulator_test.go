@@ -54,6 +54,24 @@ func (e *env) send(req compose.Request, opts compose.Options) (compose.Result, e
 	return e.svc.Send(ctx, e.hc, req, opts)
 }
 
+// sendFileOnce sends f as the only attachment and fails the test unless
+// exactly one message went, its attachment byte for byte want.
+func (e *env) sendFileOnce(subject string, f drivesvc.File, want []byte) {
+	e.t.Helper()
+	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: subject, BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
+	if err != nil {
+		e.t.Fatalf("Send: %v", err)
+	}
+	if st := e.Emu.Stats(); st.MessagesSent != 1 {
+		e.t.Errorf("messages sent = %d, want exactly 1", st.MessagesSent)
+	}
+	_, root := goParse(e.t, e.Message(user, res.ID))
+	if l := root.leaves(); len(l) != 2 || shaHex(l[1].Body) != shaHex(want) {
+		e.t.Errorf("attachment does not match Drive's bytes")
+	}
+}
+
 // exportSHA is the sha256 of a native file's export as Drive serves it
 // (through the same drive package, so the test compares against Drive,
 // not against what compose wrote).

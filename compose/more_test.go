@@ -73,27 +73,12 @@ func TestDriveTransientErrorsRetried(t *testing.T) {
 	e := newEnv(t, compose.Config{})
 	f, b := e.putBytes("report.pdf", 50_000)
 	path := "/drive/v3/files/" + f.ID
-	for _, fl := range []emulator.Fault{
-		{Method: "GET", PathPrefix: path, Status: 503},           // metadata
-		{Method: "GET", PathPrefix: path, Delay: 1_000_000},      // metadata, retried
-		{Method: "GET", PathPrefix: path, Status: 429, Times: 2}, // download open, twice
-	} {
-		if err := e.Emu.InjectFault(fl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "retry", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
-	if err != nil {
-		t.Fatalf("Send: %v", err)
-	}
-	if st := e.Emu.Stats(); st.MessagesSent != 1 {
-		t.Errorf("messages sent = %d, want 1", st.MessagesSent)
-	}
-	_, root := goParse(t, e.Message(user, res.ID))
-	if l := root.leaves(); len(l) != 2 || shaHex(l[1].Body) != shaHex(b) {
-		t.Errorf("attachment does not match Drive's bytes")
-	}
+	e.Inject(
+		emulator.Fault{Method: "GET", PathPrefix: path, Status: 503},           // metadata
+		emulator.Fault{Method: "GET", PathPrefix: path, Delay: 1_000_000},      // metadata, retried
+		emulator.Fault{Method: "GET", PathPrefix: path, Status: 429, Times: 2}, // download open, twice
+	)
+	e.sendFileOnce("retry", f, b)
 }
 
 // TestReplyThreads: thread_id joins the thread, in_reply_to becomes

@@ -55,9 +55,7 @@ func TestExportPastLimitSendsNothing(t *testing.T) {
 func TestDriveCutSendsNothing(t *testing.T) {
 	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
 	f, _ := e.putBytes("report.pdf", 2<<20)
-	if err := e.Emu.InjectFault(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 20, CutResponseAfter: ptr(int64(1 << 20))}); err != nil {
-		t.Fatal(err)
-	}
+	e.Inject(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 20, CutResponseAfter: ptr(int64(1 << 20))})
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut", BodyText: "hi",
 		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
@@ -78,21 +76,8 @@ func TestDriveCutOnceIsRetried(t *testing.T) {
 	f, b := e.putBytes("report.pdf", 2<<20)
 	// The first matching request is the metadata call; the second is the
 	// download, cut half way.
-	if err := e.Emu.InjectFault(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 2, CutResponseAfter: ptr(int64(1 << 20))}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut once", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
-	if err != nil {
-		t.Fatalf("Send: %v", err)
-	}
-	if st := e.Emu.Stats(); st.MessagesSent != 1 {
-		t.Errorf("messages sent = %d, want 1", st.MessagesSent)
-	}
-	_, root := goParse(t, e.Message(user, res.ID))
-	if l := root.leaves(); len(l) != 2 || shaHex(l[1].Body) != shaHex(b) {
-		t.Errorf("attachment does not match Drive's bytes")
-	}
+	e.Inject(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 2, CutResponseAfter: ptr(int64(1 << 20))})
+	e.sendFileOnce("cut once", f, b)
 }
 
 // TestGmailSessionOpenFailsSendsNothing: Gmail failing the request that
@@ -100,9 +85,7 @@ func TestDriveCutOnceIsRetried(t *testing.T) {
 func TestGmailSessionOpenFailsSendsNothing(t *testing.T) {
 	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
 	f, _ := e.putBytes("report.pdf", 600_000)
-	if err := e.Emu.InjectFault(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 503}); err != nil {
-		t.Fatal(err)
-	}
+	e.Inject(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 503})
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "open fails", BodyText: "hi",
 		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
@@ -139,23 +122,8 @@ func TestGmailChunkFaultsSendOnce(t *testing.T) {
 			e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
 			// ~575 KB encoded: open, two 256 KiB chunks, a final one.
 			f, b := e.putBytes("report.pdf", 420_000)
-			for _, fl := range tt.faults {
-				if err := e.Emu.InjectFault(fl); err != nil {
-					t.Fatal(err)
-				}
-			}
-			res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: tt.name, BodyText: "hi",
-				Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
-			if err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			if st := e.Emu.Stats(); st.MessagesSent != 1 {
-				t.Errorf("messages sent = %d, want exactly 1", st.MessagesSent)
-			}
-			_, root := goParse(t, e.Message(user, res.ID))
-			if l := root.leaves(); len(l) != 2 || shaHex(l[1].Body) != shaHex(b) {
-				t.Errorf("attachment does not match Drive's bytes")
-			}
+			e.Inject(tt.faults...)
+			e.sendFileOnce(tt.name, f, b)
 		})
 	}
 }
@@ -189,9 +157,7 @@ func TestConcurrencyCap(t *testing.T) {
 
 	// A send holds the only slot while Gmail is slow; another gives up
 	// waiting when its context ends, having sent nothing.
-	if err := e.Emu.InjectFault(emulator.Fault{PathPrefix: "/upload/gmail/", Delay: 1_000_000_000}); err != nil {
-		t.Fatal(err)
-	}
+	e.Inject(emulator.Fault{PathPrefix: "/upload/gmail/", Delay: 1_000_000_000})
 	slow := make(chan error, 1)
 	go func() {
 		_, err := e.svc.Send(context.Background(), e.hc, req, compose.Options{})
@@ -218,14 +184,10 @@ func TestGmailFinalAnswerCut(t *testing.T) {
 	const path = "/upload/gmail/v1/users/me/messages/send"
 	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
 	f, _ := e.putBytes("report.pdf", 420_000)
-	for _, fl := range []emulator.Fault{
-		{PathPrefix: path, Delay: 1_000_000, Times: 3}, // 1 ms: the open and two middle chunks pass
-		{PathPrefix: path, CutResponseAfter: ptr(int64(0))},
-	} {
-		if err := e.Emu.InjectFault(fl); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.Inject(
+		emulator.Fault{PathPrefix: path, Delay: 1_000_000, Times: 3}, // 1 ms: the open and two middle chunks pass
+		emulator.Fault{PathPrefix: path, CutResponseAfter: ptr(int64(0))},
+	)
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut answer", BodyText: "hi",
 		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
 	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "has been sent") || !strings.Contains(err.Error(), "Do not send it again") {

@@ -218,9 +218,7 @@ func TestDownloadCutIsAnErrorNotEOF(t *testing.T) {
 		t.Fatal(err)
 	}
 	cut := int64(100_000)
-	if err := e.Emu.InjectFault(emulator.Fault{PathPrefix: "/drive/v3/files/" + f.ID, CutResponseAfter: &cut}); err != nil {
-		t.Fatal(err)
-	}
+	e.Inject(emulator.Fault{PathPrefix: "/drive/v3/files/" + f.ID, CutResponseAfter: &cut})
 	rc, err := e.dc.Download(ctx, got)
 	if err != nil {
 		t.Fatalf("Download: %v", err)
