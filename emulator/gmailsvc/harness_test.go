@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -33,16 +34,28 @@ type fixture struct {
 	deps   core.Deps
 	faults *core.Faults
 	gmail  *Service
+	// blobDir holds the content the emulator stored, one file a blob.
+	blobDir string
+}
+
+// blobCount is how many blobs the emulator keeps on disk.
+func (f *fixture) blobCount() int {
+	f.t.Helper()
+	entries, err := os.ReadDir(f.blobDir)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return len(entries)
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	blobs, err := core.NewBlobs("")
+	dir := t.TempDir()
+	blobs, err := core.NewBlobs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = blobs.Close() })
-	f := &fixture{t: t, faults: &core.Faults{}}
+	f := &fixture{t: t, faults: &core.Faults{}, blobDir: dir}
 	f.deps = core.Deps{Accounts: core.NewAccounts(time.Hour, nil), Blobs: blobs, Stats: core.NewStats(), Now: time.Now}
 	f.gmail = New(f.deps)
 	mux := http.NewServeMux()

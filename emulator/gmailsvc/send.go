@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/mail"
 	"strings"
@@ -45,6 +46,7 @@ func (s *Service) finishSend(_ context.Context, up media.Upload) media.Result {
 	var meta messageJSON
 	if len(up.Metadata) > 0 {
 		if err := json.Unmarshal(up.Metadata, &meta); err != nil {
+			s.release(up.Blob)
 			return invalidArgument("Invalid JSON payload received: the metadata must be a Message resource.")
 		}
 	}
@@ -56,6 +58,7 @@ func (s *Service) finishDraft(_ context.Context, up media.Upload) media.Result {
 	var meta draftJSON
 	if len(up.Metadata) > 0 {
 		if err := json.Unmarshal(up.Metadata, &meta); err != nil {
+			s.release(up.Blob)
 			return invalidArgument("Invalid JSON payload received: the metadata must be a Draft resource.")
 		}
 	}
@@ -139,8 +142,17 @@ func decodeRaw(s string) ([]byte, error) {
 }
 
 // deliver checks a stored message as Gmail does and files it as sent mail
-// or as a draft of user.
+// or as a draft of user. It owns blob: what the message does not keep
+// (a refused message, the original of one Gmail rewrote) is released.
 func (s *Service) deliver(user string, blob core.Blob, threadID string, draft bool) media.Result {
+	stored, kept := []core.Blob{blob}, ""
+	defer func() {
+		for _, b := range stored {
+			if b.ID != kept {
+				s.release(b)
+			}
+		}
+	}()
 	user = strings.ToLower(user)
 	info, err := s.parseBlob(blob)
 	if err != nil {
@@ -155,6 +167,7 @@ func (s *Service) deliver(user string, blob core.Blob, threadID string, draft bo
 		return media.ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the message.")
 	} else if changed {
 		blob = fixed
+		stored = append(stored, fixed)
 		if info, err = s.parseBlob(blob); err != nil {
 			return media.ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the message.")
 		}
@@ -177,6 +190,7 @@ func (s *Service) deliver(user string, blob core.Blob, threadID string, draft bo
 	m.threadID = s.threadFor(user, threadID, info, m.id)
 	s.add(m)
 	s.mu.Unlock()
+	kept = blob.ID
 
 	sent := sentJSON{ID: m.id, ThreadID: m.threadID, LabelIDs: m.labels}
 	if draft {
@@ -185,6 +199,13 @@ func (s *Service) deliver(user string, blob core.Blob, threadID string, draft bo
 	}
 	s.deps.Stats.MessageSent()
 	return media.Result{Status: http.StatusOK, Body: sent}
+}
+
+// release deletes content no message keeps.
+func (s *Service) release(b core.Blob) {
+	if err := s.deps.Blobs.Delete(b.ID); err != nil {
+		slog.Warn("emulator: releasing a refused message's content", "err", err)
+	}
 }
 
 func (s *Service) parseBlob(blob core.Blob) (*parsed, error) {

@@ -276,6 +276,11 @@ func TestRecipientsAndHeaders(t *testing.T) {
 	// A sniffed text/plain upload is refused like Gmail refuses it.
 	_, err = svc.Users.Messages.Send("me", &gmail.Message{}).Media(strings.NewReader(raw)).Do()
 	apiError(t, err, 400, "badContent")
+	// Refused messages, and the original of the rewritten one, leave
+	// nothing on disk: one blob for each of the two messages stored.
+	if n := f.blobCount(); n != 2 {
+		t.Errorf("%d blobs on disk for 2 stored messages", n)
+	}
 }
 
 func TestThreading(t *testing.T) {

@@ -49,6 +49,7 @@ package media
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -72,7 +73,8 @@ type Endpoint struct {
 	// authorized again: the session URL is the capability.
 	Authorize func(w http.ResponseWriter, r *http.Request) (core.Token, bool)
 	// Finish receives a complete upload and returns the response. It is
-	// called once per upload; the blob belongs to it from then on.
+	// called once per upload; the blob belongs to it from then on, and it
+	// releases (core.Blobs.Delete) what it does not keep.
 	Finish func(ctx context.Context, up Upload) Result
 }
 
@@ -282,9 +284,14 @@ func (a answer) write(w http.ResponseWriter) {
 	_, _ = w.Write(a.body)
 }
 
-// finish hands a complete upload to the endpoint and counts it.
+// finish hands a complete upload to the endpoint and counts it. Content
+// of a type the endpoint refuses is released here; otherwise it is
+// Finish's.
 func (s *Server) finish(ctx context.Context, ep Endpoint, up Upload) answer {
 	if !accepts(ep.Accept, up.ContentType) {
+		if err := s.deps.Blobs.Delete(up.Blob.ID); err != nil {
+			slog.Warn("emulator: releasing a refused upload's content", "err", err)
+		}
 		return encode(unsupportedType(up.ContentType, ep.Accept))
 	}
 	res := ep.Finish(context.WithoutCancel(ctx), up)
