@@ -20,7 +20,10 @@ type Error struct {
 	Msg    string
 	// RetryAfter, when set, goes out as the Retry-After header.
 	RetryAfter time.Duration
-	err        error
+	// kind names the refusal in the log ("name_mismatch"): the sentence
+	// may quote what the caller sent (a file name), which logs never carry.
+	kind string
+	err  error
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -31,8 +34,8 @@ func (e *Error) Unwrap() error { return e.err }
 // ModelFacing marks the sentence as fit to show the model (see tools).
 func (e *Error) ModelFacing() bool { return true }
 
-func refuse(status int, format string, args ...any) *Error {
-	return &Error{Status: status, Msg: fmt.Sprintf(format, args...)}
+func refuse(status int, kind, format string, args ...any) *Error {
+	return &Error{Status: status, Msg: fmt.Sprintf(format, args...), kind: kind}
 }
 
 // because records the cause of a refusal for the log line.
@@ -60,7 +63,7 @@ func writeError(w http.ResponseWriter, err error) {
 		if id := w.Header().Get("X-Request-Id"); id != "" {
 			msg += " (request id " + id + ")"
 		}
-		e = refuse(http.StatusInternalServerError, "%s. Try again; if it keeps failing, give the request id to whoever runs this server.", msg)
+		e = refuse(http.StatusInternalServerError, "internal", "%s. Try again; if it keeps failing, give the request id to whoever runs this server.", msg)
 	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
@@ -74,21 +77,21 @@ func writeError(w http.ResponseWriter, err error) {
 func googleRefusal(err error, folderGiven bool) *Error {
 	var de *drive.Error
 	if errors.As(err, &de) && de.Reason == "storageQuotaExceeded" {
-		return refuse(http.StatusInsufficientStorage, "Your Google Drive is full, so the file was not saved. Free some space in Drive, then upload again.").because(err)
+		return refuse(http.StatusInsufficientStorage, "drive_full", "Your Google Drive is full, so the file was not saved. Free some space in Drive, then upload again.").because(err)
 	}
 	switch {
 	case errors.Is(err, googleauth.ErrReconnect):
-		return refuse(http.StatusForbidden, "%s Nothing was saved.", googleauth.ErrReconnect.Error()).because(err)
+		return refuse(http.StatusForbidden, "reconnect", "%s Nothing was saved.", googleauth.ErrReconnect.Error()).because(err)
 	case errors.Is(err, drive.ErrNotFound) && folderGiven:
-		return refuse(http.StatusNotFound, "The folder given as folder_id was not found, or drivemail cannot see it: with the drive.file permission it can only put files in folders it created. Leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
+		return refuse(http.StatusNotFound, "folder_not_found", "The folder given as folder_id was not found, or drivemail cannot see it: with the drive.file permission it can only put files in folders it created. Leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
 	case errors.Is(err, drive.ErrBadID):
-		return refuse(http.StatusBadRequest, "folder_id is not a Drive folder id (ids are letters, digits, '-' and '_'). Leave it out to use the %q folder.", DefaultFolderName).because(err)
+		return refuse(http.StatusBadRequest, "bad_folder_id", "folder_id is not a Drive folder id (ids are letters, digits, '-' and '_'). Leave it out to use the %q folder.", DefaultFolderName).because(err)
 	case errors.Is(err, drive.ErrScope), errors.Is(err, drive.ErrUnauthorized), errors.Is(err, drive.ErrForbidden):
-		return refuse(http.StatusForbidden, "Google refused drivemail access to your Drive, so nothing was saved. Reconnect drivemail (sign in again) and allow it to add files to your Drive.").because(err)
+		return refuse(http.StatusForbidden, "drive_denied", "Google refused drivemail access to your Drive, so nothing was saved. Reconnect drivemail (sign in again) and allow it to add files to your Drive.").because(err)
 	case errors.Is(err, drive.ErrRateLimited):
-		e := refuse(http.StatusServiceUnavailable, "Google Drive is limiting how fast files can be added, so nothing was saved. Try again in a minute.")
+		e := refuse(http.StatusServiceUnavailable, "drive_rate_limited", "Google Drive is limiting how fast files can be added, so nothing was saved. Try again in a minute.")
 		e.RetryAfter = time.Minute
 		return e.because(err)
 	}
-	return refuse(http.StatusBadGateway, "Google Drive did not take the file (it may be briefly unavailable), so nothing was saved. Try again in a minute.").because(err)
+	return refuse(http.StatusBadGateway, "drive_failed", "Google Drive did not take the file (it may be briefly unavailable), so nothing was saved. Try again in a minute.").because(err)
 }

@@ -230,7 +230,7 @@ func TestDisconnectHalfWayCreatesNothing(t *testing.T) {
 			if st.UploadsStarted != 1 || st.UploadsFinished != 0 {
 				t.Errorf("uploads started %d, finished %d; want 1 and 0", st.UploadsStarted, st.UploadsFinished)
 			}
-			if !strings.Contains(e.logs.String(), "cut off") {
+			if !strings.Contains(e.logs.String(), "refusal=cut_off") {
 				t.Errorf("log does not say the upload was cut off:\n%s", e.logs.String())
 			}
 		})

@@ -103,7 +103,7 @@ func TestContentChecks(t *testing.T) {
 		{name: "longer than declared", max: 100, size: 9, status: 422, wantText: "larger than the 9 bytes"},
 		{name: "shorter than declared", max: 100, size: 11, status: 422, wantText: "has 10 bytes, not the 11"},
 		{name: "digest differs", max: 100, size: -1, sha: sum([]byte("x")), status: 422, wantText: "SHA-256 is " + sum(data)},
-		{name: "trailer refused", max: 100, size: -1, atEnd: func() error { return refuse(400, "after the file") }, status: 400, wantText: "after the file"},
+		{name: "trailer refused", max: 100, size: -1, atEnd: func() error { return refuse(400, "trailer", "after the file") }, status: 400, wantText: "after the file"},
 		{name: "cut off", max: 100, size: -1, readErr: io.ErrUnexpectedEOF, status: 400, wantText: "cut off"},
 	}
 	for _, tc := range cases {

@@ -197,7 +197,7 @@ func (s *Service) Direct() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, ok := identity.FromContext(r.Context())
 		if !ok {
-			s.fail(w, r, "", refuse(http.StatusUnauthorized, "Sign in first: send Authorization: Bearer <access token>, or use a URL from request_upload."))
+			s.fail(w, r, "", refuse(http.StatusUnauthorized, "not_signed_in", "Sign in first: send Authorization: Bearer <access token>, or use a URL from request_upload."))
 			return
 		}
 		if err := checkScopes(u); err != nil {
@@ -215,11 +215,11 @@ func (s *Service) Ticket() http.Handler {
 		c, err := s.signer.verify(r.PathValue("ticket"), s.cfg.Now())
 		switch {
 		case errors.Is(err, errTicketExpired):
-			s.fail(w, r, c.User, refuse(http.StatusGone, "This upload URL expired at %s. Ask request_upload for a new one.",
+			s.fail(w, r, c.User, refuse(http.StatusGone, "ticket_expired", "This upload URL expired at %s. Ask request_upload for a new one.",
 				time.Unix(c.Expires, 0).UTC().Format("15:04:05 UTC")).because(err))
 			return
 		case err != nil:
-			s.fail(w, r, "", refuse(http.StatusForbidden, "This upload URL is not valid: it was changed, cut short, or issued by another server. Ask request_upload for a new one.").because(err))
+			s.fail(w, r, "", refuse(http.StatusForbidden, "ticket_invalid", "This upload URL is not valid: it was changed, cut short, or issued by another server. Ask request_upload for a new one.").because(err))
 			return
 		}
 		p := permit{userID: c.User, ticket: true, name: c.Name, mimeType: c.MimeType, size: -1,
@@ -246,18 +246,25 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, p permit) {
 	writeJSON(w, http.StatusCreated, res)
 }
 
-// fail logs a failed upload (the cause, never a token, body or Google
-// error text: drive errors carry none) and answers it. The connection is
-// closed, since the rest of a refused body is not worth reading.
+// fail logs a failed upload and answers it. A refusal is logged by its
+// kind and cause, never its sentence, which may quote a file name; no
+// token, body or Google error text is logged either (drive errors carry
+// none). The connection is closed, since the rest of a refused body is
+// not worth reading.
 func (s *Service) fail(w http.ResponseWriter, r *http.Request, userID string, err error) {
 	var e *Error
 	level := slog.LevelWarn
 	if !errors.As(err, &e) || e.Status >= 500 {
 		level = slog.LevelError
 	}
-	attrs := []slog.Attr{slog.String("user", userID), slog.String("error", err.Error())}
-	if cause := errors.Unwrap(err); e != nil && cause != nil {
-		attrs = append(attrs, slog.String("cause", cause.Error()))
+	attrs := []slog.Attr{slog.String("user", userID)}
+	if e != nil {
+		attrs = append(attrs, slog.Int("status", e.Status), slog.String("refusal", e.kind))
+		if e.err != nil {
+			attrs = append(attrs, slog.String("cause", e.err.Error()))
+		}
+	} else {
+		attrs = append(attrs, slog.String("error", err.Error()))
 	}
 	s.cfg.Logger.LogAttrs(r.Context(), level, "upload refused", attrs...)
 	w.Header().Set("Connection", "close")
@@ -268,7 +275,7 @@ func checkScopes(u identity.User) error {
 	if u.HasScope(scopeDriveFile) || u.HasScope(scopeDrive) {
 		return nil
 	}
-	return refuse(http.StatusForbidden, "drivemail may not add files to your Drive: the Google sign-in did not grant it. Reconnect drivemail (sign in again) and allow it to add files to your Drive.")
+	return refuse(http.StatusForbidden, "no_drive_scope", "drivemail may not add files to your Drive: the Google sign-in did not grant it. Reconnect drivemail (sign in again) and allow it to add files to your Drive.")
 }
 
 // handle is the mcp-file:// name of an uploaded file (CONTRACT.md).
