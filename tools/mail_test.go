@@ -235,6 +235,40 @@ func TestSendEmailErrors(t *testing.T) {
 	}
 }
 
+// TestFailedToolLogsNoQuotedText: an internal error's log line keeps what
+// failed but not the file names or addresses the error quoted.
+func TestFailedToolLogsNoQuotedText(t *testing.T) {
+	h := newHarness(t, nil)
+	h.mail.err = fmt.Errorf("resolve attachment 1 (%q) for %q: %w", `Secret "plan".pdf`, "carol@example.com", errors.New("connection reset"))
+	h.mustRefuse("send_email", `{"to":"a@example.com","subject":"s","body_text":"b"}`, "internal error")
+	logs := h.logs.String()
+	if !strings.Contains(logs, `resolve attachment 1 (\"…\") for \"…\": connection reset`) {
+		t.Errorf("the log line should keep what failed:\n%s", logs)
+	}
+	for _, secret := range []string{"Secret", "plan", "carol"} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the log shows %q:\n%s", secret, logs)
+		}
+	}
+}
+
+func TestElideQuoted(t *testing.T) {
+	cases := map[string]string{
+		"":                          "",
+		"no quotes":                 "no quotes",
+		`open "a.pdf": EOF`:         `open "…": EOF`,
+		`"a" and "b"`:               `"…" and "…"`,
+		`q "a \"b\" c" end`:         `q "…" end`,
+		`back "a\\" end "b"`:        `back "…" end "…"`,
+		`cut "never closed: secret`: `cut "…"`,
+	}
+	for in, want := range cases {
+		if got := elideQuoted(in); got != want {
+			t.Errorf("elideQuoted(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestCreateDraft(t *testing.T) {
 	args := `{"to":"a@example.com","subject":"s","body_text":"b"}`
 	t.Run("without the compose scope, drafts enabled", func(t *testing.T) {
