@@ -84,7 +84,7 @@ func (c *Client) exportLink(ctx context.Context, f File, mimeType string, tab *S
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, &Error{Op: op, Err: err}
+		return nil, &Error{Op: op, Err: google.WithoutURL(err)}
 	}
 	setResourceKey(req.Header, f.ID, f.ResourceKey)
 	res, err := c.http.Do(req)
