@@ -118,8 +118,10 @@ type Options struct {
 	// SessionTTL is how long a resumable session lives, finalized or not
 	// (default 7 days, as Google's session URIs).
 	SessionTTL time.Duration
-	// MaxSessions bounds the sessions kept at once (default 1000); opening
-	// one more is refused with 429 until some expire.
+	// MaxSessions bounds the open sessions (default 1000): opening one
+	// more is refused with 429 until some finish, are cancelled or expire.
+	// The answers of as many finished sessions are kept, the oldest
+	// forgotten first.
 	MaxSessions int
 	// MaxMetadata bounds the JSON metadata of one upload (default 1 MiB).
 	MaxMetadata int64

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,16 +56,21 @@ func (ss *session) discard() {
 	}
 }
 
-// sessions is the table of live sessions, bounded in size.
+// sessions is the table of sessions. Open ones are bounded by max; a
+// finished one keeps its answer for a client that resends its last
+// chunk, and max of those are kept too, the oldest forgotten first, so
+// uploads that finish never use up the room for new ones.
 type sessions struct {
-	mu  sync.Mutex
-	m   map[string]*session
-	max int
+	mu   sync.Mutex
+	m    map[string]*session
+	max  int
+	done []string // ids of the finished sessions kept, oldest first
 }
 
 func newSessions(max int) *sessions { return &sessions{m: map[string]*session{}, max: max} }
 
-// add stores ss after sweeping expired sessions; false when the table is full.
+// add stores ss after sweeping expired sessions; false when max sessions
+// are open.
 func (t *sessions) add(ss *session, now time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -72,10 +78,10 @@ func (t *sessions) add(ss *session, now time.Time) bool {
 		if now.After(old.expires) && tryAcquire(old) {
 			old.discard()
 			old.release()
-			delete(t.m, id)
+			t.removeLocked(id)
 		}
 	}
-	if len(t.m) >= t.max {
+	if len(t.m)-len(t.done) >= t.max {
 		return false
 	}
 	t.m[ss.id] = ss
@@ -100,7 +106,28 @@ func (t *sessions) get(id string) *session {
 func (t *sessions) remove(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.removeLocked(id)
+}
+
+func (t *sessions) removeLocked(id string) {
 	delete(t.m, id)
+	if i := slices.Index(t.done, id); i >= 0 {
+		t.done = slices.Delete(t.done, i, i+1)
+	}
+}
+
+// finished moves a session from the open ones to the finished ones,
+// forgetting the oldest finished one past max.
+func (t *sessions) finished(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.m[id]; !ok || slices.Contains(t.done, id) {
+		return
+	}
+	t.done = append(t.done, id)
+	if len(t.done) > t.max {
+		t.removeLocked(t.done[0])
+	}
 }
 
 // openSession serves the POST that begins a resumable upload.
@@ -289,7 +316,7 @@ func (s *Server) complete(ctx context.Context, ss *session) answer {
 		up.ContentType = "application/octet-stream"
 	}
 	a := s.finish(ctx, ss.ep, up)
-	ss.final = &a
+	s.end(ss, a)
 	return a
 }
 
@@ -297,8 +324,16 @@ func (s *Server) complete(ctx context.Context, ss *session) answer {
 func (s *Server) fail(ss *session, res Result) answer {
 	ss.discard()
 	a := encode(res)
-	ss.final = &a
+	s.end(ss, a)
 	return a
+}
+
+// end gives a session its final answer and keeps only what answering
+// again needs. The caller holds the session's lock.
+func (s *Server) end(ss *session, a answer) {
+	ss.final = &a
+	ss.start.Metadata, ss.start.Query, ss.start.PathValues = nil, nil, nil
+	s.sessions.finished(ss.id)
 }
 
 // writeIncomplete tells the client how far the upload got: 308 with Range,

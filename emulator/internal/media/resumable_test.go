@@ -271,6 +271,40 @@ func TestResumableSessionLimit(t *testing.T) {
 	h.open(nil, "") // the expired two were swept
 }
 
+// Finished sessions do not take the room of open ones; the newest
+// finished ones still answer a resent last chunk.
+func TestFinishedSessionsLeaveRoom(t *testing.T) {
+	h := newHarness(t, harnessOptions{opts: Options{MaxSessions: 2, SessionTTL: time.Minute}})
+	var locs []string
+	var answers [][]byte
+	for i := range 3 {
+		loc := h.open(nil, `{"n":1}`)
+		code, _, body := h.do("PUT", loc, chunkHeader(0, 0, "1"), []byte{byte(i)})
+		if code != 200 {
+			t.Fatalf("upload %d: %d %s", i+1, code, body)
+		}
+		locs, answers = append(locs, loc), append(answers, body)
+	}
+	for i, loc := range locs[1:] {
+		code, _, body := h.do("PUT", loc, chunkHeader(0, 0, "1"), []byte{byte(i + 1)})
+		if code != 200 || !bytes.Equal(body, answers[i+1]) {
+			t.Errorf("finished session %d resent: %d %s, want its first answer %s", i+2, code, body, answers[i+1])
+		}
+	}
+	if code, _, _ := h.do("PUT", locs[0], chunkHeader(0, 0, "1"), []byte{0}); code != 404 {
+		t.Errorf("oldest of three finished sessions with room for two: %d, want 404", code)
+	}
+	h.open(nil, "")
+	h.open(nil, "")
+	code, _, body := h.do("POST", h.url("uploadType=resumable"), map[string]string{"Content-Type": "application/json"}, nil)
+	if code != 429 || googleReason(t, body) != "rateLimitExceeded" {
+		t.Fatalf("third open session beside two finished ones: %d %s, want 429", code, body)
+	}
+	if n := len(h.uploads()); n != 3 {
+		t.Errorf("%d uploads finished, want 3", n)
+	}
+}
+
 func TestResumableChunkNeedsNoBearer(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	loc := h.open(nil, "")
