@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net/http"
 	"path"
 	"slices"
 	"sort"
@@ -310,7 +309,7 @@ func buildSheet(f *file, tabs []Tab) error {
 // s.mu for writing.
 func (s *Service) place(owner string, f *file, parents []string, driveID string) *apiError {
 	if _, taken := s.files[f.id]; taken {
-		return &apiError{http.StatusConflict, "duplicate", "A file already exists with the provided ID.", "id"}
+		return errDuplicateID
 	}
 	if len(parents) > 1 {
 		return errBadRequest("Increasing the number of parents is not allowed. A file can only have one parent.", "parents")

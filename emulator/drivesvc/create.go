@@ -158,9 +158,15 @@ func (s *Service) createFile(c caller, meta fileMeta, origin, fields string, con
 	if aerr := s.checkCreateAccess(c, spec); aerr != nil {
 		return f, errResult(aerr)
 	}
+	if spec.ID != "" {
+		if aerr := s.checkChosenID(c, spec.ID, spec.Kind); aerr != nil {
+			return f, errResult(aerr)
+		}
+	}
 	if aerr := s.place(c.email, f, spec.Parents, ""); aerr != nil {
 		return f, errResult(aerr)
 	}
+	s.useID(f.id)
 	return f, media.Result{Status: http.StatusOK, Body: m.apply(s.fileResource(c, f, origin))}
 }
 

@@ -25,6 +25,8 @@ type Service struct {
 	files  map[string]*file
 	drives map[string]*sharedDrive
 	roots  map[string]string // user email → My Drive folder id
+	// reserved are the ids files.generateIds gave out and no file took yet.
+	reserved reservations
 }
 
 // New returns an empty Drive.
@@ -35,6 +37,8 @@ func New(deps core.Deps) *Service {
 		files:  map[string]*file{},
 		drives: map[string]*sharedDrive{},
 		roots:  map[string]string{},
+
+		reserved: newReservations(),
 	}
 }
 
@@ -44,6 +48,7 @@ func New(deps core.Deps) *Service {
 func (s *Service) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /drive/v3/files", s.handleList)
 	mux.HandleFunc("POST /drive/v3/files", s.handleCreate)
+	mux.HandleFunc("GET /drive/v3/files/generateIds", s.handleGenerateIDs)
 	mux.HandleFunc("GET /drive/v3/files/{fileId}", s.handleGet)
 	mux.HandleFunc("PATCH /drive/v3/files/{fileId}", s.handleUpdate)
 	mux.HandleFunc("DELETE /drive/v3/files/{fileId}", s.handleDelete)

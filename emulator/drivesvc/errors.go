@@ -2,6 +2,7 @@ package drivesvc
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/drivemail/drivemail/emulator/internal/core"
@@ -58,6 +59,12 @@ func errDriveNotFound(id string) *apiError {
 // errInvalid is Google's terse 400 for a bad parameter value.
 func errInvalid(param string) *apiError {
 	return &apiError{http.StatusBadRequest, "invalid", "Invalid Value", param}
+}
+
+// errOutOfRange is Google's 400 for a number outside its range.
+func errOutOfRange(raw, param string, lo, hi int) *apiError {
+	return &apiError{http.StatusBadRequest, "invalid",
+		"Invalid value '" + echo(raw) + "'. Values must be within the range: [" + strconv.Itoa(lo) + ", " + strconv.Itoa(hi) + "]", param}
 }
 
 func errRequired(param string) *apiError {

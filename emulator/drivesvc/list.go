@@ -123,8 +123,7 @@ func parseListParams(q url.Values, c caller) (listParams, *apiError) {
 	if raw := q.Get("pageSize"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > maxPageSize {
-			return lp, &apiError{http.StatusBadRequest, "invalid",
-				"Invalid value '" + echo(raw) + "'. Values must be within the range: [1, 1000]", "pageSize"}
+			return lp, errOutOfRange(raw, "pageSize", 1, maxPageSize)
 		}
 		lp.pageSize = n
 	}
