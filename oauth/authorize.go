@@ -35,27 +35,27 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	for k, v := range q {
 		if len(v) > 1 {
-			s.errorPage(w, http.StatusBadRequest, "The authorization request repeats the parameter "+clip(k)+".", "Start connecting again from your application.")
+			s.errorPage(w, r, http.StatusBadRequest, "The authorization request repeats the parameter "+clip(k)+".", "Start connecting again from your application.")
 			return
 		}
 	}
 	clientID := q.Get("client_id")
 	if clientID == "" {
-		s.errorPage(w, http.StatusBadRequest, "The authorization request has no client_id.", "Start connecting again from your application.")
+		s.errorPage(w, r, http.StatusBadRequest, "The authorization request has no client_id.", "Start connecting again from your application.")
 		return
 	}
 	c, err := s.lookupClient(ctx, clientID)
 	if err != nil {
-		s.clientErrorPage(w, err)
+		s.clientErrorPage(w, r, err)
 		return
 	}
 	redirectURI := q.Get("redirect_uri")
 	if redirectURI == "" {
-		s.errorPage(w, http.StatusBadRequest, "The authorization request has no redirect_uri.", "Your application must say where to return; update or reconnect it.")
+		s.errorPage(w, r, http.StatusBadRequest, "The authorization request has no redirect_uri.", "Your application must say where to return; update or reconnect it.")
 		return
 	}
 	if _, ok := matchRedirectURI(c.RedirectURIs, redirectURI); !ok {
-		s.errorPage(w, http.StatusBadRequest, "The return address "+clip(redirectURI)+" is not one this application registered, so drivemail will not send it there.",
+		s.errorPage(w, r, http.StatusBadRequest, "The return address "+clip(redirectURI)+" is not one this application registered, so drivemail will not send it there.",
 			"Remove the connector and add it again so it registers its current address.")
 		return
 	}
@@ -108,11 +108,11 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		ExpiresAt:     s.now().Add(s.cfg.AuthRequestTTL),
 	})
 	if err != nil {
-		s.logger.Error("store authorization request", "err", err)
+		s.logger.ErrorContext(ctx, "store authorization request", "err", err)
 		fail("server_error", "The authorization could not be started; try again.")
 		return
 	}
-	s.consentPage(w, c, redirectURI, id, csrf)
+	s.consentPage(w, r, c, redirectURI, id, csrf)
 }
 
 // underLimit counts an authorization request against the caller's hourly
@@ -120,32 +120,32 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 func (s *Server) underLimit(w http.ResponseWriter, r *http.Request, what string, limit int) bool {
 	n, err := s.cfg.Store.Hit(r.Context(), what+":"+s.cfg.ClientIP(r), time.Hour)
 	if err != nil {
-		s.logger.Error("rate limit", "err", err)
-		s.errorPage(w, http.StatusServiceUnavailable, "drivemail cannot start an authorization right now.", "Try again in a moment.")
+		s.logger.ErrorContext(r.Context(), "rate limit", "err", err)
+		s.errorPage(w, r, http.StatusServiceUnavailable, "drivemail cannot start an authorization right now.", "Try again in a moment.")
 		return false
 	}
 	if n > int64(limit) {
 		w.Header().Set("Retry-After", "3600")
-		s.errorPage(w, http.StatusTooManyRequests, fmt.Sprintf("Too many authorization attempts from this address (at most %d an hour).", limit), "Wait an hour, then connect again.")
+		s.errorPage(w, r, http.StatusTooManyRequests, fmt.Sprintf("Too many authorization attempts from this address (at most %d an hour).", limit), "Wait an hour, then connect again.")
 		return false
 	}
 	return true
 }
 
 // clientErrorPage explains why a client_id is not usable.
-func (s *Server) clientErrorPage(w http.ResponseWriter, err error) {
+func (s *Server) clientErrorPage(w http.ResponseWriter, r *http.Request, err error) {
 	var refusal *cimd.Error
 	var meta *metadataError
 	switch {
 	case errors.Is(err, errUnknownClient):
-		s.errorPage(w, http.StatusBadRequest, "This application is not registered with drivemail (unknown client_id).",
+		s.errorPage(w, r, http.StatusBadRequest, "This application is not registered with drivemail (unknown client_id).",
 			"Remove the connector and add it again so it registers anew.")
 	case errors.As(err, &refusal), errors.As(err, &meta):
-		s.errorPage(w, http.StatusBadRequest, "The application's metadata was refused: "+err.Error()+".",
+		s.errorPage(w, r, http.StatusBadRequest, "The application's metadata was refused: "+err.Error()+".",
 			"Ask the application's publisher to fix its client metadata document.")
 	default:
-		s.logger.Error("look up client", "err", err)
-		s.errorPage(w, http.StatusInternalServerError, "drivemail could not look up the application.", "Try again in a moment.")
+		s.logger.ErrorContext(r.Context(), "look up client", "err", err)
+		s.errorPage(w, r, http.StatusInternalServerError, "drivemail could not look up the application.", "Try again in a moment.")
 	}
 }
 
@@ -154,57 +154,57 @@ func (s *Server) clientErrorPage(w http.ResponseWriter, err error) {
 func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if origin := r.Header.Get("Origin"); origin != "" && origin != s.base {
-		s.errorPage(w, http.StatusForbidden, "The consent form was submitted from another site.", "Open the authorization link again and answer on drivemail's own page.")
+		s.errorPage(w, r, http.StatusForbidden, "The consent form was submitted from another site.", "Open the authorization link again and answer on drivemail's own page.")
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxConsentFormLen)
 	if err := r.ParseForm(); err != nil {
-		s.errorPage(w, http.StatusBadRequest, "The consent form could not be read.", "Open the authorization link again.")
+		s.errorPage(w, r, http.StatusBadRequest, "The consent form could not be read.", "Open the authorization link again.")
 		return
 	}
 	id := r.PostForm.Get("request")
 	req, err := s.cfg.Store.GetAuthRequest(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || id == "" {
-		s.errorPage(w, http.StatusBadRequest, "This consent page has expired or was already answered.", "Start connecting again from your application.")
+		s.errorPage(w, r, http.StatusBadRequest, "This consent page has expired or was already answered.", "Start connecting again from your application.")
 		return
 	}
 	if err != nil {
-		s.logger.Error("load authorization request", "err", err)
-		s.errorPage(w, http.StatusInternalServerError, "drivemail could not load this authorization.", "Try again in a moment.")
+		s.logger.ErrorContext(ctx, "load authorization request", "err", err)
+		s.errorPage(w, r, http.StatusInternalServerError, "drivemail could not load this authorization.", "Try again in a moment.")
 		return
 	}
 	if !s.sameBrowser(r, req.BrowserHash) {
-		s.errorPage(w, http.StatusForbidden, "This consent page was opened in a different browser, or the browser did not keep drivemail's cookie.",
+		s.errorPage(w, r, http.StatusForbidden, "This consent page was opened in a different browser, or the browser did not keep drivemail's cookie.",
 			"Open the authorization link again in this browser, with cookies allowed for this site.")
 		return
 	}
 	if !hashEqual(store.Hash(r.PostForm.Get("csrf")), req.CSRFHash) {
-		s.errorPage(w, http.StatusForbidden, "The consent form's security token does not match.", "Open the authorization link again.")
+		s.errorPage(w, r, http.StatusForbidden, "The consent form's security token does not match.", "Open the authorization link again.")
 		return
 	}
 	switch r.PostForm.Get("decision") {
 	case "deny":
 		if err := s.cfg.Store.DeleteAuthRequest(ctx, id); err != nil {
-			s.logger.Error("delete authorization request", "err", err)
+			s.logger.ErrorContext(ctx, "delete authorization request", "err", err)
 		}
 		s.redirectError(w, r, req.RedirectURI, req.ClientState, "access_denied", "The user denied access.")
 	case "approve":
 		state, verifier := newSecret(""), oauth2.GenerateVerifier()
 		err := s.cfg.Store.ApproveAuthRequest(ctx, id, state, verifier)
 		if errors.Is(err, store.ErrUsed) || errors.Is(err, store.ErrNotFound) {
-			s.errorPage(w, http.StatusBadRequest, "This consent page was already answered.", "Start connecting again from your application.")
+			s.errorPage(w, r, http.StatusBadRequest, "This consent page was already answered.", "Start connecting again from your application.")
 			return
 		}
 		if err != nil {
-			s.logger.Error("approve authorization request", "err", err)
-			s.errorPage(w, http.StatusInternalServerError, "drivemail could not record your consent.", "Try again in a moment.")
+			s.logger.ErrorContext(ctx, "approve authorization request", "err", err)
+			s.errorPage(w, r, http.StatusInternalServerError, "drivemail could not record your consent.", "Try again in a moment.")
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Referrer-Policy", "no-referrer")
 		http.Redirect(w, r, s.cfg.Google.AuthCodeURL(state, verifier), http.StatusSeeOther)
 	default:
-		s.errorPage(w, http.StatusBadRequest, "The consent form had no decision.", "Choose Approve or Deny.")
+		s.errorPage(w, r, http.StatusBadRequest, "The consent form had no decision.", "Choose Approve or Deny.")
 	}
 }
 

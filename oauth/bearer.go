@@ -39,7 +39,7 @@ func (s *Server) RequireBearer(next http.Handler) http.Handler {
 		case errors.Is(err, store.ErrNotFound):
 			problem = "The access token is unknown, expired or revoked."
 		case err != nil:
-			s.logger.Error("bearer: look up token", "err", err)
+			s.logger.ErrorContext(r.Context(), "bearer: look up token", "err", err)
 			writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "drivemail cannot check tokens right now; try again shortly.")
 			return
 		case t.Kind != store.AccessToken:
@@ -59,7 +59,7 @@ func (s *Server) RequireBearer(next http.Handler) http.Handler {
 			return
 		}
 		if err != nil {
-			s.logger.Error("bearer: look up user", "err", err)
+			s.logger.ErrorContext(r.Context(), "bearer: look up user", "err", err)
 			writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "drivemail cannot check tokens right now; try again shortly.")
 			return
 		}

@@ -19,21 +19,21 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
 	if state == "" {
-		s.errorPage(w, http.StatusBadRequest, "Google's answer has no state.", "Start connecting again from your application.")
+		s.errorPage(w, r, http.StatusBadRequest, "Google's answer has no state.", "Start connecting again from your application.")
 		return
 	}
 	req, err := s.cfg.Store.TakeAuthRequestByState(ctx, state)
 	if errors.Is(err, store.ErrNotFound) {
-		s.errorPage(w, http.StatusBadRequest, "This sign-in link was already used or has expired.", "Start connecting again from your application.")
+		s.errorPage(w, r, http.StatusBadRequest, "This sign-in link was already used or has expired.", "Start connecting again from your application.")
 		return
 	}
 	if err != nil {
-		s.logger.Error("take authorization request", "err", err)
-		s.errorPage(w, http.StatusInternalServerError, "drivemail could not finish the sign-in.", "Start connecting again from your application.")
+		s.logger.ErrorContext(ctx, "take authorization request", "err", err)
+		s.errorPage(w, r, http.StatusInternalServerError, "drivemail could not finish the sign-in.", "Start connecting again from your application.")
 		return
 	}
 	if !s.sameBrowser(r, req.BrowserHash) {
-		s.errorPage(w, http.StatusForbidden, "This sign-in finished in a different browser from the one that approved it.",
+		s.errorPage(w, r, http.StatusForbidden, "This sign-in finished in a different browser from the one that approved it.",
 			"Start connecting again, and finish in the same browser.")
 		return
 	}
@@ -41,7 +41,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		if e == "access_denied" {
 			s.redirectError(w, r, req.RedirectURI, req.ClientState, "access_denied", "The user did not grant access at Google.")
 		} else {
-			s.logger.Warn("Google refused the authorization", "google_error", clip(e))
+			s.logger.WarnContext(ctx, "Google refused the authorization", "google_error", clip(e))
 			s.redirectError(w, r, req.RedirectURI, req.ClientState, "server_error", "Google refused the sign-in; try again.")
 		}
 		return
@@ -53,24 +53,24 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	grant, err := s.cfg.Google.Exchange(ctx, code, req.GoogleVerifier)
 	if err != nil {
-		s.logger.Warn("Google sign-in failed", "err", err) // googleauth errors carry no token or body
+		s.logger.WarnContext(ctx, "Google sign-in failed", "err", err) // googleauth errors carry no token or body
 		s.redirectError(w, r, req.RedirectURI, req.ClientState, "server_error", "Signing in with Google failed; try again.")
 		return
 	}
 	user, err := s.cfg.Google.SaveGrant(ctx, grant)
 	if err != nil {
-		s.logger.Error("save Google grant", "err", err)
+		s.logger.ErrorContext(ctx, "save Google grant", "err", err)
 		s.redirectError(w, r, req.RedirectURI, req.ClientState, "server_error", "drivemail could not save the sign-in; try again.")
 		return
 	}
 	ourCode, err := s.issueCode(r, req, user.ID)
 	if err != nil {
-		s.logger.Error("issue authorization code", "err", err)
+		s.logger.ErrorContext(ctx, "issue authorization code", "err", err)
 		s.redirectError(w, r, req.RedirectURI, req.ClientState, "server_error", "drivemail could not finish the sign-in; try again.")
 		return
 	}
 	missing := missingScopes(grant.Scopes, s.cfg.Google.Scopes())
-	s.logger.Info("user authorized a client", "user", user.ID, "client_id", req.ClientID, "google_scopes_missing", missing)
+	s.logger.InfoContext(ctx, "user authorized a client", "user", user.ID, "client_id", req.ClientID, "google_scopes_missing", missing)
 	params := url.Values{"code": {ourCode}}
 	if req.ClientState != "" {
 		params.Set("state", req.ClientState)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"html"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -60,6 +61,7 @@ type options struct {
 	accessTTL time.Duration
 	regLimit  int
 	authLimit int
+	logger    *slog.Logger
 }
 
 // harness is one drivemail authorization server with a protected
@@ -122,7 +124,7 @@ func (h *harness) newAS(st store.Store) *oauth.Server {
 	ga, err := googleauth.New(googleauth.Config{
 		Endpoints: google.Endpoints{Base: h.google.srv.URL}, ClientID: "drivemail-test.apps.googleusercontent.com",
 		ClientSecret: "test-secret", RedirectURL: h.base + "/oauth/callback", Drafts: h.opts.drafts,
-		Store: st, Keys: ring,
+		Store: st, Keys: ring, Logger: h.opts.logger,
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -131,6 +133,7 @@ func (h *harness) newAS(st store.Store) *oauth.Server {
 	as, err := oauth.New(oauth.Config{
 		BaseURL: h.base, Store: st, Google: ga, CIMD: h.opts.cimd, Now: h.clock.Now,
 		AccessTTL: h.opts.accessTTL, RegistrationLimit: h.opts.regLimit, AuthorizeLimit: h.opts.authLimit,
+		Logger: h.opts.logger,
 	})
 	if err != nil {
 		h.t.Fatal(err)

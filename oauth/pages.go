@@ -42,7 +42,7 @@ var errorTemplate = template.Must(template.New("error").Parse(`<!doctype html>
 <p id="message">{{.Message}}</p><p id="advice">{{.Advice}}</p></main></body></html>`))
 
 // consentPage renders the per-client consent page.
-func (s *Server) consentPage(w http.ResponseWriter, c client, redirectURI, requestID, csrf string) {
+func (s *Server) consentPage(w http.ResponseWriter, r *http.Request, c client, redirectURI, requestID, csrf string) {
 	redirect, _ := url.Parse(redirectURI) // validated by matchRedirectURI
 	nonce := newSecret("")
 	name := c.Name
@@ -62,7 +62,7 @@ func (s *Server) consentPage(w http.ResponseWriter, c client, redirectURI, reque
 	// The form may redirect to Google (approve) or to the client (deny):
 	// both are form-action targets for browsers that check redirects.
 	formTargets := []string{"'self'", s.cfg.Google.ConsentOrigin(), originOf(redirectURI)}
-	s.renderPage(w, http.StatusOK, consentTemplate, data, nonce, formTargets)
+	s.renderPage(w, r, http.StatusOK, consentTemplate, data, nonce, formTargets)
 }
 
 // permissions describes, in the user's terms, what the Google scopes allow.
@@ -84,19 +84,19 @@ func (s *Server) permissions() []string {
 }
 
 // errorPage shows an error that cannot go back to the client.
-func (s *Server) errorPage(w http.ResponseWriter, status int, message, advice string) {
+func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, status int, message, advice string) {
 	nonce := newSecret("")
-	s.renderPage(w, status, errorTemplate, map[string]any{"Message": message, "Advice": advice, "Nonce": nonce}, nonce, []string{"'none'"})
+	s.renderPage(w, r, status, errorTemplate, map[string]any{"Message": message, "Advice": advice, "Nonce": nonce}, nonce, []string{"'none'"})
 }
 
 // renderPage writes an HTML page that no other site may frame, that runs
 // no script, and that leaks no URL to other sites through the Referer
 // header. (Not no-referrer: under that policy browsers send "Origin: null"
 // with the consent form, and the form's Origin check would refuse it.)
-func (s *Server) renderPage(w http.ResponseWriter, status int, t *template.Template, data any, nonce string, formTargets []string) {
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, t *template.Template, data any, nonce string, formTargets []string) {
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, data); err != nil {
-		s.logger.Error("render page", "err", err)
+		s.logger.ErrorContext(r.Context(), "render page", "err", err)
 		http.Error(w, "drivemail could not render this page.", http.StatusInternalServerError)
 		return
 	}

@@ -36,7 +36,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	n, err := s.cfg.Store.Hit(ctx, "register:"+s.cfg.ClientIP(r), time.Hour)
 	if err != nil {
-		s.logger.Error("registration rate limit", "err", err)
+		s.logger.ErrorContext(ctx, "registration rate limit", "err", err)
 		writeOAuthError(w, http.StatusInternalServerError, "server_error", "Registration is unavailable right now; try again shortly.")
 		return
 	}
@@ -98,10 +98,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		resp.ClientSecret, resp.ClientSecretExpiresAt = secret, &never
 	}
 	if err := s.cfg.Store.CreateClient(ctx, c); err != nil {
-		s.logger.Error("store client", "err", err)
+		s.logger.ErrorContext(ctx, "store client", "err", err)
 		writeOAuthError(w, http.StatusInternalServerError, "server_error", "The registration could not be saved; try again shortly.")
 		return
 	}
-	s.logger.Info("client registered", "client_id", c.ID, "auth_method", c.AuthMethod, "redirect_uris", len(c.RedirectURIs))
+	s.logger.InfoContext(ctx, "client registered", "client_id", c.ID, "auth_method", c.AuthMethod, "redirect_uris", len(c.RedirectURIs))
 	writeJSON(w, http.StatusCreated, resp)
 }

@@ -32,7 +32,7 @@ func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, redirectURI 
 	u, err := url.Parse(redirectURI)
 	if err != nil {
 		// Stored redirect URIs were validated; this cannot happen.
-		s.errorPage(w, http.StatusInternalServerError, "The application's redirect address is invalid.", "Register the application again.")
+		s.errorPage(w, r, http.StatusInternalServerError, "The application's redirect address is invalid.", "Register the application again.")
 		return
 	}
 	q := u.Query()

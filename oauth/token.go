@@ -121,7 +121,7 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 	c, err := s.lookupClient(ctx, id)
 	if err != nil {
 		if !errors.Is(err, errUnknownClient) {
-			s.logger.Warn("token endpoint: client lookup", "err", err)
+			s.logger.WarnContext(ctx, "token endpoint: client lookup", "err", err)
 		}
 		return client{}, &tokenError{http.StatusUnauthorized, "invalid_client", "Unknown client; register again."}
 	}
@@ -152,14 +152,14 @@ func (s *Server) exchangeCode(ctx context.Context, c client, form url.Values) (t
 		// A code presented twice was intercepted or replayed: everything
 		// issued with it goes (RFC 6749 §4.1.2, OAuth 2.1 §4.1.3).
 		if err := s.cfg.Store.RevokeGrant(ctx, stored.GrantID); err != nil {
-			s.logger.Error("revoke grant of a reused code", "err", err)
+			s.logger.ErrorContext(ctx, "revoke grant of a reused code", "err", err)
 		}
-		s.logger.Warn("authorization code reused; grant revoked", "client_id", stored.ClientID, "grant", stored.GrantID)
+		s.logger.WarnContext(ctx, "authorization code reused; grant revoked", "client_id", stored.ClientID, "grant", stored.GrantID)
 		return tokenResponse{}, invalidGrant("This authorization code was already used; the tokens issued with it are revoked. Authorize again.")
 	case errors.Is(err, store.ErrNotFound):
 		return tokenResponse{}, invalidGrant("The authorization code is unknown or expired. Authorize again.")
 	case err != nil:
-		s.logger.Error("take authorization code", "err", err)
+		s.logger.ErrorContext(ctx, "take authorization code", "err", err)
 		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
 	}
 	switch {
@@ -198,14 +198,14 @@ func (s *Server) refresh(ctx context.Context, c client, form url.Values) (tokenR
 	switch {
 	case errors.Is(err, store.ErrUsed):
 		if err := s.cfg.Store.RevokeGrant(ctx, t.GrantID); err != nil {
-			s.logger.Error("revoke grant of a reused refresh token", "err", err)
+			s.logger.ErrorContext(ctx, "revoke grant of a reused refresh token", "err", err)
 		}
-		s.logger.Warn("refresh token reused; grant revoked", "client_id", t.ClientID, "grant", t.GrantID)
+		s.logger.WarnContext(ctx, "refresh token reused; grant revoked", "client_id", t.ClientID, "grant", t.GrantID)
 		return tokenResponse{}, invalidGrant("This refresh token was already used; for safety its authorization is revoked. Authorize again.")
 	case errors.Is(err, store.ErrNotFound):
 		return tokenResponse{}, invalidGrant("The refresh token is unknown, expired or revoked. Authorize again.")
 	case err != nil:
-		s.logger.Error("take refresh token", "err", err)
+		s.logger.ErrorContext(ctx, "take refresh token", "err", err)
 		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
 	}
 	switch {
@@ -242,7 +242,7 @@ func (s *Server) issueTokens(ctx context.Context, c client, grantID, userID, res
 		return tokenResponse{}, invalidGrant("The authorization was revoked. Authorize again.")
 	}
 	if err != nil {
-		s.logger.Error("store tokens", "err", err)
+		s.logger.ErrorContext(ctx, "store tokens", "err", err)
 		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
 	}
 	return resp, nil
@@ -288,7 +288,7 @@ func (s *Server) revokeToken(ctx context.Context, c client, raw string) *tokenEr
 		}
 	}
 	if err != nil {
-		s.logger.Error("revoke token", "err", err)
+		s.logger.ErrorContext(ctx, "revoke token", "err", err)
 		return &tokenError{http.StatusServiceUnavailable, "temporarily_unavailable", "Try again shortly."}
 	}
 	return nil

@@ -127,7 +127,7 @@ func (p *persistingSource) Token() (*oauth2.Token, error) {
 	if err != nil {
 		err = safeTokenError(err)
 		if errors.Is(err, ErrReconnect) {
-			s.logger.Info("Google refused a refresh; the user must reconnect", "user", p.userID)
+			s.logger.InfoContext(ctx, "Google refused a refresh; the user must reconnect", "user", p.userID)
 		}
 		return nil, fmt.Errorf("refresh Google token: %w", err)
 	}
@@ -148,7 +148,7 @@ func (p *persistingSource) Token() (*oauth2.Token, error) {
 			return next.oauth2(), nil
 		}
 		// Storing failed but the token is valid: use it, say so.
-		s.logger.Warn("could not store a refreshed Google token", "user", p.userID, "err", err)
+		s.logger.WarnContext(ctx, "could not store a refreshed Google token", "user", p.userID, "err", err)
 	}
 	return next.oauth2(), nil
 }
