@@ -41,7 +41,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		if e == "access_denied" {
 			s.redirectError(w, r, req.RedirectURI, req.ClientState, "access_denied", "The user did not grant access at Google.")
 		} else {
-			s.logger.WarnContext(ctx, "Google refused the authorization", "google_error", clip(e))
+			s.logger.WarnContext(ctx, "Google refused the authorization", "google_error", googleErrorCode(e))
 			s.redirectError(w, r, req.RedirectURI, req.ClientState, "server_error", "Google refused the sign-in; try again.")
 		}
 		return
@@ -113,4 +113,18 @@ func missingScopes(granted, asked []string) []string {
 		}
 	}
 	return out
+}
+
+// googleErrorCode is the error Google's redirect named, if it is one of the
+// codes OAuth and Google define, else "other": anyone can call the
+// callback, and the log keeps no text a caller chose.
+func googleErrorCode(e string) string {
+	switch e {
+	case "invalid_request", "unauthorized_client", "access_denied", "unsupported_response_type",
+		"invalid_scope", "server_error", "temporarily_unavailable", // RFC 6749 §4.1.2.1
+		"admin_policy_enforced", "disallowed_useragent", "org_internal", "invalid_client",
+		"invalid_grant", "redirect_uri_mismatch", "policy_enforced": // Google's own
+		return e
+	}
+	return "other"
 }

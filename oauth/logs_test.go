@@ -58,7 +58,7 @@ func (h markedLogs) WithGroup(name string) slog.Handler {
 
 // TestLogLinesCarryTheRequest: every line the authorization server logs
 // while serving a request is logged with that request's context (so the
-// server's handler adds its request id).
+// server's handler adds its request id), and names no text a caller chose.
 func TestLogLinesCarryTheRequest(t *testing.T) {
 	rec := &logRecord{}
 	h := newHarness(t, options{logger: slog.New(markedLogs{slog.NewTextHandler(rec, nil), rec})})
@@ -100,4 +100,7 @@ func TestLogLinesCarryTheRequest(t *testing.T) {
 		t.Errorf("logged without the request's context: %q", rec.unmarked)
 	}
 	rec.mu.Unlock()
+	if !strings.Contains(logs, "google_error=other") || strings.Contains(logs, "SECRET") {
+		t.Errorf("an unknown Google error should be logged as other, never as sent:\n%s", logs)
+	}
 }
