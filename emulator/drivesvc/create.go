@@ -47,6 +47,22 @@ func decodeMeta(b []byte) (fileMeta, *apiError) {
 	return m, nil
 }
 
+// readMeta reads the File resource of a request without content, at most
+// 1 MiB of JSON. On refusal the response is written and ok is false.
+func readMeta(w http.ResponseWriter, r *http.Request) (m fileMeta, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMetadataBody))
+	if err != nil {
+		errBadRequest("The metadata is larger than 1 MiB.", "").write(w)
+		return m, false
+	}
+	m, aerr := decodeMeta(body)
+	if aerr != nil {
+		aerr.write(w)
+		return m, false
+	}
+	return m, true
+}
+
 // specFromMeta turns create metadata into a FileSpec; kind comes from
 // mimeType (an empty native file, a folder, a shortcut, else binary).
 func specFromMeta(m fileMeta, c caller) (FileSpec, *apiError) {
@@ -98,14 +114,8 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMetadataBody))
-	if err != nil {
-		errBadRequest("The metadata is larger than 1 MiB.", "").write(w)
-		return
-	}
-	meta, aerr := decodeMeta(body)
-	if aerr != nil {
-		aerr.write(w)
+	meta, ok := readMeta(w, r)
+	if !ok {
 		return
 	}
 	res := s.create(c, meta, core.Origin(r), r.URL.Query().Get("fields"), nil)
@@ -321,14 +331,8 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMetadataBody))
-	if err != nil {
-		errBadRequest("The metadata is larger than 1 MiB.", "").write(w)
-		return
-	}
-	meta, aerr := decodeMeta(body)
-	if aerr != nil {
-		aerr.write(w)
+	meta, ok := readMeta(w, r)
+	if !ok {
 		return
 	}
 	m, aerr := fieldsParam(r.URL.Query().Get("fields"), defaultFileMask, fileFieldNames, nil)

@@ -60,6 +60,20 @@ func TestCreateMetadataRefusals(t *testing.T) {
 	}
 	_, err := e.driveClient(tok).Files.Update(f.ID, &drive.File{}).RemoveParents("root").Do()
 	wantReason(t, err, 400, "badRequest")
+	// files.update reads its metadata the same way.
+	for _, tt := range []struct {
+		name   string
+		body   []byte
+		reason string
+	}{
+		{"update with metadata one byte over 1 MiB", metaOfSize(1<<20 + 1), "badRequest"},
+		{"update with metadata not JSON", []byte(`{"name":`), "parseError"},
+	} {
+		code, _, resp := e.do("PATCH", url+"/"+f.ID, tok, json, tt.body)
+		if code != 400 || !strings.Contains(string(resp), `"reason": "`+tt.reason+`"`) {
+			t.Errorf("%s: %d %.300s", tt.name, code, resp)
+		}
+	}
 }
 
 func TestListParameterLimits(t *testing.T) {

@@ -64,6 +64,15 @@ func TestSheetsCreateGetAndValues(t *testing.T) {
 	if err != nil || fmt.Sprint(cols.Values) != "[[name x] [12.5] [TRUE]]" {
 		t.Errorf("COLUMNS = %v %v", cols, err)
 	}
+	// Written by columns: a short column leaves its cells below blank.
+	if _, err := sc.Spreadsheets.Values.Update(ss.SpreadsheetId, "Third!A1:C3", &sheets.ValueRange{
+		MajorDimension: "COLUMNS", Values: [][]any{{"a1", "a2"}, {"b1"}, {"c1", "c2", "c3"}},
+	}).ValueInputOption("RAW").Do(); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := sc.Spreadsheets.Values.Get(ss.SpreadsheetId, "Third").Do(); err != nil || fmt.Sprint(rows.Values) != "[[a1 b1 c1] [a2  c2] [  c3]]" {
+		t.Errorf("written by COLUMNS, read by rows: %v %v", rows, err)
+	}
 
 	// Errors in Sheets' own shape.
 	_, err = sc.Spreadsheets.Values.Update(ss.SpreadsheetId, "Overview!A1", &sheets.ValueRange{Values: [][]any{{"a"}}}).Do()

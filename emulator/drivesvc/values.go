@@ -60,7 +60,7 @@ func (s *Service) readValues(c caller, id, raw, majorDimension string) (map[stri
 	}
 	major := strings.ToUpper(majorDimension)
 	if major == "COLUMNS" {
-		values = transpose(values)
+		values = transpose(values, "")
 	} else {
 		major = "ROWS"
 	}
@@ -71,15 +71,17 @@ func (s *Service) readValues(c caller, id, raw, majorDimension string) (map[stri
 	return res, nil
 }
 
-func transpose(rows [][]string) [][]string {
-	var out [][]string
+// transpose turns rows into columns (or back), filling the cells short
+// rows leave out with pad.
+func transpose[T any](rows [][]T, pad T) [][]T {
+	var out [][]T
 	for r, row := range rows {
 		for c, v := range row {
 			for len(out) <= c {
 				out = append(out, nil)
 			}
 			for len(out[c]) < r {
-				out[c] = append(out[c], "")
+				out[c] = append(out[c], pad)
 			}
 			out[c] = append(out[c], v)
 		}
@@ -111,7 +113,7 @@ func (s *Service) handleValuesUpdate(w http.ResponseWriter, r *http.Request) {
 	}
 	vals := body.Values
 	if strings.EqualFold(body.MajorDimension, "COLUMNS") {
-		vals = transposeAny(vals)
+		vals = transpose(vals, any(""))
 	}
 	s.mu.Lock()
 	res, fail := s.writeValues(c, r.PathValue("spreadsheetId"), r.PathValue("range"), vals)
@@ -166,22 +168,6 @@ func (s *Service) writeValues(c caller, id, raw string, vals [][]any) (map[strin
 		res["updatedRows"], res["updatedColumns"], res["updatedCells"] = len(vals), nCols, cells
 	}
 	return res, nil
-}
-
-func transposeAny(rows [][]any) [][]any {
-	var out [][]any
-	for r, row := range rows {
-		for c, v := range row {
-			for len(out) <= c {
-				out = append(out, nil)
-			}
-			for len(out[c]) < r {
-				out[c] = append(out[c], "")
-			}
-			out[c] = append(out[c], v)
-		}
-	}
-	return out
 }
 
 // writeCells returns a copy of rows with vals written from (row, col); the

@@ -218,15 +218,24 @@ func (s *Service) message(id string) *message {
 	return s.byID[id]
 }
 
+// openStored opens a message as it was stored; on failure it has answered.
+func (s *Service) openStored(w http.ResponseWriter, m *message) (io.ReadCloser, bool) {
+	f, err := s.deps.Blobs.Open(m.blob.ID)
+	if err != nil {
+		http.Error(w, "The message could not be read.", http.StatusInternalServerError)
+		return nil, false
+	}
+	return f, true
+}
+
 func (s *Service) rawMessage(w http.ResponseWriter, r *http.Request) {
 	m := s.message(r.PathValue("id"))
 	if m == nil {
 		http.Error(w, "No such message: list them at /_emulator/messages.", http.StatusNotFound)
 		return
 	}
-	f, err := s.deps.Blobs.Open(m.blob.ID)
-	if err != nil {
-		http.Error(w, "The message could not be read.", http.StatusInternalServerError)
+	f, ok := s.openStored(w, m)
+	if !ok {
 		return
 	}
 	defer f.Close()
@@ -282,9 +291,8 @@ func (s *Service) partContent(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "No such part: the outbox page links every part.", http.StatusNotFound)
 		return
 	}
-	f, err := s.deps.Blobs.Open(m.blob.ID)
-	if err != nil {
-		http.Error(w, "The message could not be read.", http.StatusInternalServerError)
+	f, ok := s.openStored(w, m)
+	if !ok {
 		return
 	}
 	defer f.Close()

@@ -181,33 +181,32 @@ func hasLabels(m *message, labels []string) bool {
 }
 
 func (s *Service) getMessage(w http.ResponseWriter, r *http.Request) {
-	tok, ok := s.authorize(w, r, getScopes)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	m := s.lookup(tok.Email, r.PathValue("id"))
-	s.mu.Unlock()
-	if m == nil {
-		writeResult(w, notFound())
-		return
-	}
-	s.writeMessage(w, r, tok, m, nil)
+	s.getStored(w, r, getScopes, s.lookup, false)
 }
 
 func (s *Service) getDraft(w http.ResponseWriter, r *http.Request) {
-	tok, ok := s.authorize(w, r, draftReadScopes)
+	s.getStored(w, r, draftReadScopes, s.lookupDraft, true)
+}
+
+// getStored serves messages.get (find is lookup) and drafts.get (find is
+// lookupDraft, and the answer is a Draft).
+func (s *Service) getStored(w http.ResponseWriter, r *http.Request, scopes []string, find func(user, id string) *message, draft bool) {
+	tok, ok := s.authorize(w, r, scopes)
 	if !ok {
 		return
 	}
 	s.mu.Lock()
-	m := s.lookupDraft(tok.Email, r.PathValue("id"))
+	m := find(tok.Email, r.PathValue("id"))
 	s.mu.Unlock()
 	if m == nil {
 		writeResult(w, notFound())
 		return
 	}
-	s.writeMessage(w, r, tok, m, &m.draftID)
+	var draftID *string
+	if draft {
+		draftID = &m.draftID
+	}
+	s.writeMessage(w, r, tok, m, draftID)
 }
 
 // writeMessage answers a message in the requested format; draftID wraps it

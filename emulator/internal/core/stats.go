@@ -16,13 +16,11 @@ type FileStats struct {
 	RangeBytes  int64 `json:"range_bytes"`
 }
 
-// StatsSnapshot is the JSON of GET /_emulator/stats.
+// StatsSnapshot is the JSON of GET /_emulator/stats. Its downloads,
+// bytes_served, range_reads and range_bytes sum those of every file.
 type StatsSnapshot struct {
-	Requests        int64                `json:"requests"`
-	Downloads       int64                `json:"downloads"`
-	BytesServed     int64                `json:"bytes_served"`
-	RangeReads      int64                `json:"range_reads"`
-	RangeBytes      int64                `json:"range_bytes"`
+	Requests int64 `json:"requests"`
+	FileStats
 	UploadsStarted  int64                `json:"uploads_started"`
 	UploadsFinished int64                `json:"uploads_finished"`
 	MessagesSent    int64                `json:"messages_sent"`
@@ -46,9 +44,9 @@ func NewStats() *Stats {
 
 // Reset zeroes every counter.
 func (st *Stats) Reset() {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.s = StatsSnapshot{Files: map[string]FileStats{}, Paths: map[string]int64{}}
+	st.count(func(s *StatsSnapshot) {
+		*s = StatsSnapshot{Files: map[string]FileStats{}, Paths: map[string]int64{}}
+	})
 }
 
 // Snapshot returns a copy of the counters.
@@ -61,78 +59,56 @@ func (st *Stats) Snapshot() StatsSnapshot {
 	return s
 }
 
-// Request counts one request to a route pattern (for example "GET /drive/v3/files/{id}").
-func (st *Stats) Request(route string) {
+// count applies change to the counters under the lock.
+func (st *Stats) count(change func(*StatsSnapshot)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.s.Requests++
-	st.s.Paths[route]++
+	change(&st.s)
+}
+
+// countFile applies change to fileID's counters and to the totals.
+func (st *Stats) countFile(fileID string, change func(*FileStats)) {
+	st.count(func(s *StatsSnapshot) {
+		change(&s.FileStats)
+		f := s.Files[fileID]
+		change(&f)
+		s.Files[fileID] = f
+	})
+}
+
+// Request counts one request to a route pattern (for example "GET /drive/v3/files/{id}").
+func (st *Stats) Request(route string) {
+	st.count(func(s *StatsSnapshot) { s.Requests++; s.Paths[route]++ })
 }
 
 // DownloadBegun counts a media or export response for fileID.
 func (st *Stats) DownloadBegun(fileID string) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.s.Downloads++
-	f := st.s.Files[fileID]
-	f.Downloads++
-	st.s.Files[fileID] = f
+	st.countFile(fileID, func(f *FileStats) { f.Downloads++ })
 }
 
 // Served counts n body bytes sent for fileID.
 func (st *Stats) Served(fileID string, n int64) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.s.BytesServed += n
-	f := st.s.Files[fileID]
-	f.BytesServed += n
-	st.s.Files[fileID] = f
+	st.countFile(fileID, func(f *FileStats) { f.BytesServed += n })
 }
 
 // RangeReadBegun counts a partial (206) media response for fileID.
 func (st *Stats) RangeReadBegun(fileID string) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.s.RangeReads++
-	f := st.s.Files[fileID]
-	f.RangeReads++
-	st.s.Files[fileID] = f
+	st.countFile(fileID, func(f *FileStats) { f.RangeReads++ })
 }
 
 // RangeServed counts n body bytes of a partial response for fileID.
 func (st *Stats) RangeServed(fileID string, n int64) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.s.RangeBytes += n
-	f := st.s.Files[fileID]
-	f.RangeBytes += n
-	st.s.Files[fileID] = f
+	st.countFile(fileID, func(f *FileStats) { f.RangeBytes += n })
 }
 
 // UploadStarted counts a media upload begun (multipart, or a resumable session opened).
-func (st *Stats) UploadStarted() {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.s.UploadsStarted++
-}
+func (st *Stats) UploadStarted() { st.count(func(s *StatsSnapshot) { s.UploadsStarted++ }) }
 
 // UploadFinished counts a media upload completed.
-func (st *Stats) UploadFinished() {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.s.UploadsFinished++
-}
+func (st *Stats) UploadFinished() { st.count(func(s *StatsSnapshot) { s.UploadsFinished++ }) }
 
 // MessageSent counts a Gmail message sent.
-func (st *Stats) MessageSent() {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.s.MessagesSent++
-}
+func (st *Stats) MessageSent() { st.count(func(s *StatsSnapshot) { s.MessagesSent++ }) }
 
 // DraftCreated counts a Gmail draft created.
-func (st *Stats) DraftCreated() {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.s.DraftsCreated++
-}
+func (st *Stats) DraftCreated() { st.count(func(s *StatsSnapshot) { s.DraftsCreated++ }) }
