@@ -34,6 +34,9 @@ type Config struct {
 	ShutdownGrace      time.Duration
 	LogLevel           string
 	Version            string
+	// TrustedProxies lists the reverse proxies (CIDRs or addresses, comma
+	// separated) whose X-Forwarded-For names the client.
+	TrustedProxies string
 }
 
 // baseURL returns the public origin: --base-url, or http://ADDR of the
@@ -84,6 +87,9 @@ func (c Config) check() error {
 		return fmt.Errorf("--shutdown-grace is %v: use 0 or more", c.ShutdownGrace)
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
+		return err
+	}
+	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
 		return err
 	}
 	return nil

@@ -77,9 +77,10 @@ func (w *statusWriter) Flush() {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequests gives each request an id (also in the X-Request-Id response
-// header) and logs one line when it ends. The line carries the path but
-// never the query string, headers or body, where codes and tokens travel.
-func logRequests(logger *slog.Logger) func(http.Handler) http.Handler {
+// header) and logs one line when it ends, with the client clientIP names.
+// The line carries the path but never the query string, headers or body,
+// where codes and tokens travel.
+func logRequests(logger *slog.Logger, clientIP func(*http.Request) string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -101,7 +102,7 @@ func logRequests(logger *slog.Logger) func(http.Handler) http.Handler {
 				slog.Int("status", sw.status),
 				slog.Int64("bytes", sw.bytes),
 				slog.Duration("duration", time.Since(start)),
-				slog.String("remote", remoteIP(r)),
+				slog.String("remote", clientIP(r)),
 			}
 			if ri.userID != "" {
 				attrs = append(attrs, slog.String("user", ri.userID))

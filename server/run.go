@@ -88,7 +88,12 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("google oauth: %w", err)
 	}
-	auth, err := oauth.New(oauth.Config{BaseURL: base.String(), Store: st, Google: gauth, Logger: logger})
+	trusted, err := parseTrustedProxies(cfg.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	client := clientIP(trusted)
+	auth, err := oauth.New(oauth.Config{BaseURL: base.String(), Store: st, Google: gauth, Logger: logger, ClientIP: client})
 	if err != nil {
 		return fmt.Errorf("authorization server: %w", err)
 	}
@@ -117,9 +122,10 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Uploads:       uploads,
 			DraftsEnabled: cfg.Drafts,
 		},
-		Uploads: uploads,
-		Store:   st,
-		Metrics: meter,
+		Uploads:  uploads,
+		Store:    st,
+		Metrics:  meter,
+		ClientIP: client,
 	})
 
 	var demoToken string

@@ -53,6 +53,9 @@ type Deps struct {
 	// Metrics records requests, tool calls and uploads and serves GET
 	// /metrics; nil records nothing.
 	Metrics *metrics.Metrics
+	// ClientIP names a request's client in the request log (default: the
+	// TCP peer); Run gives the one that reads trusted proxies' headers.
+	ClientIP func(*http.Request) string
 }
 
 // DefaultMaxMCPBodyBytes caps an MCP request: tool arguments carry ids, not
@@ -76,6 +79,9 @@ func NewServer(d Deps) *Server {
 	if d.MaxMCPBodyBytes <= 0 {
 		d.MaxMCPBodyBytes = DefaultMaxMCPBodyBytes
 	}
+	if d.ClientIP == nil {
+		d.ClientIP = remoteIP
+	}
 	d.Tools.Logger = d.Logger
 	d.Tools.RequestID = RequestID
 	mcpHandler := newMCPHandler(d)
@@ -84,7 +90,7 @@ func NewServer(d Deps) *Server {
 	h := d.Metrics.InstrumentHTTP(mux) // innermost: it reads the pattern the mux matched
 	h = securityHeaders(h)
 	h = recoverPanics(d.Logger)(h)
-	h = logRequests(d.Logger)(h)
+	h = logRequests(d.Logger, d.ClientIP)(h)
 	return &Server{Handler: h, mcp: mcpHandler}
 }
 

@@ -437,7 +437,7 @@ func TestHealthz(t *testing.T) {
 func TestPanicsBecome500WithTheRequestID(t *testing.T) {
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
-	h := logRequests(logger)(recoverPanics(logger)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := logRequests(logger, remoteIP)(recoverPanics(logger)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		panic("secret detail")
 	})))
 	rec := httptest.NewRecorder()

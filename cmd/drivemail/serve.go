@@ -53,6 +53,7 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	}
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", shutdown, "how long a stopping server lets running sends finish [DRIVEMAIL_SHUTDOWN_GRACE]")
 	fs.StringVar(&cfg.LogLevel, "log-level", envString(getenv, "DRIVEMAIL_LOG_LEVEL", "info"), "debug, info, warn or error [DRIVEMAIL_LOG_LEVEL]")
+	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", envString(getenv, "DRIVEMAIL_TRUSTED_PROXIES", ""), "your reverse proxies' addresses, comma-separated CIDRs or IPs (10.0.0.0/8,192.168.1.10): from them, the client is the last X-Forwarded-For address not in the list, for per-address rate limits and logs [DRIVEMAIL_TRUSTED_PROXIES]")
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}

@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -18,40 +21,10 @@ import (
 // --demo`, then the lines it prints, then a request with DEMO_TOKEN, then a
 // clean stop.
 func TestServeDemo(t *testing.T) {
-	dir := t.TempDir()
-	seed := filepath.Join(dir, "seed", "demo@example.com")
-	if err := os.MkdirAll(seed, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(seed, "notes.txt"), []byte("hello"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	var stderr bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		err := run(ctx, []string{"serve", "--demo", "--addr", "127.0.0.1:0", "--shutdown-grace", "2s"},
-			env(map[string]string{"DRIVEMAIL_STORE": "sqlite:" + filepath.Join(dir, "db"), "DRIVEMAIL_DEMO_SEED": filepath.Join(dir, "seed")}),
-			pw, &stderr)
-		pw.Close()
-		done <- err
-	}()
-	var token, base string
-	sc := bufio.NewScanner(pr)
-	for base == "" && sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, "DEMO_TOKEN="); ok {
-			token = v
-		}
-		if v, ok := strings.CutPrefix(line, "listening on "); ok {
-			base = v
-		}
-	}
-	go io.Copy(io.Discard, pr)
+	d := startDemo(t)
+	base, token := d.base, d.token
 	if token == "" || !strings.HasPrefix(base, "http://127.0.0.1:") {
-		t.Fatalf("printed DEMO_TOKEN %q, base %q; stderr:\n%s", token, base, stderr.String())
+		t.Fatalf("printed DEMO_TOKEN %q, base %q; stderr:\n%s", token, base, d.stderr.String())
 	}
 
 	resp, err := http.Get(base + "/healthz")
@@ -85,18 +58,127 @@ func TestServeDemo(t *testing.T) {
 			t.Errorf("401 without resource_metadata: %q", resp.Header.Get("WWW-Authenticate"))
 		}
 	}
-	if strings.Contains(stderr.String(), token) {
+	if strings.Contains(d.stderr.String(), token) {
 		t.Error("the demo token appears in the log")
 	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve returned %v", err)
+// demo is a running `drivemail serve --demo`.
+type demo struct {
+	base, token string
+	stderr      *lockedBuffer
+	stop        func() error // ends it, and says whether it stopped cleanly
+}
+
+// startDemo runs `drivemail serve --demo` with its sample files and
+// extra arguments, and reads the lines it prints until it listens.
+func startDemo(t *testing.T, args ...string) *demo {
+	t.Helper()
+	dir := t.TempDir()
+	seed := filepath.Join(dir, "seed", "demo@example.com")
+	if err := os.MkdirAll(seed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(seed, "notes.txt"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	pr, pw := io.Pipe()
+	d := &demo{stderr: &lockedBuffer{}}
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, append([]string{"serve", "--demo", "--addr", "127.0.0.1:0", "--shutdown-grace", "2s"}, args...),
+			env(map[string]string{"DRIVEMAIL_STORE": "sqlite:" + filepath.Join(dir, "db"), "DRIVEMAIL_DEMO_SEED": filepath.Join(dir, "seed")}),
+			pw, d.stderr)
+		pw.Close()
+		done <- err
+	}()
+	sc := bufio.NewScanner(pr)
+	for d.base == "" && sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "DEMO_TOKEN="); ok {
+			d.token = v
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop after its context ended")
+		if v, ok := strings.CutPrefix(line, "listening on "); ok {
+			d.base = v
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	d.stop = func() error {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("serve returned %w", err)
+			}
+			return nil
+		case <-time.After(10 * time.Second):
+			return errors.New("serve did not stop after its context ended")
+		}
+	}
+	return d
+}
+
+// lockedBuffer is a log sink the server writes while the test reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestServeTrustedProxies: behind a trusted proxy, the per-address limit
+// and the request log go by the client the proxy names in X-Forwarded-For,
+// so one client's registrations do not use up another's.
+func TestServeTrustedProxies(t *testing.T) {
+	d := startDemo(t, "--trusted-proxies", "127.0.0.1,::1")
+	if d.base == "" {
+		t.Fatalf("did not start; stderr:\n%s", d.stderr.String())
+	}
+	register := func(client string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, d.base+"/oauth/register", strings.NewReader(
+			`{"client_name":"t","redirect_uris":["http://127.0.0.1/cb"],"token_endpoint_auth_method":"none"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Forwarded-For", "192.0.2.1, "+client) // the left one is the client's own claim
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i := range 30 {
+		if got := register("198.51.100.7"); got != http.StatusCreated {
+			t.Fatalf("registration %d: %d, want 201", i+1, got)
+		}
+	}
+	if got := register("198.51.100.7"); got != http.StatusTooManyRequests {
+		t.Errorf("31st registration from one client: %d, want 429", got)
+	}
+	if got := register("198.51.100.8"); got != http.StatusCreated {
+		t.Errorf("another client behind the same proxy: %d, want 201", got)
+	}
+	logs := d.stderr.String()
+	if !strings.Contains(logs, "remote=198.51.100.8") || strings.Contains(logs, "remote=192.0.2.1") {
+		t.Errorf("the request log should name the client the proxy saw:\n%s", logs)
+	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -113,6 +195,7 @@ func TestServeRefusesWhatCannotWork(t *testing.T) {
 		{[]string{"--store", "mysql://x", "--secret", key, "--google-client-id", "i", "--google-client-secret", "s"}, "want sqlite:PATH"},
 		{[]string{"--demo", "--demo-seed", filepath.Join(t.TempDir(), "missing")}, "--demo needs the sample files"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--log-level", "loud"}, "--log-level"},
+		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--trusted-proxies", "10.0.0.0/33"}, `--trusted-proxies: "10.0.0.0/33" is not an IP address or CIDR range`},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer
