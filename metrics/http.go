@@ -23,13 +23,13 @@ func (m *Metrics) InstrumentHTTP(mux http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		m.httpInFlight.Inc()
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &StatusWriter{ResponseWriter: w}
 		finished := false
 		// Deferred, so a handler that panics (answered 500 further out)
 		// is counted too; the panic goes on unrecovered.
 		defer func() {
 			m.httpInFlight.Dec()
-			code := sw.code()
+			code := sw.Code()
 			if !finished {
 				code = http.StatusInternalServerError
 			}
@@ -53,12 +53,12 @@ func (m *Metrics) InstrumentUpload(mode string, next http.Handler) http.Handler 
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &StatusWriter{ResponseWriter: w}
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = &countingBody{ReadCloser: r.Body, add: m.uploadBytes.Add}
 		}
 		next.ServeHTTP(sw, r)
-		m.uploads.WithLabelValues(mode, uploadOutcome(sw.code())).Inc()
+		m.uploads.WithLabelValues(mode, uploadOutcome(sw.Code())).Inc()
 	})
 }
 
@@ -84,41 +84,49 @@ func methodLabel(m string) string {
 	return "other"
 }
 
-// statusWriter records the status code. It keeps Flush (server-sent
-// events) and Unwrap (http.ResponseController) working.
-type statusWriter struct {
+// StatusWriter records the status code and body size of the response
+// written through it; the server's request log uses it too. It keeps
+// Flush (server-sent events) and Unwrap (http.ResponseController) working.
+type StatusWriter struct {
 	http.ResponseWriter
 	status int
+	bytes  int64
 }
 
-func (w *statusWriter) WriteHeader(code int) {
+func (w *StatusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *statusWriter) Write(p []byte) (int, error) {
+func (w *StatusWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	return w.ResponseWriter.Write(p)
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
 }
 
-func (w *statusWriter) Flush() {
+func (w *StatusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-func (w *statusWriter) code() int {
+// Code is the status sent: 200 when the handler wrote nothing.
+func (w *StatusWriter) Code() int {
 	if w.status == 0 {
 		return http.StatusOK
 	}
 	return w.status
 }
+
+// Bytes is how many body bytes were written.
+func (w *StatusWriter) Bytes() int64 { return w.bytes }
 
 // countingBody adds the bytes read through it to a counter as they pass.
 type countingBody struct {

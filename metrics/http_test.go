@@ -123,3 +123,41 @@ func TestInstrumentHTTPCountsAPanicAs500(t *testing.T) {
 		t.Errorf("in flight after a panic = %v, want 0", got)
 	}
 }
+
+func TestStatusWriterRecordsCodeAndBytes(t *testing.T) {
+	cases := []struct {
+		name      string
+		handler   func(w http.ResponseWriter)
+		code      int
+		bytes     int64
+		sentCode  int
+		sentBytes int
+	}{
+		{"nothing written", func(w http.ResponseWriter) {}, 200, 0, 200, 0},
+		{"body only", func(w http.ResponseWriter) { _, _ = io.WriteString(w, "hello") }, 200, 5, 200, 5},
+		{"status then body", func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusTeapot)
+			_, _ = io.WriteString(w, "short")
+			_, _ = io.WriteString(w, " and stout")
+		}, http.StatusTeapot, 15, http.StatusTeapot, 15},
+		{"the first status wins", func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusAccepted)
+			w.WriteHeader(http.StatusInternalServerError)
+		}, http.StatusAccepted, 0, http.StatusAccepted, 0},
+	}
+	for _, tc := range cases {
+		rec := httptest.NewRecorder()
+		sw := &StatusWriter{ResponseWriter: rec}
+		tc.handler(sw)
+		if sw.Code() != tc.code || sw.Bytes() != tc.bytes {
+			t.Errorf("%s: recorded %d, %d bytes; want %d, %d", tc.name, sw.Code(), sw.Bytes(), tc.code, tc.bytes)
+		}
+		if rec.Code != tc.sentCode || rec.Body.Len() != tc.sentBytes {
+			t.Errorf("%s: sent %d, %d bytes; want %d, %d", tc.name, rec.Code, rec.Body.Len(), tc.sentCode, tc.sentBytes)
+		}
+	}
+	sw := &StatusWriter{ResponseWriter: httptest.NewRecorder()}
+	if err := http.NewResponseController(sw).Flush(); err != nil {
+		t.Errorf("Flush through the writer: %v", err)
+	}
+}

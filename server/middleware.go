@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/metrics"
 )
 
 // requestInfo is what the outer middleware learns about a request from the
@@ -44,38 +45,6 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// statusWriter records the status and size of a response. It keeps
-// streaming (Flush) working for the MCP transport's server-sent events.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(p)
-	w.bytes += int64(n)
-	return n, err
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // logRequests gives each request an id (also in the X-Request-Id response
 // header) and logs one line when it ends, with the client clientIP names.
 // The line carries the path but never the query string, headers or body,
@@ -86,21 +55,18 @@ func logRequests(logger *slog.Logger, clientIP func(*http.Request) string) func(
 			start := time.Now()
 			ri := &requestInfo{id: newRequestID()}
 			w.Header().Set("X-Request-Id", ri.id)
-			sw := &statusWriter{ResponseWriter: w}
+			sw := &metrics.StatusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri)))
-			if sw.status == 0 {
-				sw.status = http.StatusOK
-			}
 			level := slog.LevelInfo
-			if sw.status >= 500 {
+			if sw.Code() >= 500 {
 				level = slog.LevelError
 			}
 			attrs := []slog.Attr{
 				slog.String("request_id", ri.id),
 				slog.String("method", r.Method),
 				slog.String("path", logPath(r)),
-				slog.Int("status", sw.status),
-				slog.Int64("bytes", sw.bytes),
+				slog.Int("status", sw.Code()),
+				slog.Int64("bytes", sw.Bytes()),
 				slog.Duration("duration", time.Since(start)),
 				slog.String("remote", clientIP(r)),
 			}
