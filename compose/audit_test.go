@@ -58,9 +58,11 @@ func TestRefusalLogNamesNoAddress(t *testing.T) {
 	var logs bytes.Buffer
 	e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := identity.WithUser(context.Background(), identity.User{ID: "user-42", Email: user})
+	exe, _ := e.putBytes("Secret tool.exe", 10)
 	for _, req := range []compose.Request{
 		{To: []string{"carol-secret@exa mple.com"}, Subject: "Hidden subject", BodyText: "x"},
 		{To: []string{"carol@example.com"}, Subject: "Hidden subject", BodyText: "x", Attachments: []compose.Attachment{{FileID: "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}}},
+		{To: []string{"carol@example.com"}, Subject: "Hidden subject", BodyText: "x", Attachments: []compose.Attachment{{FileID: exe.ID}}},
 	} {
 		_, err := e.svc.Send(ctx, e.hc, req, compose.Options{})
 		if err == nil {
@@ -68,10 +70,10 @@ func TestRefusalLogNamesNoAddress(t *testing.T) {
 		}
 	}
 	out := logs.String()
-	if strings.Count(out, `msg="send refused"`) != 2 {
-		t.Fatalf("want two refusal lines:\n%s", out)
+	if strings.Count(out, `msg="send refused"`) != 3 {
+		t.Fatalf("want three refusal lines:\n%s", out)
 	}
-	for _, secret := range []string{"carol", "Hidden subject"} {
+	for _, secret := range []string{"carol", "Hidden subject", "Secret tool"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("a refusal's log shows %q:\n%s", secret, out)
 		}

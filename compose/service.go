@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/drivemail/drivemail/redact"
 	"io"
 	"log/slog"
 	"net/http"
@@ -231,7 +232,7 @@ func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res
 		attrs = append(attrs, "cause", causeText(r.Err))
 		s.cfg.Logger.InfoContext(ctx, "send refused", attrs...)
 	default:
-		attrs = append(attrs, "err", err.Error())
+		attrs = append(attrs, "err", redact.Quoted(err.Error()))
 		s.cfg.Logger.WarnContext(ctx, "send failed", attrs...)
 	}
 }
@@ -247,5 +248,5 @@ func causeText(err error) string {
 	case errors.As(err, &ie):
 		return "invalid " + ie.Field
 	}
-	return err.Error()
+	return redact.Quoted(err.Error())
 }

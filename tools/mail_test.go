@@ -252,23 +252,6 @@ func TestFailedToolLogsNoQuotedText(t *testing.T) {
 	}
 }
 
-func TestElideQuoted(t *testing.T) {
-	cases := map[string]string{
-		"":                          "",
-		"no quotes":                 "no quotes",
-		`open "a.pdf": EOF`:         `open "…": EOF`,
-		`"a" and "b"`:               `"…" and "…"`,
-		`q "a \"b\" c" end`:         `q "…" end`,
-		`back "a\\" end "b"`:        `back "…" end "…"`,
-		`cut "never closed: secret`: `cut "…"`,
-	}
-	for in, want := range cases {
-		if got := elideQuoted(in); got != want {
-			t.Errorf("elideQuoted(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestCreateDraft(t *testing.T) {
 	args := `{"to":"a@example.com","subject":"s","body_text":"b"}`
 	t.Run("without the compose scope, drafts enabled", func(t *testing.T) {

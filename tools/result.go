@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/drivemail/drivemail/redact"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -96,31 +96,7 @@ func errorAttrs(err error) []any {
 		}
 		return []any{"google_status", gerr.Code, "google_reasons", reasons, "error_type", fmt.Sprintf("%T", err)}
 	}
-	return []any{"error", elideQuoted(err.Error())}
-}
-
-// elideQuoted replaces each double-quoted part of s with "…". The packages
-// below quote what the user gave (a file name, an address) with %q, and a
-// log line keeps none of it; the rest of the error still says what failed.
-func elideQuoted(s string) string {
-	var b strings.Builder
-	inQuote, escaped := false, false
-	for _, r := range s {
-		switch {
-		case !inQuote && r == '"':
-			inQuote = true
-			b.WriteString(`"…"`)
-		case !inQuote:
-			b.WriteRune(r)
-		case escaped:
-			escaped = false
-		case r == '\\':
-			escaped = true
-		case r == '"':
-			inQuote = false
-		}
-	}
-	return b.String()
+	return []any{"error", redact.Quoted(err.Error())}
 }
 
 // guard wraps a handler: it recovers a panic into a generic error result
