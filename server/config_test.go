@@ -69,3 +69,23 @@ func TestConfigCheck(t *testing.T) {
 		}
 	}
 }
+
+// The demo needs no Google client, secret or drafts flag from its user,
+// and shows every tool working, create_draft included.
+func TestDemoConfigureFillsWhatNoOneSupplies(t *testing.T) {
+	d := &demoGoogle{url: "http://127.0.0.1:1"}
+	cfg := d.configure(Config{Demo: true})
+	if cfg.GoogleEndpoint != d.url || cfg.GoogleClientID == "" || cfg.GoogleClientSecret == "" {
+		t.Errorf("Google client not filled in: %+v", cfg)
+	}
+	if len(cfg.Secrets) != 1 || len(cfg.Secrets[0]) != 32 {
+		t.Errorf("secret not generated: %d keys", len(cfg.Secrets))
+	}
+	if !cfg.Drafts {
+		t.Error("drafts are off in the demo; create_draft would refuse")
+	}
+	given := [][]byte{make([]byte, 40)}
+	if got := d.configure(Config{Demo: true, Secrets: given}); len(got.Secrets[0]) != 40 {
+		t.Error("a given --secret was replaced")
+	}
+}
