@@ -120,9 +120,6 @@ func TestUploadAbandonedWhenTheReaderFails(t *testing.T) {
 func TestUploadWithReservedID(t *testing.T) {
 	e := newUploadEnv(t)
 	id, err := e.dc.GenerateID(context.Background())
-	if errors.Is(err, drive.ErrNotFound) {
-		t.Skip("the emulator does not serve files.generateIds yet")
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
