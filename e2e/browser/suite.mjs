@@ -237,8 +237,8 @@ async function main() {
       const res = await toolResult(client, "send_email", {
         to: ["ana@example.com"],
         subject,
-        body_text: "The plan is attached as a PDF.",
-        body_html: `<p>The plan is attached as a PDF. Our logo:</p><p><img id="logo" src="cid:${image.name}" alt="logo"></p>`,
+        body_text: `${doc.name} is attached as a PDF.`,
+        body_html: `<p>${doc.name} is attached as a PDF. Our logo:</p><p><img id="logo" src="cid:${image.name}" alt="logo"></p>`,
         attachments: [{ file_id: doc.id, as: "pdf" }, image.id],
       });
       check(res.id, "no Gmail message id");
