@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -55,6 +56,10 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// MaxFaults bounds the pending rules, so a runaway test cannot grow the
+// list without end.
+const MaxFaults = 1000
+
 // Faults holds the pending fault rules.
 type Faults struct {
 	mu    sync.Mutex
@@ -72,11 +77,18 @@ func (f *Faults) Add(r Fault) error {
 	if r.Status != 0 && (r.Status < 400 || r.Status > 599) {
 		return errors.New("status must be an HTTP error code (400-599)")
 	}
-	if r.Times <= 0 {
+	if r.Times < 0 || r.Delay < 0 || (r.CutResponseAfter != nil && *r.CutResponseAfter < 0) ||
+		(r.CutRequestAfter != nil && *r.CutRequestAfter < 0) {
+		return errors.New("times, delay, cut_response_after and cut_request_after must not be negative")
+	}
+	if r.Times == 0 {
 		r.Times = 1
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.rules) >= MaxFaults {
+		return fmt.Errorf("%d fault rules are pending already: clear them with DELETE /_emulator/faults first", MaxFaults)
+	}
 	f.rules = append(f.rules, &r)
 	return nil
 }

@@ -148,6 +148,10 @@ func TestFaultAddRejectsBadRules(t *testing.T) {
 		{"no effect", Fault{PathPrefix: "/x"}},
 		{"success status", Fault{PathPrefix: "/x", Status: 200}},
 		{"status over 599", Fault{PathPrefix: "/x", Status: 600}},
+		{"negative cut_response_after", Fault{PathPrefix: "/x", CutResponseAfter: ptr(-1)}},
+		{"negative cut_request_after", Fault{PathPrefix: "/x", CutRequestAfter: ptr(-1)}},
+		{"negative delay", Fault{PathPrefix: "/x", Delay: Duration(-time.Second)}},
+		{"negative times", Fault{PathPrefix: "/x", Status: 500, Times: -2}},
 	} {
 		if err := f.Add(tc.rule); err == nil {
 			t.Errorf("%s: accepted", tc.name)
@@ -166,5 +170,39 @@ func TestDurationJSON(t *testing.T) {
 	b, _ := d.MarshalJSON()
 	if string(b) != `"250ms"` {
 		t.Errorf("marshal = %s", b)
+	}
+}
+
+func TestFaultCutResponseAfterZero(t *testing.T) {
+	var f Faults
+	srv := faultServer(t, &f, "hello")
+	if err := f.Add(Fault{PathPrefix: "/d", CutResponseAfter: ptr(0)}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(srv.URL + "/d")
+	if err != nil {
+		return // cut before the status line went out
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil || len(got) != 0 {
+		t.Errorf("read %q, err %v; want nothing and a cut connection", got, err)
+	}
+}
+
+func TestFaultsPendingAreBounded(t *testing.T) {
+	var f Faults
+	for i := range MaxFaults {
+		if err := f.Add(Fault{PathPrefix: "/x", Status: 500}); err != nil {
+			t.Fatalf("rule %d of %d refused: %v", i+1, MaxFaults, err)
+		}
+	}
+	err := f.Add(Fault{PathPrefix: "/x", Status: 500})
+	if err == nil || !strings.Contains(err.Error(), "DELETE /_emulator/faults") {
+		t.Fatalf("rule %d: err %v, want a refusal that says how to clear them", MaxFaults+1, err)
+	}
+	f.Clear()
+	if err := f.Add(Fault{PathPrefix: "/x", Status: 500}); err != nil {
+		t.Errorf("after Clear: %v", err)
 	}
 }
