@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -92,6 +93,30 @@ func TestMultipartAndResumableCreates(t *testing.T) {
 		if st := e.emu.Stats(); st.UploadsStarted != 1 || st.UploadsFinished != 1 {
 			t.Errorf("%d bytes: uploads started %d finished %d", size, st.UploadsStarted, st.UploadsFinished)
 		}
+	}
+}
+
+// TestResumableAtTheDiscoveryPath drives a resumable upload by hand at
+// the path drive/v3's discovery document gives for the protocol, as
+// clients built from it (not the Go one) use.
+func TestResumableAtTheDiscoveryPath(t *testing.T) {
+	e := newEnv(t)
+	tok := e.token(ann)
+	content := pattern(1000)
+	code, h, body := e.do("POST", e.srv.URL+"/resumable/upload/drive/v3/files?uploadType=resumable&fields=id,name,size", tok,
+		map[string]string{"Content-Type": "application/json; charset=UTF-8", "X-Upload-Content-Type": "application/pdf"},
+		[]byte(`{"name":"r.pdf"}`))
+	loc := h.Get("Location")
+	if code != http.StatusOK || !strings.HasPrefix(loc, e.srv.URL+"/resumable/upload/drive/v3/files?") {
+		t.Fatalf("open session: %d, Location %q, %s", code, loc, body)
+	}
+	code, _, body = e.do("PUT", loc, "", map[string]string{"Content-Range": "bytes 0-999/1000"}, content)
+	var f drive.File
+	if err := json.Unmarshal(body, &f); code != http.StatusOK || err != nil || f.Name != "r.pdf" || f.Size != 1000 {
+		t.Fatalf("upload: %d %s", code, body)
+	}
+	if got, ok := e.drive.FileByID(f.Id); !ok || got.MimeType != "application/pdf" || got.SHA256 != sha(content) {
+		t.Errorf("stored %+v", got)
 	}
 }
 

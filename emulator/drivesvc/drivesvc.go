@@ -57,9 +57,13 @@ func (s *Service) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /drive/v3/drives", s.handleDrivesList)
 	mux.HandleFunc("GET /drive/v3/drives/{driveId}", s.handleDriveGet)
 
+	// The discovery document names both upload paths: "simple" (which the
+	// Go client uses for every protocol) and "resumable".
 	upload := s.media.Handler(s.uploadEndpoint())
-	for _, m := range []string{"POST", "PUT", "DELETE"} {
-		mux.Handle(m+" /upload/drive/v3/files", upload)
+	for _, prefix := range []string{"/upload", "/resumable/upload"} {
+		for _, m := range []string{"POST", "PUT", "DELETE"} {
+			mux.Handle(m+" "+prefix+"/drive/v3/files", upload)
+		}
 	}
 
 	for _, l := range exportLinkRoutes {
