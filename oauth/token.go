@@ -194,6 +194,15 @@ func (s *Server) refresh(ctx context.Context, c client, form url.Values) (tokenR
 	if !c.allowsRefresh() {
 		return tokenResponse{}, &tokenError{http.StatusBadRequest, "unauthorized_client", "This client did not register the refresh_token grant."}
 	}
+	// Check the request before spending the token: a refused request
+	// leaves the client holding it, and spent, its retry would count as a
+	// reuse and revoke the grant.
+	if res := form.Get("resource"); res != "" && res != s.resource {
+		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_target", "resource differs from the one authorized: " + s.resource + "."}
+	}
+	if _, err := checkScope(form.Get("scope")); err != nil {
+		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_scope", err.Error() + "."}
+	}
 	t, err := s.cfg.Store.TakeRefreshToken(ctx, raw)
 	switch {
 	case errors.Is(err, store.ErrUsed):
@@ -213,12 +222,6 @@ func (s *Server) refresh(ctx context.Context, c client, form url.Values) (tokenR
 		return tokenResponse{}, invalidGrant("The refresh token expired. Authorize again.")
 	case t.ClientID != c.ID:
 		return tokenResponse{}, invalidGrant("The refresh token was issued to another client.")
-	}
-	if res := form.Get("resource"); res != "" && res != t.Resource {
-		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_target", "resource differs from the one authorized: " + t.Resource + "."}
-	}
-	if _, err := checkScope(form.Get("scope")); err != nil {
-		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_scope", err.Error() + "."}
 	}
 	return s.issueTokens(ctx, c, t.GrantID, t.UserID, t.Resource, t.Scope)
 }

@@ -156,6 +156,28 @@ func TestRefreshRefusals(t *testing.T) {
 			"client_id": {a.clientID}, "resource": {"https://other.example/mcp"}})
 		wantTokenError(t, status, body, 400, "invalid_target", "resource differs")
 	})
+	// A refused request must not spend the refresh token: the client still
+	// holds it, and its corrected retry would otherwise look like a reuse
+	// and revoke the user's whole authorization.
+	t.Run("a refused parameter leaves the token usable", func(t *testing.T) {
+		a, tok := h.authorize()
+		rt := str(tok, "refresh_token")
+		for _, tc := range []struct{ param, value, error string }{
+			{"scope", "drivemail admin", "invalid_scope"},
+			{"resource", "https://other.example/mcp", "invalid_target"},
+		} {
+			status, body := h.tokenRequest(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt},
+				"client_id": {a.clientID}, tc.param: {tc.value}})
+			wantTokenError(t, status, body, 400, tc.error, "")
+		}
+		status, tok2 := h.refresh(a.clientID, rt)
+		if status != http.StatusOK {
+			t.Fatalf("the refresh token after two refused requests: %d %v", status, tok2)
+		}
+		if c, _, _ := h.call(str(tok, "access_token")); c != http.StatusOK {
+			t.Fatalf("the grant's access token after refused refreshes: %d, want 200", c)
+		}
+	})
 	t.Run("expiry, at the edge and past it", func(t *testing.T) {
 		a, tok := h.authorize()
 		h.clock.Advance(oauth.DefaultRefreshTTL - time.Millisecond)
