@@ -399,6 +399,46 @@ func TestKeyRotation(t *testing.T) {
 	}
 }
 
+// A stored token that no key opens (its --secret was dropped, or the row
+// was damaged) is a lost grant: the user is told to reconnect, and
+// signing in again replaces it.
+func TestUnreadableStoredTokenAsksToReconnect(t *testing.T) {
+	f := newFixture(t)
+	user := f.signIn(t)
+	row, err := f.store.GetGoogleToken(context.Background(), user.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := row
+	damaged.Ciphertext = bytes.Clone(row.Ciphertext)
+	damaged.Ciphertext[len(damaged.Ciphertext)-1] ^= 1
+	tests := []struct {
+		name    string
+		secrets [][]byte
+		row     store.GoogleToken
+		cause   string // what the operator's log line says
+	}{
+		{"sealed with a dropped key", [][]byte{bytes.Repeat([]byte{9}, 32)}, row, "--secret NEW,OLD"},
+		{"damaged ciphertext", [][]byte{f.secret}, damaged, "cannot open"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := f.store.PutGoogleToken(context.Background(), tc.row); err != nil {
+				t.Fatal(err)
+			}
+			f.svc = f.service(t, tc.secrets, false)
+			_, err := f.svc.Client(context.Background(), user.ID)
+			if !errors.Is(err, googleauth.ErrReconnect) || !strings.Contains(err.Error(), tc.cause) {
+				t.Fatalf("err = %v, want ErrReconnect naming the cause %q", err, tc.cause)
+			}
+			f.signIn(t)
+			if got, err := f.call(t, user.ID); err != nil || got != "Bearer ya29.first" {
+				t.Fatalf("after signing in again: %q %v", got, err)
+			}
+		})
+	}
+}
+
 func TestNewRefusals(t *testing.T) {
 	ring, _ := keyring.New([][]byte{bytes.Repeat([]byte{1}, 32)}, googleauth.KeyPurpose)
 	if _, err := googleauth.New(googleauth.Config{RedirectURL: "x", Keys: ring}); err == nil || !strings.Contains(err.Error(), "--google-client-id") {

@@ -58,7 +58,11 @@ func (s *Service) load(ctx context.Context, userID string) (sealedToken, int64, 
 	}
 	plain, err := s.cfg.Keys.Open(row.KeyID, row.Ciphertext, aad(userID))
 	if err != nil {
-		return sealedToken{}, 0, fmt.Errorf("load Google token: %w", err)
+		// No key opens it (its --secret was dropped, or the row is damaged):
+		// the grant is lost to us, and signing in again replaces the row.
+		// The operator learns why here; the user is asked to reconnect.
+		s.logger.WarnContext(ctx, "a stored Google token cannot be opened; the user must reconnect", "user", userID, "err", err)
+		return sealedToken{}, 0, fmt.Errorf("load Google token: %w: %w", err, ErrReconnect)
 	}
 	var t sealedToken
 	if err := json.Unmarshal(plain, &t); err != nil {
