@@ -81,6 +81,10 @@ func (s *Service) RequestUpload(ctx context.Context, req Request) (Ticket, error
 	return t, nil
 }
 
+// maxMimeTypeLen bounds a declared type (RFC 6838: type and subtype names
+// of at most 127 characters each), which the ticket carries.
+const maxMimeTypeLen = 255
+
 // claimsFor checks a ticket request and returns the claims it fixes.
 func (s *Service) claimsFor(req Request) (claims, error) {
 	var c claims
@@ -89,6 +93,9 @@ func (s *Service) claimsFor(req Request) (claims, error) {
 	}
 	c.Name = cleanName(req.Name)
 	if req.MimeType != "" {
+		if len(req.MimeType) > maxMimeTypeLen {
+			return c, refuse(http.StatusBadRequest, "bad_mime_type", "mime_type is %d characters long; a MIME type such as \"application/pdf\" has at most %d. Leave it out to guess it from the name.", len(req.MimeType), maxMimeTypeLen)
+		}
 		mt, _, err := mime.ParseMediaType(req.MimeType)
 		if err != nil || !strings.Contains(mt, "/") {
 			return c, refuse(http.StatusBadRequest, "bad_mime_type", "mime_type %q is not a MIME type such as \"application/pdf\"; leave it out to guess it from the name.", truncate(req.MimeType, 60))

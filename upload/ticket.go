@@ -1,6 +1,7 @@
 package upload
 
 import (
+	"bytes"
 	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/rand"
@@ -89,11 +90,15 @@ func (s *signer) sign(c claims) (string, error) {
 		return "", fmt.Errorf("upload: nonce: %w", err)
 	}
 	c.Nonce = base64.RawURLEncoding.EncodeToString(nonce[:])
-	body, err := json.Marshal(c)
-	if err != nil {
+	// Without HTML escaping, which would spell each & < > of a name in six
+	// bytes and let a long name push the ticket past maxTicketLen.
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c); err != nil {
 		return "", fmt.Errorf("upload: encode ticket: %w", err)
 	}
-	msg := ticketPrefix + base64.RawURLEncoding.EncodeToString(body)
+	msg := ticketPrefix + base64.RawURLEncoding.EncodeToString(bytes.TrimSuffix(body.Bytes(), []byte("\n")))
 	tok := msg + "." + base64.RawURLEncoding.EncodeToString(s.mac(s.keys[0], msg))
 	if len(tok) > maxTicketLen {
 		return "", fmt.Errorf("upload: ticket of %d bytes is longer than %d", len(tok), maxTicketLen)

@@ -253,6 +253,7 @@ func TestRequestUploadRefusals(t *testing.T) {
 	}{
 		"no name":        {upload.Request{Name: "  "}, "name"},
 		"bad type":       {upload.Request{Name: "a", MimeType: "pdf"}, "not a MIME type"},
+		"type too long":  {upload.Request{Name: "a", MimeType: "application/" + strings.Repeat("x", 244)}, "at most 255"},
 		"Google type":    {upload.Request{Name: "a", MimeType: "application/vnd.google-apps.document"}, "Google Docs type"},
 		"too large":      {upload.Request{Name: "a", Size: new(int64(1<<20 + 1))}, "limit of 1 MiB"},
 		"negative size":  {upload.Request{Name: "a", Size: new(int64(-1))}, "not a file size"},
@@ -271,6 +272,13 @@ func TestRequestUploadRefusals(t *testing.T) {
 	// At the limit is fine.
 	if _, err := e.svc.RequestUpload(u.context(), upload.Request{Name: "a", Size: new(int64(1 << 20))}); err != nil {
 		t.Errorf("size at the limit: %v", err)
+	}
+	// Every field at its longest, in the characters JSON spells longest,
+	// still makes a ticket.
+	longest := upload.Request{Name: strings.Repeat("&", 251) + ".txt", MimeType: "application/" + strings.Repeat("x", 243),
+		Size: new(int64(1 << 20)), SHA256: strings.Repeat("a", 64), FolderID: strings.Repeat("F", 128)}
+	if _, err := e.svc.RequestUpload(u.context(), longest); err != nil {
+		t.Errorf("the longest request: %v", err)
 	}
 	if _, err := e.svc.RequestUpload(context.Background(), upload.Request{Name: "a"}); err == nil {
 		t.Error("a context without a user got a ticket")
