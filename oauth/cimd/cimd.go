@@ -295,8 +295,10 @@ func (f *Fetcher) resolve(ctx context.Context, host string) (netip.Addr, error) 
 		}
 	}
 	for _, a := range addrs {
+		// The address itself stays out of the text: anyone may send a
+		// client_id, and would learn the server's internal addresses.
 		if err := f.allowed(a); err != nil {
-			return netip.Addr{}, refuse("the client_id host %s resolves to %s: %v", clip(host), a, err)
+			return netip.Addr{}, refuse("the client_id host %s resolves to %v; a client metadata document must be on a public address", clip(host), err)
 		}
 	}
 	return addrs[0].Unmap(), nil
@@ -321,13 +323,14 @@ func (f *Fetcher) control(_, address string, _ syscall.RawConn) error {
 // Address ranges a metadata fetch must never reach (beyond what netip's
 // predicates name): shared NAT space, "this network", IETF protocol
 // assignments, benchmarking, reserved, and IPv6 forms that embed an IPv4
-// address (NAT64, 6to4) and so could smuggle a private one.
+// address (IPv4-compatible, NAT64, 6to4) and so could smuggle a private one.
 var blockedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
 	netip.MustParsePrefix("192.0.0.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"),
 	netip.MustParsePrefix("64:ff9b::/96"),
 	netip.MustParsePrefix("64:ff9b:1::/48"),
 	netip.MustParsePrefix("2002::/16"),

@@ -223,6 +223,7 @@ func TestAddressRefusals(t *testing.T) {
 		{"carrier NAT", "https://app.example/c.json", []string{"100.64.0.1"}, true, "reserved"},
 		{"NAT64 of a private address", "https://app.example/c.json", []string{"64:ff9b::a00:1"}, true, "reserved"},
 		{"unspecified", "https://0.0.0.0/c.json", nil, true, "unicast"},
+		{"IPv4-compatible IPv6 of loopback", "https://[::127.0.0.1]/c.json", nil, true, "reserved"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,6 +232,13 @@ func TestAddressRefusals(t *testing.T) {
 			var refusal *cimd.Error
 			if !errors.As(err, &refusal) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want a refusal saying %q", err, tc.want)
+			}
+			// Anyone may send a client_id: the refusal must not map the
+			// server's internal names to their addresses for them.
+			for _, a := range tc.resolve {
+				if strings.Contains(err.Error(), a) {
+					t.Fatalf("err = %v reveals the resolved address %s", err, a)
+				}
 			}
 		})
 	}
