@@ -63,6 +63,28 @@ func TestMetadata(t *testing.T) {
 	}
 }
 
+// Browsers send the consent form's Origin (and clients compare origins) in
+// the canonical form: lower-case host, no default port. A base URL spelled
+// otherwise must not make every consent "from another site".
+func TestBaseURLIsCanonical(t *testing.T) {
+	h := newHarness(t, options{})
+	for base, want := range map[string]string{
+		"https://Mail.Example.COM":      "https://mail.example.com",
+		"https://mail.example.com:443":  "https://mail.example.com",
+		"https://mail.example.com:8443": "https://mail.example.com:8443",
+		"http://LOCALHOST:80":           "http://localhost",
+		"http://[::1]:8080/":            "http://[::1]:8080",
+	} {
+		as, err := oauth.New(oauth.Config{BaseURL: base, Store: h.store, Google: h.ga})
+		if err != nil {
+			t.Fatalf("%s: %v", base, err)
+		}
+		if as.Issuer() != want || as.Resource() != want+"/mcp" {
+			t.Errorf("%s: issuer %s, resource %s; want %s and %s/mcp", base, as.Issuer(), as.Resource(), want, want)
+		}
+	}
+}
+
 func TestBaseURLRules(t *testing.T) {
 	h := newHarness(t, options{})
 	for base, wantErr := range map[string]string{

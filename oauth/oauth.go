@@ -122,7 +122,9 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // checkBaseURL accepts an https origin, or an http origin on a loopback
-// host (demo and tests): anything else would send tokens in the clear.
+// host (demo and tests): anything else would send tokens in the clear. It
+// returns the origin in canonical form, which the consent form's Origin
+// check compares with.
 func checkBaseURL(raw string) (base string, secure bool, err error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
@@ -134,7 +136,23 @@ func checkBaseURL(raw string) (base string, secure bool, err error) {
 	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
 		return "", false, fmt.Errorf("oauth: base URL %q: plain http is allowed only on localhost or 127.0.0.1; use https (a TLS-terminating proxy is fine)", raw)
 	}
-	return u.Scheme + "://" + u.Host, u.Scheme == "https", nil
+	return u.Scheme + "://" + canonicalHost(u), u.Scheme == "https", nil
+}
+
+// canonicalHost is u's host as browsers put it in an Origin header and
+// clients compare it: lower case, without the scheme's default port.
+func canonicalHost(u *url.URL) string {
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
+		port = ""
+	}
+	if port != "" {
+		return net.JoinHostPort(host, port)
+	}
+	if strings.Contains(host, ":") {
+		return "[" + host + "]"
+	}
+	return host
 }
 
 // Resource is the protected resource's identifier, BASE/mcp.
