@@ -2,6 +2,7 @@ package drivesvc
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -179,6 +180,25 @@ func a1(title string, startRow, endRow, startCol, endCol int) string {
 	}
 	return quoteTitle(title) + "!" + from + ":" + to
 }
+
+// Sheets' grid: a tab is at least 1000 rows by 26 columns (its size when
+// made), values.update writes only inside it, and one spreadsheet's tabs
+// hold at most ten million cells of grid in all.
+const (
+	defaultGridRows = 1000
+	defaultGridCols = 26
+	maxGridCells    = 10_000_000
+)
+
+// gridSize is a tab's grid as spreadsheets.get reports it: the used
+// extent, and at least the default size.
+func gridSize(rows [][]string) (nRows, nCols int) {
+	r, c := extent(rows)
+	return max(r, defaultGridRows), max(c, defaultGridCols)
+}
+
+// msgGridCells is Sheets' refusal of a change that makes the grid too big.
+var msgGridCells = fmt.Sprintf("This action would increase the number of cells in the workbook above the limit of %d cells.", maxGridCells)
 
 // extent is the used size of a tab: rows and the widest row.
 func extent(rows [][]string) (nRows, nCols int) {

@@ -84,10 +84,10 @@ func (s *Service) writableSpreadsheet(c caller, id string) (*file, *sheetsFailur
 func spreadsheetResource(f *file, origin string, grid bool) map[string]any {
 	sheets := []map[string]any{}
 	for i, t := range f.tabs {
-		rows, cols := extent(t.rows)
+		rows, cols := gridSize(t.rows)
 		sh := map[string]any{"properties": map[string]any{
 			"sheetId": t.id, "title": t.title, "index": i, "sheetType": "GRID",
-			"gridProperties": map[string]any{"rowCount": max(rows, 1000), "columnCount": max(cols, 26)},
+			"gridProperties": map[string]any{"rowCount": rows, "columnCount": cols},
 		}}
 		if grid {
 			rowData := []map[string]any{}
@@ -168,7 +168,25 @@ func (s *Service) handleSheetsCreate(w http.ResponseWriter, r *http.Request) {
 	if spec.Name == "" {
 		spec.Name = "Untitled spreadsheet"
 	}
+	gridCells := 0
 	for i, sh := range req.Sheets {
+		// Size the tab's grid before writing its data, so data placed far
+		// out is refused before the rows to hold it are made.
+		rows, cols := defaultGridRows, defaultGridCols
+		for _, d := range sh.Data {
+			if d.StartRow < 0 || d.StartColumn < 0 || d.StartRow > maxGridIndex || d.StartColumn > maxGridIndex {
+				writeSheetsError(w, http.StatusBadRequest, "Invalid data[].startRow or startColumn.")
+				return
+			}
+			rows = max(rows, d.StartRow+len(d.RowData))
+			for _, row := range d.RowData {
+				cols = max(cols, d.StartColumn+len(row.Values))
+			}
+		}
+		if gridCells += rows * cols; gridCells > maxGridCells {
+			writeSheetsError(w, http.StatusBadRequest, msgGridCells)
+			return
+		}
 		t := Tab{Title: sh.Properties.Title}
 		if sh.Properties.SheetID != nil {
 			t.SheetID = *sh.Properties.SheetID
@@ -176,10 +194,6 @@ func (s *Service) handleSheetsCreate(w http.ResponseWriter, r *http.Request) {
 			t.SheetID = newSheetID()
 		}
 		for _, d := range sh.Data {
-			if d.StartRow < 0 || d.StartColumn < 0 || d.StartRow > maxGridIndex || d.StartColumn > maxGridIndex {
-				writeSheetsError(w, http.StatusBadRequest, "Invalid data[].startRow or startColumn.")
-				return
-			}
 			for ri, row := range d.RowData {
 				var vals []any
 				for _, v := range row.Values {
@@ -297,8 +311,16 @@ func (s *Service) addSheets(c caller, id string, reqs []addSheetRequest) (map[st
 		return nil, fail
 	}
 	tabs := slices.Clone(f.tabs)
+	gridCells := 0
+	for _, t := range tabs {
+		r, c := gridSize(t.rows)
+		gridCells += r * c
+	}
 	var replies []map[string]any
 	for _, rq := range reqs {
+		if gridCells += defaultGridRows * defaultGridCols; gridCells > maxGridCells {
+			return nil, &sheetsFailure{http.StatusBadRequest, msgGridCells}
+		}
 		p := rq.AddSheet.Properties
 		t := &tab{id: newSheetID(), title: p.Title}
 		if p.SheetID != nil {

@@ -138,6 +138,73 @@ func TestSheetsGridData(t *testing.T) {
 	}
 }
 
+// TestSheetsGrid: values.update writes only inside a tab's grid (1000 rows
+// by 26 columns unless its data made it bigger) and a spreadsheet's grids
+// hold at most ten million cells, so no request can make the emulator
+// hold rows for a cell placed millions of rows down.
+func TestSheetsGrid(t *testing.T) {
+	e := newEnv(t)
+	sc := e.sheetsClient(e.token(ann))
+	rows := make([]*sheets.RowData, 1500)
+	for i := range rows {
+		rows[i] = &sheets.RowData{Values: []*sheets.CellData{{UserEnteredValue: &sheets.ExtendedValue{StringValue: &[]string{"r"}[0]}}}}
+	}
+	ss, err := sc.Spreadsheets.Create(&sheets.Spreadsheet{Sheets: []*sheets.Sheet{
+		{Properties: &sheets.SheetProperties{Title: "Small"}},
+		{Properties: &sheets.SheetProperties{Title: "Tall"}, Data: []*sheets.GridData{{RowData: rows}}},
+	}}).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := ss.Sheets[1].Properties.GridProperties; g.RowCount != 1500 || g.ColumnCount != 26 {
+		t.Errorf("grid of a tab made with 1500 rows: %+v", g)
+	}
+	write := func(rng string) error {
+		_, err := sc.Spreadsheets.Values.Update(ss.SpreadsheetId, rng, &sheets.ValueRange{Values: [][]any{{"x"}}}).ValueInputOption("RAW").Do()
+		return err
+	}
+	for _, rng := range []string{"Small!Z1000", "Tall!A1500", "Tall!Z1"} {
+		if err := write(rng); err != nil {
+			t.Errorf("write at the grid's edge %s: %v", rng, err)
+		}
+	}
+	for rng, want := range map[string]string{
+		"Small!A1001":    "Range (Small!A1001) exceeds grid limits. Max rows: 1000, max columns: 26",
+		"Small!AA1":      "Range (Small!AA1) exceeds grid limits. Max rows: 1000, max columns: 26",
+		"Tall!A1501":     "Range (Tall!A1501) exceeds grid limits. Max rows: 1500, max columns: 26",
+		"Small!A9999990": "Range (Small!A9999990) exceeds grid limits. Max rows: 1000, max columns: 26",
+	} {
+		if ge := apiErr(t, write(rng)); ge.Code != 400 || ge.Message != want {
+			t.Errorf("write past the grid %s: %d %q, want %q", rng, ge.Code, ge.Message, want)
+		}
+	}
+
+	// Data placed far out at creation is refused before it is laid out.
+	_, err = sc.Spreadsheets.Create(&sheets.Spreadsheet{Sheets: []*sheets.Sheet{
+		{Data: []*sheets.GridData{{StartRow: 9_999_000, RowData: rows[:1]}}},
+	}}).Do()
+	if ge := apiErr(t, err); ge.Code != 400 || !strings.Contains(ge.Message, "above the limit of 10000000 cells") {
+		t.Errorf("create with a cell 10M rows down: %v", err)
+	}
+
+	// Two tabs here are 26,000 + 39,000 cells; 382 more default tabs fit
+	// (9,997,000 cells), the next does not.
+	add := func(n int) error {
+		var reqs []*sheets.Request
+		for range n {
+			reqs = append(reqs, &sheets.Request{AddSheet: &sheets.AddSheetRequest{}})
+		}
+		_, err := sc.Spreadsheets.BatchUpdate(ss.SpreadsheetId, &sheets.BatchUpdateSpreadsheetRequest{Requests: reqs}).Do()
+		return err
+	}
+	if err := add(382); err != nil {
+		t.Fatalf("382 tabs within ten million cells: %v", err)
+	}
+	if ge := apiErr(t, add(1)); ge.Code != 400 || !strings.Contains(ge.Message, "above the limit of 10000000 cells") {
+		t.Errorf("one tab past ten million cells: %v", ge)
+	}
+}
+
 func TestAboutGet(t *testing.T) {
 	e := newEnv(t)
 	e.put(ann, drivesvc.FileSpec{Name: "a.bin", Content: make([]byte, 1234)})

@@ -2,6 +2,7 @@ package drivesvc
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -142,6 +143,10 @@ func (s *Service) writeValues(c caller, id, raw string, vals [][]any) (map[strin
 	}
 	if g.explicit && (g.endRow >= 0 && g.startRow+len(vals) > g.endRow || g.endCol >= 0 && g.startCol+nCols > g.endCol) {
 		return nil, &sheetsFailure{http.StatusBadRequest, "Requested writing within range [" + echo(raw) + "], but tried writing beyond it."}
+	}
+	if gridRows, gridCols := gridSize(g.tab.rows); g.startRow+max(len(vals), 1) > gridRows || g.startCol+max(nCols, 1) > gridCols {
+		return nil, &sheetsFailure{http.StatusBadRequest, fmt.Sprintf("Range (%s) exceeds grid limits. Max rows: %d, max columns: %d",
+			a1(g.tab.title, g.startRow, g.startRow+len(vals), g.startCol, g.startCol+nCols), gridRows, gridCols)}
 	}
 	rows, err := writeCells(g.tab.rows, g.startRow, g.startCol, vals)
 	if err != nil || countCells(f.tabs, g.tab, rows) > maxCellsPerFile {
