@@ -78,7 +78,10 @@ func CheckZip(ctx context.Context, ra io.ReaderAt, size int64, name string, lim 
 	lim = lim.withDefaults()
 	z := &zipCheck{ctx: ctx, ra: &budgetReaderAt{ra: ra, left: lim.MaxReads}, lim: lim, file: name}
 	err := z.check(z.ra, size, nil, 0)
-	if errors.Is(err, errBudget) {
+	if errors.Is(err, ErrReadBudget) {
+		if z.ra.left > 0 { // the ReaderAt's own budget ran out
+			return z.tooLarge(nil, "needs more reading than allowed")
+		}
 		return z.tooLarge(nil, fmt.Sprintf("needs more than %d reads", lim.MaxReads))
 	}
 	return err
@@ -92,8 +95,12 @@ type zipCheck struct {
 	nested int
 }
 
-// errBudget is returned by budgetReaderAt past its read budget.
-var errBudget = errors.New("read budget exhausted")
+// ErrReadBudget ends the reads of a CheckZip past Limits.MaxReads. A
+// ReaderAt with a budget of its own (a few Range requests, say) returns an
+// error wrapping it when that budget runs out, and CheckZip treats it the
+// same: inner archives it can no longer afford are left to Gmail, and an
+// archive whose own directory it cannot afford is refused as too large.
+var ErrReadBudget = errors.New("read budget exhausted")
 
 // budgetReaderAt counts ReadAt calls and refuses past a budget.
 type budgetReaderAt struct {
@@ -103,7 +110,7 @@ type budgetReaderAt struct {
 
 func (b *budgetReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	if b.left <= 0 {
-		return 0, errBudget
+		return 0, ErrReadBudget
 	}
 	b.left--
 	return b.ra.ReadAt(p, off)
@@ -188,7 +195,7 @@ func (z *zipCheck) check(ra io.ReaderAt, size int64, outer []string, depth int) 
 		}
 		z.nested++
 		err := z.checkNested(ra, size, e, outer, depth)
-		if errors.Is(err, errBudget) {
+		if errors.Is(err, ErrReadBudget) {
 			break
 		}
 		if err != nil {
@@ -240,7 +247,7 @@ func (z *zipCheck) tooLarge(outer []string, detail string) error {
 	return &Refusal{File: z.file, Entry: entryPath(outer...), Reason: ReasonTooLarge, Detail: detail}
 }
 
-// readErr wraps an error of the underlying reader; errBudget stays
+// readErr wraps an error of the underlying reader; ErrReadBudget stays
 // visible to errors.Is for the callers up the stack.
 func (z *zipCheck) readErr(outer []string, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {

@@ -430,6 +430,42 @@ func TestCheckZipReaderErrors(t *testing.T) {
 	}
 }
 
+// budgetedReaderAt is a ReaderAt with a budget of its own, as Range
+// requests have: past it, an error wrapping ErrReadBudget.
+type budgetedReaderAt struct {
+	r    io.ReaderAt
+	left int
+}
+
+func (b *budgetedReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("range requests: %w", ErrReadBudget)
+	}
+	b.left--
+	return b.r.ReadAt(p, off)
+}
+
+// TestCheckZipReaderBudget: a ReaderAt that runs out of its own budget is
+// treated as CheckZip's budget is: inner archives past it are left to
+// Gmail, an outer directory past it is refused as too large to check.
+func TestCheckZipReaderBudget(t *testing.T) {
+	bad := makeZip(t, "", zipEntry{name: "inner/setup.exe", data: []byte("MZ")})
+	data := makeZip(t, "", zipEntry{name: "a.zip", data: bad, store: true}, zipEntry{name: "b.zip", data: bad, store: true})
+	check := func(reads int) error {
+		ra := &budgetedReaderAt{r: bytes.NewReader(data), left: reads}
+		return CheckZip(context.Background(), ra, int64(len(data)), "outer.zip", Limits{})
+	}
+	if r := refusal(t, check(3)); r.Entry != "a.zip/inner/setup.exe" {
+		t.Fatalf("with the reads to open a.zip: refusal %+v", r)
+	}
+	if err := check(2); err != nil {
+		t.Fatalf("an inner zip the reader cannot afford: %v, want it left to Gmail", err)
+	}
+	if r := refusal(t, check(0)); r.Reason != ReasonTooLarge || r.Detail != "needs more reading than allowed" {
+		t.Fatalf("no read for the outer directory: refusal %+v", r)
+	}
+}
+
 // FuzzCheckZip feeds arbitrary bytes, and mutations of real zips, to the
 // directory reader: it must never panic, must answer nil or a *Refusal,
 // and must keep within its read budget.

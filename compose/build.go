@@ -164,7 +164,7 @@ func checkArchives(ctx context.Context, d driveAPI, mp *msgPlan) error {
 		case it.plan.action == actData:
 			err = inspectBytes(ctx, it)
 		case it.plan.action == actAttach && it.plan.archive == blocked.Zip:
-			err = blocked.CheckZip(ctx, d.ReaderAt(ctx, it.file), it.file.Size, it.plan.name, blocked.Limits{MaxDirBytes: 4 << 20})
+			err = blocked.CheckZip(ctx, d.ReaderAt(ctx, it.file), it.file.Size, it.plan.name, blocked.Limits{MaxDirBytes: 4 << 20, MaxReads: zipReads})
 		default:
 			continue // tar and gzip are inspected as they stream; exports are Google's
 		}

@@ -2,9 +2,11 @@ package compose_test
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"fmt"
 	"net/mail"
 	"strings"
 	"testing"
@@ -116,4 +118,43 @@ func TestReplyThreads(t *testing.T) {
 	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "thread_id") {
 		t.Errorf("bad thread id: err = %v", err)
 	}
+}
+
+// zipOfStoredZips is a zip holding inner zips stored without compression,
+// as zip tools write entries that do not shrink; inner[i] lists the names
+// in the i-th inner zip.
+func zipOfStoredZips(t *testing.T, inner ...[]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for i, names := range inner {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: fmt.Sprintf("part%d.zip", i+1), Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(zipOf(t, names...))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestZipOfStoredZips: the inner zips of a zip are checked by Range reads
+// as far as the read budget goes; the rest are left to Gmail, and a clean
+// archive with more of them than the budget covers still goes.
+func TestZipOfStoredZips(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	clean := zipOfStoredZips(t, []string{"a.txt"}, []string{"b.txt"}, []string{"c.txt"}, []string{"d.txt"}, []string{"e.txt"})
+	f := e.Put(user, drivesvc.FileSpec{Name: "bundle.zip", Content: clean})
+	e.sendFileOnce("zip of zips", f, clean)
+
+	bad := e.Put(user, drivesvc.FileSpec{Name: "tools.zip", Content: zipOfStoredZips(t, []string{"readme.txt", "setup.exe"}, []string{"b.txt"})})
+	before := e.Emu.Stats()
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "zip", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: bad.ID}}}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "part1.zip/setup.exe") {
+		t.Fatalf("err = %v, want a refusal naming part1.zip/setup.exe", err)
+	}
+	unchanged(t, before, e.Emu.Stats())
 }

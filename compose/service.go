@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/drivemail/drivemail/blocked"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/google"
@@ -200,7 +201,21 @@ func (d driveAdapter) Export(ctx context.Context, f drive.File, mimeType string,
 }
 
 func (d driveAdapter) ReaderAt(ctx context.Context, f drive.File) io.ReaderAt {
-	return d.c.RangeReader(ctx, f, zipReads, zipMaxBytes)
+	return budgetedRanges{d.c.RangeReader(ctx, f, zipReads, zipMaxBytes)}
+}
+
+// budgetedRanges tells blocked.CheckZip when Drive's Range budget, not
+// the archive, ended the reads, so that inner archives past it are left
+// to Gmail as CheckZip's own budget leaves them, instead of failing the
+// send.
+type budgetedRanges struct{ ra io.ReaderAt }
+
+func (b budgetedRanges) ReadAt(p []byte, off int64) (int, error) {
+	n, err := b.ra.ReadAt(p, off)
+	if errors.Is(err, drive.ErrRangeBudget) {
+		err = fmt.Errorf("%w: %w", blocked.ErrReadBudget, err)
+	}
+	return n, err
 }
 
 // logOutcome writes one line per send: sizes, counts and ids, never
