@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/identity"
 )
 
@@ -80,5 +81,21 @@ func TestRefusalLogNamesNoAddress(t *testing.T) {
 	}
 	if !strings.Contains(out, `cause="invalid to"`) || !strings.Contains(out, "notFound") {
 		t.Errorf("the refusal lines should say what kind of cause it was:\n%s", out)
+	}
+}
+
+// TestRetryLogNamesNoFile: the line logged when a Drive failure restarts
+// the pass says why in kind, never the file name its error quotes.
+func TestRetryLogNamesNoFile(t *testing.T) {
+	var logs bytes.Buffer
+	e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	f, b := e.putBytes("Secret merger.pdf", 2<<20)
+	e.Inject(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 2, CutResponseAfter: ptr(int64(1 << 20))})
+	e.sendFileOnce("cut once", f, b)
+	if !strings.Contains(logs.String(), "retrying send pass") {
+		t.Fatalf("no retry line logged:\n%s", logs.String())
+	}
+	if strings.Contains(logs.String(), "Secret merger") {
+		t.Errorf("the logs show the file name:\n%s", logs.String())
 	}
 }

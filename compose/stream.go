@@ -13,6 +13,7 @@ import (
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/mimemsg"
+	"github.com/drivemail/drivemail/redact"
 )
 
 // Whole-pass retries: a transient Drive failure while the first upload
@@ -38,7 +39,7 @@ func (s *Service) stream(ctx context.Context, gc *gmail.Client, d driveAPI, b *b
 		if !retry {
 			return gmail.Sent{}, mimemsg.Written{}, streamError(err, b, opts.Draft)
 		}
-		s.cfg.Logger.InfoContext(ctx, "retrying send pass after a Drive failure", "attempt", attempt, "err", we.Err.Error())
+		s.cfg.Logger.InfoContext(ctx, "retrying send pass after a Drive failure", "attempt", attempt, "err", redact.Quoted(we.Err.Error()))
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
