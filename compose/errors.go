@@ -21,6 +21,7 @@ func streamError(err error, b *builder, draft bool) error {
 	}
 	var (
 		le *mimemsg.LimitError
+		se *mimemsg.SizeError
 		br *blocked.Refusal
 		pe *partError
 	)
@@ -32,6 +33,11 @@ func streamError(err error, b *builder, draft bool) error {
 		}
 		return refuseErr(err, "The encoded message grew past Gmail's 35 MiB limit while it was built, so it was abandoned. %s "+
 			"Send the largest attachments as links, or split them over several messages.", nothingSent)
+	case errors.As(err, &se):
+		// The stream did not match the size Drive reported when the plan
+		// was made: the file was replaced or edited in between.
+		return refuseErr(err, "%q changed in Google Drive while it was being attached (its content no longer has the size Drive reported), "+
+			"so the message was abandoned. %s Try again: the file will be read afresh.", truncate(se.Name, 80), nothingSent)
 	case errors.As(err, &br):
 		return refuseErr(err, "%s %s", br.Error(), nothingSent)
 	case errors.As(err, &pe):

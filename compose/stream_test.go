@@ -3,6 +3,8 @@ package compose_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -196,4 +198,40 @@ func TestGmailFinalAnswerCut(t *testing.T) {
 	if st := e.Emu.Stats(); st.MessagesSent != 1 {
 		t.Errorf("messages sent = %d, want exactly 1", st.MessagesSent)
 	}
+}
+
+// growingDownloads serves one file's download with extra bytes after
+// Drive's own, as when the file is replaced between the metadata call
+// and the download.
+type growingDownloads struct {
+	base   http.RoundTripper
+	fileID string
+}
+
+func (g growingDownloads) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := g.base.RoundTrip(r)
+	if err != nil || r.URL.Path != "/drive/v3/files/"+g.fileID || r.URL.Query().Get("alt") != "media" {
+		return res, err
+	}
+	res.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(res.Body, strings.NewReader("appended since")), res.Body}
+	return res, nil
+}
+
+// TestFileChangedWhileSendingSendsNothing: a file that grew in Drive
+// after its size was read is abandoned with a sentence that says so,
+// not an internal error.
+func TestFileChangedWhileSendingSendsNothing(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	f, _ := e.putBytes("report.pdf", 100_000)
+	hc := &http.Client{Transport: growingDownloads{base: e.hc.Transport, fileID: f.ID}}
+	before := e.Emu.Stats()
+	_, err := e.svc.Send(context.Background(), hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "grown", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), `"report.pdf" changed in Google Drive`) || !strings.Contains(err.Error(), "Nothing was sent") {
+		t.Fatalf("err = %v, want a refusal saying report.pdf changed and nothing was sent", err)
+	}
+	outboxUnchanged(t, before, e.Emu.Stats())
 }
