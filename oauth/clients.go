@@ -185,6 +185,11 @@ func checkRedirectURI(raw string) error {
 	if u.User != nil {
 		return badRedirect("redirect URI %q contains credentials", clip(raw))
 	}
+	// The consent page names this host as where access goes; in letters
+	// that merely look Latin it could pass for another site's.
+	if strings.IndexFunc(u.Hostname(), func(r rune) bool { return r > unicode.MaxASCII }) >= 0 {
+		return badRedirect("redirect URI %q has a host with non-ASCII characters; write an internationalized domain name in its ASCII (xn--) form", clip(raw))
+	}
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):

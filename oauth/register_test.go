@@ -47,6 +47,10 @@ func TestRegistrationRefusals(t *testing.T) {
 		{"fragment", map[string]any{"redirect_uris": []string{"https://app.example/cb#x"}}, "invalid_redirect_uri", "fragment"},
 		{"credentials", map[string]any{"redirect_uris": []string{"https://u:p@app.example/cb"}}, "invalid_redirect_uri", "credentials"},
 		{"relative", map[string]any{"redirect_uris": []string{"/cb"}}, "invalid_redirect_uri", "not an absolute URL"},
+		// The consent page shows the host: one spelled in look-alike letters
+		// (a Cyrillic "е" here) would pass for claude.ai there.
+		{"look-alike host", map[string]any{"redirect_uris": []string{"https://claud\u0435.ai/api/mcp/auth_callback"}}, "invalid_redirect_uri", "xn--"},
+		{"look-alike host, percent-encoded", map[string]any{"redirect_uris": []string{"https://claud%D0%B5.ai/cb"}}, "invalid_redirect_uri", "xn--"},
 		{"11 redirect URIs", map[string]any{"redirect_uris": uris(11)}, "invalid_redirect_uri", "at most 10"},
 		{"URI of 2001 characters", map[string]any{"redirect_uris": []string{"https://app.example/" + strings.Repeat("a", 1981)}}, "invalid_redirect_uri", "longer than 2000"},
 		{"name of 101 characters", map[string]any{"redirect_uris": uris(1), "client_name": strings.Repeat("é", 101)}, "invalid_client_metadata", "longer than 100"},
@@ -72,6 +76,7 @@ func TestRegistrationRefusals(t *testing.T) {
 		"URI of 2000 characters":  {"redirect_uris": []string{"https://app.example/" + strings.Repeat("a", 1980)}},
 		"name of 100 characters":  {"redirect_uris": uris(1), "client_name": strings.Repeat("é", 100)},
 		"IPv6 loopback over http": {"redirect_uris": []string{"http://[::1]:8080/cb"}},
+		"punycode host":           {"redirect_uris": []string{"https://xn--claud-3ve.ai/cb"}},
 	} {
 		if status, out := h.register(meta); status != http.StatusCreated {
 			t.Errorf("%s: %d %v", name, status, out)
