@@ -183,17 +183,24 @@ func splitAddresses(s string) []string {
 }
 
 // driveFileID accepts a Drive id, an mcp-file:// handle, or a Drive or
-// Docs link (models often paste those) and returns the id or handle.
+// Docs link (models often paste those) and returns the id or handle. A
+// link's resource key, without which Drive does not serve a link-shared
+// file to anyone but its owner, is kept: the id then comes back as a
+// Drive link that compose and drive read the key from.
 func driveFileID(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if strings.HasPrefix(s, "mcp-file://") {
 		return s, nil
 	}
 	if strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") {
-		if id, ok := idFromDriveURL(s); ok {
-			return id, nil
+		id, key, ok := idFromDriveURL(s)
+		switch {
+		case !ok:
+			return "", refuse("%q is a link, not a Drive file id. Find the file with drive_search and pass its id.", truncate(s, 80))
+		case key != "":
+			return "https://drive.google.com/file/d/" + id + "/view?resourcekey=" + key, nil
 		}
-		return "", refuse("%q is a link, not a Drive file id. Find the file with drive_search and pass its id.", truncate(s, 80))
+		return id, nil
 	}
 	if !validDriveID(s) {
 		return "", refuse("%q is not a Drive file id (ids are letters, digits, '-' and '_', such as 1AbCdEfGhIjKlMnOpQrStUvWxYz012345). Find the file with drive_search and pass its id.", truncate(s, 80))
@@ -215,22 +222,28 @@ func validDriveID(s string) bool {
 }
 
 // idFromDriveURL extracts the file id from drive.google.com and
-// docs.google.com links: /file/d/ID/…, /document/d/ID/…, ?id=ID.
-func idFromDriveURL(s string) (string, bool) {
+// docs.google.com links (/file/d/ID/…, /document/d/ID/…, ?id=ID), and the
+// resource key when the link carries one (?resourcekey=KEY).
+func idFromDriveURL(s string) (id, key string, ok bool) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Host != "drive.google.com" && u.Host != "docs.google.com") {
-		return "", false
+		return "", "", false
+	}
+	q := u.Query()
+	key = q.Get("resourcekey")
+	if key != "" && !validDriveID(key) {
+		return "", "", false
 	}
 	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
 	for i := 0; i+1 < len(parts); i++ {
 		if parts[i] == "d" && validDriveID(parts[i+1]) {
-			return parts[i+1], true
+			return parts[i+1], key, true
 		}
 	}
-	if id := u.Query().Get("id"); validDriveID(id) {
-		return id, true
+	if id := q.Get("id"); validDriveID(id) {
+		return id, key, true
 	}
-	return "", false
+	return "", "", false
 }
 
 // truncate shortens s for quoting in a refusal.

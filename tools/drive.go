@@ -153,6 +153,9 @@ func (h *handlers) driveGetFile(ctx context.Context, req mcp.CallToolRequest) (*
 	}
 	f, err := h.deps.Drive.Get(ctx, id)
 	if err != nil {
+		if ref, ok := drive.ParseRef(id); ok {
+			id = ref.ID // a link with its resource key: name the file by its id
+		}
 		return h.fail(ctx, "drive_get_file", driveError(err, id)), nil
 	}
 	out := fileOut(f)

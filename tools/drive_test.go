@@ -9,6 +9,7 @@ import (
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
+	"github.com/drivemail/drivemail/upload"
 )
 
 var modified = time.Date(2026, 5, 1, 9, 30, 0, 0, time.UTC)
@@ -210,5 +211,51 @@ func TestHumanBytes(t *testing.T) {
 		if got := humanBytes(n); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestDriveLinkKeepsResourceKey: a link-shared file's link carries the
+// resource key Drive needs to serve it to anyone but its owner; a pasted
+// link must reach Drive with it, for drive_get_file and for attachments.
+func TestDriveLinkKeepsResourceKey(t *testing.T) {
+	const key = "0-abcDEF_12"
+	link := "https://drive.google.com/file/d/" + id33 + "/view?usp=sharing&resourcekey=" + key
+	keyOf := func(what, got string) {
+		t.Helper()
+		ref, ok := drive.ParseRef(got)
+		if !ok || ref.ID != id33 || ref.ResourceKey != key {
+			t.Errorf("%s: %q reaches Drive as %+v (ok %v); want id %s with resource key %s", what, got, ref, ok, id33, key)
+		}
+	}
+
+	h := newHarness(t, nil)
+	h.drive.file = sampleFiles()[0]
+	if res := h.call("drive_get_file", map[string]any{"file_id": link}); res.IsError {
+		t.Fatalf("drive_get_file refused: %s", res.text())
+	}
+	keyOf("drive_get_file", h.drive.gotID)
+
+	res := h.call("send_email", map[string]any{"to": "ana@example.com", "subject": "s", "body_text": "hi",
+		"attachments": []any{link, map[string]any{"file_id": link, "as": "pdf"}}})
+	if res.IsError {
+		t.Fatalf("send_email refused: %s", res.text())
+	}
+	for i, a := range h.mail.req.Attachments {
+		keyOf(fmt.Sprintf("attachment %d", i+1), a.FileID)
+	}
+
+	// An upload goes into a folder by its id alone.
+	h.uploads.ticket = upload.Ticket{UploadURL: "https://dm.example.com/upload/tkt", Method: "PUT", ExpiresAt: time.Now().Add(time.Hour)}
+	if res := h.call("request_upload", map[string]any{"name": "a.pdf", "folder_id": "https://drive.google.com/open?id=" + id33 + "&resourcekey=" + key}); res.IsError {
+		t.Fatalf("request_upload refused: %s", res.text())
+	}
+	if h.uploads.req.FolderID != id33 {
+		t.Errorf("folder_id reached uploads as %q, want %s", h.uploads.req.FolderID, id33)
+	}
+
+	// Without a key a link still becomes the bare id.
+	h.call("drive_get_file", map[string]any{"file_id": "https://drive.google.com/file/d/" + id33 + "/view"})
+	if h.drive.gotID != id33 {
+		t.Errorf("a link without a key reached Drive as %q", h.drive.gotID)
 	}
 }

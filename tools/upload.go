@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -95,6 +96,9 @@ func parseUpload(raw []byte) (upload.Request, error) {
 	if folder = strings.TrimSpace(folder); folder != "" {
 		if u.FolderID, err = driveFileID(folder); err != nil {
 			return u, prefixed("\"folder_id\"", err)
+		}
+		if ref, ok := drive.ParseRef(u.FolderID); ok {
+			u.FolderID = ref.ID // uploads go into a folder by id alone
 		}
 	}
 	return u, nil
