@@ -145,6 +145,28 @@ func openPart(r io.Reader, id string) (io.Reader, error) {
 	return found, nil
 }
 
+// readBodies returns the decoded bodies of the parts ids names, at most
+// limit bytes of each, in one pass over the message in r. Content that
+// does not decode counts as far as it decodes, as in parseMessage.
+func readBodies(r io.Reader, ids map[string]bool, limit int64) (map[string][]byte, error) {
+	br := bufio.NewReader(r)
+	h, err := textproto.ReadHeader(br)
+	if err != nil {
+		return nil, errBadHeader
+	}
+	out := map[string][]byte{}
+	w := walker{visit: func(p *part, body io.Reader) error {
+		if ids[p.ID] {
+			out[p.ID], _ = io.ReadAll(io.LimitReader(body, limit))
+		}
+		return nil
+	}}
+	if err := w.walk(newPart("", h), h, br, 0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // walker visits the leaves of a MIME tree.
 type walker struct {
 	visit func(p *part, body io.Reader) error // may read body or not

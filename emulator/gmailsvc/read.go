@@ -277,26 +277,16 @@ func (s *Service) fullPayload(m *message) (*partOut, error) {
 			inline[l.ID] = true
 		}
 	}
-	data := map[string][]byte{}
 	f, err := s.deps.Blobs.Open(m.blob.ID)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	for id := range inline {
-		// One pass per inline body keeps the walker simple; messages have few.
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		body, err := openPart(f, id)
-		if err != nil {
-			return nil, err
-		}
-		b, err := io.ReadAll(io.LimitReader(body, maxInlineData))
-		if err != nil {
-			return nil, err
-		}
-		data[id] = b
+	// One pass for every inline body: a pass per body made a message of
+	// many small parts behind a large one cost minutes.
+	data, err := readBodies(f, inline, maxInlineData)
+	if err != nil {
+		return nil, err
 	}
 	var conv func(p *part) *partOut
 	conv = func(p *part) *partOut {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	gmail "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
@@ -236,5 +237,62 @@ func TestProfile(t *testing.T) {
 	p, err := svc.Users.GetProfile("me").Do()
 	if err != nil || p.EmailAddress != ann || p.MessagesTotal != 3 || p.ThreadsTotal != 2 || p.HistoryId == 0 {
 		t.Errorf("profile = %+v (%v)", p, err)
+	}
+}
+
+// TestFullFormatReadsTheMessageOnce: format=full inlines every small
+// body in one pass over the message. A pass per body made a message of
+// many short parts behind one large attachment take seconds per read
+// (500 parts behind 4 MiB: about 8 s), minutes near the 35 MiB cap.
+func TestFullFormatReadsTheMessageOnce(t *testing.T) {
+	f := newFixture(t)
+	svc := f.sender(ann)
+	const parts = 500
+	var b bytes.Buffer
+	b.WriteString("From: " + ann + "\r\nTo: " + bob + "\r\nSubject: many parts\r\nContent-Type: multipart/mixed; boundary=B\r\n\r\n")
+	b.WriteString("--B\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=big.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n")
+	b.WriteString(fold(base64.StdEncoding.EncodeToString(pattern(4<<20))) + "\r\n")
+	for i := range parts {
+		fmt.Fprintf(&b, "--B\r\nContent-Type: text/plain\r\n\r\npart %d\r\n", i)
+	}
+	b.WriteString("--B--\r\n")
+	sent, err := send(svc, bytes.NewReader(b.Bytes()), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	m, err := svc.Users.Messages.Get("me", sent.Id).Format("full").Do()
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(m.Payload.Parts); got != parts+1 {
+		t.Fatalf("%d parts, want %d", got, parts+1)
+	}
+	for i, p := range m.Payload.Parts[1:] {
+		data, err := base64.URLEncoding.DecodeString(p.Body.Data)
+		if want := fmt.Sprintf("part %d", i); err != nil || string(data) != want {
+			t.Fatalf("part %s: %q %v, want %q", p.PartId, data, err, want)
+		}
+	}
+	t.Logf("format=full of %d parts: %v", parts+1, took)
+	if took > 2*time.Second {
+		t.Errorf("format=full took %v; the message was read once per part", took)
+	}
+}
+
+func TestReadBodiesIsOnePass(t *testing.T) {
+	raw := msg{from: ann, to: bob, subject: "x", text: "the text", html: "<p>hi</p>",
+		attach: []file{{"a.bin", "application/octet-stream", pattern(100_000)}}}.build()
+	cr := &countingReader{r: bytes.NewReader(raw)}
+	got, err := readBodies(cr, map[string]bool{"0.0": true, "0.1.0": true, "1": true}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got["0.0"]) != "the text" || string(got["0.1.0"]) != "<p>hi</p>" || !bytes.Equal(got["1"], pattern(10)) {
+		t.Errorf("bodies %q", got)
+	}
+	if cr.n > int64(len(raw)) {
+		t.Errorf("read %d bytes of a %d-byte message", cr.n, len(raw))
 	}
 }
