@@ -108,12 +108,14 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // curlCommand is a shell command that uploads name to url. It fails on a
 // refusal but still prints the server's sentence (-f would print only the
-// status code); --fail-with-body needs curl 7.76 or later.
+// status code); --fail-with-body needs curl 7.76 or later. --globoff
+// keeps curl from reading [ ] and { } in a file name as patterns
+// ("report [final].pdf").
 func curlCommand(method, url, name string) string {
 	if method == "POST" {
-		return fmt.Sprintf("curl -sS --fail-with-body -X POST -F file=@%s %s", shellQuote(name), shellQuote(url))
+		return fmt.Sprintf("curl -sS --fail-with-body --globoff -X POST -F file=@%s %s", shellQuote(name), shellQuote(url))
 	}
-	return fmt.Sprintf("curl -sS --fail-with-body -T %s %s", shellQuote(name), shellQuote(url))
+	return fmt.Sprintf("curl -sS --fail-with-body --globoff -T %s %s", shellQuote(name), shellQuote(url))
 }
 
 // shellQuote quotes s for a POSIX shell.

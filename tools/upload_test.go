@@ -2,7 +2,15 @@ package tools
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +33,7 @@ func TestRequestUpload(t *testing.T) {
 	if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
 		t.Fatal(err)
 	}
-	wantCurl := `curl -sS --fail-with-body -T 'Q3 it'\''s.pdf' 'https://dm.example.com/upload/tkt'`
+	wantCurl := `curl -sS --fail-with-body --globoff -T 'Q3 it'\''s.pdf' 'https://dm.example.com/upload/tkt'`
 	if out.Curl != wantCurl {
 		t.Errorf("curl = %s, want %s", out.Curl, wantCurl)
 	}
@@ -128,5 +136,40 @@ func TestProgressThrottles(t *testing.T) {
 	}
 	if _, ok := sent[n]["total"]; ok {
 		t.Error("unknown total must be left out")
+	}
+}
+
+// TestCurlLineUploadsAnyName runs the curl line request_upload gives, as
+// a user pastes it into a shell, for names curl would otherwise read as
+// patterns ([…] ranges, {…} lists) or options.
+func TestCurlLineUploadsAnyName(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	got := map[string]string{}
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got[r.URL.Path] = r.Method + " " + string(b)
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	for i, name := range []string{"report [final].pdf", "a{b,c}.txt", "Q3 it's.pdf", "-v.txt", "notes;type=text.html"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("bytes of "+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		url := fmt.Sprintf("%s/upload/t%d", srv.URL, i)
+		cmd := exec.Command("sh", "-c", curlCommand("PUT", url, name))
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%q: %v\n%s", name, err, out)
+			continue
+		}
+		if want := "PUT bytes of " + name; got[fmt.Sprintf("/upload/t%d", i)] != want {
+			t.Errorf("%q: the server got %q, want %q", name, got[fmt.Sprintf("/upload/t%d", i)], want)
+		}
 	}
 }
