@@ -39,7 +39,14 @@ type Accounts struct {
 	refresh   map[string]Token
 	accessTTL time.Duration
 	now       func() time.Time
+	// sweepAt is the count of access tokens at which expired ones are
+	// dropped next. It doubles with the live ones, so a long-running
+	// emulator keeps only live tokens and sweeping costs O(1) a token.
+	sweepAt int
 }
+
+// minSweep is the fewest access tokens that trigger a sweep.
+const minSweep = 1024
 
 // NewAccounts returns an empty account registry whose access tokens live for ttl.
 func NewAccounts(ttl time.Duration, now func() time.Time) *Accounts {
@@ -52,6 +59,7 @@ func NewAccounts(ttl time.Duration, now func() time.Time) *Accounts {
 		refresh:   map[string]Token{},
 		accessTTL: ttl,
 		now:       now,
+		sweepAt:   minSweep,
 	}
 }
 
@@ -88,6 +96,15 @@ func (a *Accounts) AccessTTL() time.Duration { return a.accessTTL }
 func (a *Accounts) IssueAccess(email, clientID string, scopes []string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if len(a.access) >= a.sweepAt {
+		now := a.now()
+		for k, t := range a.access {
+			if !now.Before(t.Expiry) {
+				delete(a.access, k)
+			}
+		}
+		a.sweepAt = max(minSweep, 2*len(a.access))
+	}
 	tok := "ya29.emu-" + randomString()
 	a.users[strings.ToLower(email)] = true
 	a.access[tok] = Token{Email: strings.ToLower(email), ClientID: clientID, Scopes: slices.Clone(scopes), Expiry: a.now().Add(a.accessTTL)}

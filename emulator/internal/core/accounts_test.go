@@ -82,3 +82,25 @@ func TestRequireScope(t *testing.T) {
 		t.Error("refused a token with one of the scopes")
 	}
 }
+
+func TestExpiredAccessTokensAreDropped(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a := NewAccounts(time.Minute, func() time.Time { return now })
+	live := a.IssueAccess("u@example.com", "c", nil)
+	for range 10 * minSweep {
+		a.IssueAccess("u@example.com", "c", nil)
+		now = now.Add(time.Second)
+	}
+	// At most a minute's worth of tokens is live; a sweep may lag by as
+	// many again as it found live.
+	if n := len(a.access); n > 2*minSweep {
+		t.Errorf("%d access tokens kept after %d issued, want at most %d", n, 10*minSweep+1, 2*minSweep)
+	}
+	if _, ok := a.Lookup(live); ok {
+		t.Error("a token issued hours ago still works")
+	}
+	fresh := a.IssueAccess("u@example.com", "c", nil)
+	if _, ok := a.Lookup(fresh); !ok {
+		t.Error("a fresh token does not work after sweeps")
+	}
+}
