@@ -56,7 +56,9 @@ func (g demoGuide) write(w io.Writer) {
 	fmt.Fprintf(&b, "  Sent mail     %s/_emulator/outbox  (open it in a browser)\n", g.Emulator)
 	fmt.Fprintf(&b, "  Access token  the DEMO_TOKEN above, valid for %s; or sign in with OAuth: the emulator's consent page stands in for Google's (choose %s)\n", humanTTL(g.TokenTTL), g.User)
 	fmt.Fprintf(&b, "\nIn another shell:\n\n")
-	fmt.Fprintf(&b, "MCP Inspector, command line (Node.js 22 or newer):\n  %s --method tools/list\n", cli)
+	fmt.Fprintf(&b, "MCP Inspector, command line (Node.js 22 or newer): the tools, every file in the demo Drive with its id, and a send:\n")
+	fmt.Fprintf(&b, "  %s --method tools/list\n", cli)
+	fmt.Fprintf(&b, "  %s --method tools/call --tool-name drive_search --tool-args-json '{\"query\":\"\"}'\n", cli)
 	if g.FileID != "" {
 		args, _ := json.Marshal(map[string]any{
 			"to":          "ana@example.com",
@@ -65,7 +67,7 @@ func (g demoGuide) write(w io.Writer) {
 			"attachments": []string{g.FileID},
 		})
 		fmt.Fprintf(&b, "  %s --method tools/call --tool-name send_email --tool-args-json '%s'\n", cli, args)
-		fmt.Fprintf(&b, "  (%s is %q in the demo Drive; find others with --tool-name drive_search --tool-args-json '{\"query\":\"\"}')\n", g.FileID, g.FileName)
+		fmt.Fprintf(&b, "  (%s is %q; put other ids from drive_search in \"attachments\")\n", g.FileID, g.FileName)
 	}
 	fmt.Fprintf(&b, "\nMCP Inspector, web UI (leave out --header to sign in with OAuth instead):\n  %s --web --transport http --server-url %s %s\n", g.Inspector, mcp, auth)
 	fmt.Fprintf(&b, "\nClaude Code:\n  claude mcp add --transport http drivemail %s %s\n", mcp, auth)

@@ -23,6 +23,7 @@ func TestDemoGuideLines(t *testing.T) {
 		"  Sent mail     http://127.0.0.1:9999/_emulator/outbox",
 		"valid for 12 hours",
 		`npx -y inspector --cli http://127.0.0.1:8080/mcp --transport http --header "Authorization: Bearer dm_at_TOKEN" --method tools/list` + "\n",
+		`npx -y inspector --cli http://127.0.0.1:8080/mcp --transport http --header "Authorization: Bearer dm_at_TOKEN" --method tools/call --tool-name drive_search --tool-args-json '{"query":""}'` + "\n",
 		`npx -y inspector --web --transport http --server-url http://127.0.0.1:8080/mcp --header "Authorization: Bearer dm_at_TOKEN"` + "\n",
 		`claude mcp add --transport http drivemail http://127.0.0.1:8080/mcp --header "Authorization: Bearer dm_at_TOKEN"` + "\n",
 		`curl -H "Authorization: Bearer dm_at_TOKEN" -F file=@README.md http://127.0.0.1:8080/upload` + "\n",
@@ -55,7 +56,8 @@ func TestDemoGuideWithoutAPDF(t *testing.T) {
 	if strings.Contains(b.String(), "send_email") {
 		t.Errorf("with no seeded PDF the guide still offers a send line:\n%s", b.String())
 	}
-	if !strings.Contains(b.String(), "valid for 1 hour;") || !strings.Contains(b.String(), "--method tools/list") {
+	if !strings.Contains(b.String(), "valid for 1 hour;") || !strings.Contains(b.String(), "--method tools/list") ||
+		!strings.Contains(b.String(), "--tool-name drive_search --tool-args-json '{\"query\":\"\"}'\n") {
 		t.Errorf("guide:\n%s", b.String())
 	}
 }
