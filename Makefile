@@ -8,9 +8,13 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 
 .PHONY: demo test e2e bench lint build fuzz clean
 
-## demo: run the server with an in-process, seeded Google emulator (no credentials needed)
+## demo: run the server with an in-process, seeded Google emulator (no credentials needed).
+## Each run has its own store, removed when it stops: a demo's Google tokens come from its
+## own emulator and are sealed with a key made for that run, so two demos sharing one store
+## would break each other's sign-in.
 demo:
-	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/drivemail serve --demo --store sqlite:$${TMPDIR:-/tmp}/drivemail-demo.db
+	@dir=$$(mktemp -d "$${TMPDIR:-/tmp}/drivemail-demo.XXXXXX") && trap 'rm -rf "$$dir"' EXIT INT TERM && \
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/drivemail serve --demo --store "sqlite:$$dir/demo.db"
 
 ## test: lint, then every Go test (PostgreSQL tests skip with a message where none runs)
 test: lint
