@@ -109,7 +109,8 @@ func gmailRefusal(err error, draft bool) error {
 	case errors.Is(err, gmail.ErrRateLimited), errors.Is(err, gmail.ErrUnavailable):
 		return refuseErr(err, "Gmail is busy or unavailable right now. %s Try again in a minute.", nothingSent)
 	case errors.Is(err, gmail.ErrForbidden):
-		return refuseErr(err, "Gmail refused to send for this account (sending may be turned off by an administrator). %s", nothingSent)
+		return refuseErr(err, "Gmail refused to send for this account (sending may be turned off by an administrator). %s "+
+			"Ask the account's Google Workspace administrator whether it may send mail through apps.", nothingSent)
 	}
 	return err
 }

@@ -235,3 +235,16 @@ func TestFileChangedWhileSendingSendsNothing(t *testing.T) {
 	}
 	outboxUnchanged(t, before, e.Emu.Stats())
 }
+
+// TestGmailForbiddenSaysWhatToDo: Gmail's 403 for an account that may not
+// send is a sentence that says nothing went and whom to ask.
+func TestGmailForbiddenSaysWhatToDo(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	e.Inject(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 403})
+	before := e.Emu.Stats()
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "policy", BodyText: "hi"}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Nothing was sent") || !strings.Contains(err.Error(), "administrator whether") {
+		t.Fatalf("err = %v, want a refusal saying nothing was sent and to ask the administrator", err)
+	}
+	outboxUnchanged(t, before, e.Emu.Stats())
+}
