@@ -83,13 +83,19 @@ func gmailRefusal(err error, draft bool) error {
 	if !errors.As(err, &ge) {
 		return err
 	}
-	if ge.Accepted {
+	switch {
+	case ge.Accepted && draft:
+		return refuseErr(err, "Gmail saved the draft, but its confirmation was cut off and the draft id is unknown. "+
+			"Do not save it again; it is in the Drafts folder.")
+	case ge.Accepted:
 		return refuseErr(err, "Gmail accepted the message, so it has been sent, but its confirmation was cut off and the message id is unknown. "+
-			"Do not send it again; it is in the Sent folder (or Drafts).")
-	}
-	if ge.MaybeSent {
+			"Do not send it again; it is in the Sent folder.")
+	case ge.MaybeSent && draft:
+		return refuseErr(err, "Gmail received the whole draft but did not confirm it, so it may or may not have been saved. "+
+			"Check the Drafts folder before trying again, to avoid a second copy.")
+	case ge.MaybeSent:
 		return refuseErr(err, "Gmail received the whole message but did not confirm it, so it may or may not have been sent. "+
-			"Check the Sent folder (or Drafts) before trying again, to avoid sending it twice.")
+			"Check the Sent folder before trying again, to avoid sending it twice.")
 	}
 	switch {
 	case errors.Is(err, gmail.ErrScope):

@@ -248,3 +248,23 @@ func TestGmailForbiddenSaysWhatToDo(t *testing.T) {
 	}
 	outboxUnchanged(t, before, e.Emu.Stats())
 }
+
+// TestDraftFinalAnswerCut: Gmail saves the draft but the answer is cut;
+// the refusal says the draft was saved, never that a message was sent.
+func TestDraftFinalAnswerCut(t *testing.T) {
+	const path = "/upload/gmail/v1/users/me/drafts"
+	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+	f, _ := e.putBytes("report.pdf", 420_000)
+	e.Inject(
+		emulator.Fault{PathPrefix: path, Delay: 1_000_000, Times: 3}, // 1 ms: the open and two middle chunks pass
+		emulator.Fault{PathPrefix: path, CutResponseAfter: ptr(int64(0))},
+	)
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut answer", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{Draft: true})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "saved the draft") || strings.Contains(err.Error(), "sent") {
+		t.Fatalf("err = %v, want a refusal saying the draft was saved, not that anything was sent", err)
+	}
+	if st := e.Emu.Stats(); st.DraftsCreated != 1 || st.MessagesSent != 0 {
+		t.Errorf("drafts %d, sent %d; want one draft and nothing sent", st.DraftsCreated, st.MessagesSent)
+	}
+}
