@@ -73,7 +73,7 @@ func (s *Service) handleAbout(w http.ResponseWriter, r *http.Request) {
 		"canCreateTeamDrives": true,
 		"folderColorPalette":  []string{"#ac725e", "#4986e7", "#16a765"},
 	}
-	core.WriteJSON(w, http.StatusOK, m.apply(about))
+	core.WriteJSON(w, http.StatusOK, m.Apply(about))
 }
 
 func driveResource(d *sharedDrive) map[string]any {
@@ -107,7 +107,7 @@ func (s *Service) handleDrivesList(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.RUnlock()
 	sort.Slice(list, func(i, j int) bool { return list[i]["name"].(string) < list[j]["name"].(string) })
-	core.WriteJSON(w, http.StatusOK, m.apply(map[string]any{"kind": "drive#driveList", "drives": list}))
+	core.WriteJSON(w, http.StatusOK, m.Apply(map[string]any{"kind": "drive#driveList", "drives": list}))
 }
 
 // handleDriveGet serves drives.get; non-members get the same 404 as a missing id.
@@ -133,7 +133,7 @@ func (s *Service) handleDriveGet(w http.ResponseWriter, r *http.Request) {
 		errDriveNotFound(id).write(w)
 		return
 	}
-	core.WriteJSON(w, http.StatusOK, m.apply(res))
+	core.WriteJSON(w, http.StatusOK, m.Apply(res))
 }
 
 // registerWebLinks serves placeholder pages at the paths webViewLink uses,

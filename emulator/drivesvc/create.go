@@ -177,7 +177,7 @@ func (s *Service) createFile(c caller, meta fileMeta, origin, fields string, con
 		return f, errResult(aerr)
 	}
 	s.useID(f.id)
-	return f, media.Result{Status: http.StatusOK, Body: m.apply(s.fileResource(c, f, origin))}
+	return f, media.Result{Status: http.StatusOK, Body: m.Apply(s.fileResource(c, f, origin))}
 }
 
 func errResult(e *apiError) media.Result { return media.Result{Status: e.code, Body: e.body()} }
@@ -351,7 +351,7 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		aerr.write(w)
 		return
 	}
-	core.WriteJSON(w, http.StatusOK, m.apply(res))
+	core.WriteJSON(w, http.StatusOK, m.Apply(res))
 }
 
 // update applies files.update and returns the file's resource. The caller

@@ -102,7 +102,7 @@ func (s *Service) handleGenerateIDs(w http.ResponseWriter, r *http.Request) {
 		s.reserved.add(ids[i], res)
 	}
 	s.mu.Unlock()
-	core.WriteJSON(w, http.StatusOK, m.apply(map[string]any{"kind": "drive#generatedIds", "space": res.space, "ids": ids}))
+	core.WriteJSON(w, http.StatusOK, m.Apply(map[string]any{"kind": "drive#generatedIds", "space": res.space, "ids": ids}))
 }
 
 // errFileIDNotUsable is Google's answer to files.create with an id that

@@ -32,7 +32,7 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 	f, aerr := s.lookup(c, id)
 	var res map[string]any
 	if aerr == nil {
-		res = m.apply(s.fileResource(c, f, core.Origin(r)))
+		res = m.Apply(s.fileResource(c, f, core.Origin(r)))
 	}
 	s.mu.RUnlock()
 	if aerr != nil {

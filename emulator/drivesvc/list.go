@@ -67,7 +67,7 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
 	if end < len(hits) {
 		resp["nextPageToken"] = pageToken(end, r.URL.Query())
 	}
-	core.WriteJSON(w, http.StatusOK, lp.mask.apply(resp))
+	core.WriteJSON(w, http.StatusOK, lp.mask.Apply(resp))
 }
 
 // inCorpora reports whether f is in the corpora lp searches. The caller holds s.mu.

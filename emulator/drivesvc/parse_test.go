@@ -1,7 +1,6 @@
 package drivesvc
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,43 +8,6 @@ import (
 	"github.com/drivemail/drivemail/emulator/internal/core"
 	"github.com/drivemail/drivemail/emulator/internal/render"
 )
-
-func TestParseMask(t *testing.T) {
-	obj := map[string]any{
-		"kind": "k", "nextPageToken": "t",
-		"files": []map[string]any{{"id": "1", "name": "a", "capabilities": map[string]any{"canDownload": true, "canEdit": false}}},
-	}
-	tests := []struct {
-		fields string
-		want   string
-	}{
-		{"files(id,name),nextPageToken", `{"files":[{"id":"1","name":"a"}],"nextPageToken":"t"}`},
-		{"files/id", `{"files":[{"id":"1"}]}`},
-		{"files.capabilities.canDownload", `{"files":[{"capabilities":{"canDownload":true}}]}`},
-		{"files(capabilities(canEdit)),kind", `{"files":[{"capabilities":{"canEdit":false}}],"kind":"k"}`},
-		{"files(id),files(name)", `{"files":[{"id":"1","name":"a"}]}`},
-		{"files,files(id)", `{"files":[{"capabilities":{"canDownload":true,"canEdit":false},"id":"1","name":"a"}]}`},
-		{"files(*)", `{"files":[{"capabilities":{"canDownload":true,"canEdit":false},"id":"1","name":"a"}]}`},
-		{" kind , files( id ) ", `{"files":[{"id":"1"}],"kind":"k"}`},
-		{"missing", `{}`},
-	}
-	for _, tt := range tests {
-		m, err := parseMask(tt.fields)
-		if err != nil {
-			t.Errorf("%q: %v", tt.fields, err)
-			continue
-		}
-		b, _ := json.Marshal(m.apply(obj))
-		if string(b) != tt.want {
-			t.Errorf("%q = %s, want %s", tt.fields, b, tt.want)
-		}
-	}
-	for _, bad := range []string{"", "files(", "files)", "files(id", "a,,b", "a/", "(a)", "a b", "a(b)c", strings.Repeat("a(", 20) + "b" + strings.Repeat(")", 20), strings.Repeat("a,", maxFieldsLen)} {
-		if _, err := parseMask(bad); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-}
 
 func TestParseA1(t *testing.T) {
 	tabs := []*tab{{id: 0, title: "Sheet1"}, {id: 5, title: "It's mine"}, {id: 6, title: "A1"}}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/drivemail/drivemail/emulator/internal/core"
+	"github.com/drivemail/drivemail/emulator/internal/fieldmask"
 )
 
 // Sheets v4 answers errors in the newer shape: code, message, status, no
@@ -117,7 +118,7 @@ func sheetsMask(w http.ResponseWriter, raw string) (mask, bool) {
 	if strings.TrimSpace(raw) == "" {
 		return nil, true
 	}
-	m, err := parseMask(raw)
+	m, err := fieldmask.Parse(raw)
 	if err != nil {
 		writeSheetsError(w, http.StatusBadRequest, "Invalid field selection: "+echo(raw))
 		return nil, false
@@ -217,7 +218,7 @@ func (s *Service) handleSheetsCreate(w http.ResponseWriter, r *http.Request) {
 	aerr = s.place(c.email, f, nil, "")
 	var res map[string]any
 	if aerr == nil {
-		res = m.apply(spreadsheetResource(f, core.Origin(r), false))
+		res = m.Apply(spreadsheetResource(f, core.Origin(r), false))
 	}
 	s.mu.Unlock()
 	if aerr != nil {
@@ -250,7 +251,7 @@ func (s *Service) handleSheetsGet(w http.ResponseWriter, r *http.Request) {
 	f, fail := s.spreadsheet(c, r.PathValue("spreadsheetId"))
 	var res map[string]any
 	if fail == nil {
-		res = m.apply(spreadsheetResource(f, core.Origin(r), boolParam(r.URL.Query().Get("includeGridData"))))
+		res = m.Apply(spreadsheetResource(f, core.Origin(r), boolParam(r.URL.Query().Get("includeGridData"))))
 	}
 	s.mu.RUnlock()
 	if fail != nil {
