@@ -76,13 +76,13 @@ func (s *Service) Register(mux *http.ServeMux) {
 	send := s.media.Handler(media.Endpoint{
 		MaxSize:   MaxMessageSize,
 		Accept:    []string{"message/*"},
-		Authorize: s.uploadAuthorizer(sendScopes),
+		Authorize: s.uploadAuthorizer(sendScopes, messageFields),
 		Finish:    s.finishSend,
 	})
 	draft := s.media.Handler(media.Endpoint{
 		MaxSize:   MaxMessageSize,
 		Accept:    []string{"message/*"},
-		Authorize: s.uploadAuthorizer(draftScopes),
+		Authorize: s.uploadAuthorizer(draftScopes, draftFields),
 		Finish:    s.finishDraft,
 	})
 	for _, prefix := range []string{"/upload", "/resumable/upload"} {
@@ -117,8 +117,21 @@ func (s *Service) authorize(w http.ResponseWriter, r *http.Request, scopes []str
 	return tok, true
 }
 
-func (s *Service) uploadAuthorizer(scopes []string) func(http.ResponseWriter, *http.Request) (core.Token, bool) {
-	return func(w http.ResponseWriter, r *http.Request) (core.Token, bool) { return s.authorize(w, r, scopes) }
+// uploadAuthorizer checks the request that begins an upload: the token,
+// and a `fields` the answer can be cut to (known names its resource), so
+// a bad one is refused before the message is sent.
+func (s *Service) uploadAuthorizer(scopes []string, known map[string]bool) func(http.ResponseWriter, *http.Request) (core.Token, bool) {
+	return func(w http.ResponseWriter, r *http.Request) (core.Token, bool) {
+		tok, ok := s.authorize(w, r, scopes)
+		if !ok {
+			return core.Token{}, false
+		}
+		if _, res, ok := maskOf(r.URL.Query(), known); !ok {
+			writeResult(w, res)
+			return core.Token{}, false
+		}
+		return tok, true
+	}
 }
 
 // writeResult writes a media.Result (also used for non-upload answers).

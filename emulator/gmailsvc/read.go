@@ -2,14 +2,13 @@ package gmailsvc
 
 import (
 	"encoding/base64"
-	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/drivemail/drivemail/emulator/internal/core"
+	"github.com/drivemail/drivemail/emulator/internal/fieldmask"
 	"github.com/drivemail/drivemail/emulator/internal/media"
 )
 
@@ -75,6 +74,11 @@ func (s *Service) listMessages(w http.ResponseWriter, r *http.Request) {
 		writeResult(w, res)
 		return
 	}
+	mask, res, ok := maskOf(q, messageListFields)
+	if !ok {
+		writeResult(w, res)
+		return
+	}
 	query := parseQuery(q.Get("q"))
 	labels := q["labelIds"]
 	s.mu.Lock()
@@ -96,7 +100,7 @@ func (s *Service) listMessages(w http.ResponseWriter, r *http.Request) {
 	if next != "" {
 		out["nextPageToken"] = next
 	}
-	core.WriteJSON(w, http.StatusOK, out)
+	writeResult(w, masked(media.Result{Status: http.StatusOK, Body: out}, mask))
 }
 
 func (s *Service) listDrafts(w http.ResponseWriter, r *http.Request) {
@@ -106,6 +110,11 @@ func (s *Service) listDrafts(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	start, size, res, ok := paging(q.Get("pageToken"), q.Get("maxResults"))
+	if !ok {
+		writeResult(w, res)
+		return
+	}
+	mask, res, ok := maskOf(q, draftListFields)
 	if !ok {
 		writeResult(w, res)
 		return
@@ -134,7 +143,7 @@ func (s *Service) listDrafts(w http.ResponseWriter, r *http.Request) {
 	if next != "" {
 		out["nextPageToken"] = next
 	}
-	core.WriteJSON(w, http.StatusOK, out)
+	writeResult(w, masked(media.Result{Status: http.StatusOK, Body: out}, mask))
 }
 
 // paging reads pageToken and maxResults.
@@ -227,6 +236,15 @@ func (s *Service) writeMessage(w http.ResponseWriter, r *http.Request, tok core.
 		core.WriteError(w, http.StatusForbidden, "forbidden", "Metadata scope doesn't allow format "+strings.ToUpper(format))
 		return
 	}
+	known := messageFields
+	if draftID != nil {
+		known = draftFields
+	}
+	mask, res, ok := maskOf(q, known)
+	if !ok {
+		writeResult(w, res)
+		return
+	}
 	out := messageOut{
 		ID: m.id, ThreadID: m.threadID, LabelIDs: m.labels, Snippet: m.info.snippet,
 		SizeEstimate: m.blob.Size, HistoryID: strconv.FormatUint(m.historyID, 10),
@@ -243,14 +261,14 @@ func (s *Service) writeMessage(w http.ResponseWriter, r *http.Request, tok core.
 		}
 		out.Payload = p
 	case "raw":
-		s.writeRaw(w, m, out, draftID)
+		s.writeRaw(w, m, out, draftID, mask)
 		return
 	}
 	if draftID != nil {
-		core.WriteJSON(w, http.StatusOK, map[string]any{"id": *draftID, "message": out})
+		writeResult(w, masked(media.Result{Status: http.StatusOK, Body: map[string]any{"id": *draftID, "message": out}}, mask))
 		return
 	}
-	core.WriteJSON(w, http.StatusOK, out)
+	writeResult(w, masked(media.Result{Status: http.StatusOK, Body: out}, mask))
 }
 
 func filterHeaders(all []field, names []string) []field {
@@ -310,31 +328,18 @@ func (s *Service) fullPayload(m *message) (*partOut, error) {
 
 // writeRaw streams the message as base64url inside the JSON answer, so a
 // 35 MiB message is never held in memory.
-func (s *Service) writeRaw(w http.ResponseWriter, m *message, out messageOut, draftID *string) {
+func (s *Service) writeRaw(w http.ResponseWriter, m *message, out messageOut, draftID *string, mask fieldmask.Mask) {
 	f, err := s.deps.Blobs.Open(m.blob.ID)
 	if err != nil {
 		core.WriteError(w, http.StatusInternalServerError, "backendError", "The emulator could not read the message.")
 		return
 	}
 	defer f.Close()
-	head, _ := json.Marshal(out)
-	head = head[:len(head)-1] // reopen the object to append "raw"
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(http.StatusOK)
+	head, path := toMap(out), []string{"raw"}
 	if draftID != nil {
-		id, _ := json.Marshal(*draftID)
-		_, _ = io.WriteString(w, `{"id":`+string(id)+`,"message":`)
+		head, path = map[string]any{"id": *draftID, "message": head}, []string{"message", "raw"}
 	}
-	_, _ = w.Write(head)
-	_, _ = io.WriteString(w, `,"raw":"`)
-	enc := base64.NewEncoder(base64.URLEncoding, w)
-	_, _ = io.Copy(enc, f)
-	_ = enc.Close()
-	_, _ = io.WriteString(w, `"}`)
-	if draftID != nil {
-		_, _ = io.WriteString(w, `}`)
-	}
-	_, _ = io.WriteString(w, "\n")
+	writeStreamed(w, head, mask, path, f)
 }
 
 func (s *Service) getAttachment(w http.ResponseWriter, r *http.Request) {
@@ -345,6 +350,11 @@ func (s *Service) getAttachment(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	m := s.lookup(tok.Email, r.PathValue("messageId"))
 	s.mu.Unlock()
+	mask, res, ok := maskOf(r.URL.Query(), partBodyFields)
+	if !ok {
+		writeResult(w, res)
+		return
+	}
 	partID, isAtt := strings.CutPrefix(r.PathValue("id"), "emu-att-")
 	var p *part
 	if m != nil && isAtt {
@@ -365,18 +375,17 @@ func (s *Service) getAttachment(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, http.StatusInternalServerError, "backendError", "The emulator could not read the message.")
 		return
 	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(http.StatusOK)
-	_, _ = io.WriteString(w, `{"size":`+strconv.FormatInt(p.Size, 10)+`,"data":"`)
-	enc := base64.NewEncoder(base64.URLEncoding, w)
-	_, _ = io.Copy(enc, body)
-	_ = enc.Close()
-	_, _ = io.WriteString(w, "\"}\n")
+	writeStreamed(w, map[string]any{"size": p.Size}, mask, []string{"data"}, body)
 }
 
 func (s *Service) getProfile(w http.ResponseWriter, r *http.Request) {
 	tok, ok := s.authorize(w, r, profileScopes)
 	if !ok {
+		return
+	}
+	mask, res, ok := maskOf(r.URL.Query(), profileFields)
+	if !ok {
+		writeResult(w, res)
 		return
 	}
 	s.mu.Lock()
@@ -386,12 +395,12 @@ func (s *Service) getProfile(w http.ResponseWriter, r *http.Request) {
 		msgs, threads, history = len(b.messages), len(b.threads), b.history
 	}
 	s.mu.Unlock()
-	core.WriteJSON(w, http.StatusOK, map[string]any{
+	core.WriteJSON(w, http.StatusOK, mask.Apply(map[string]any{
 		"emailAddress":  tok.Email,
 		"messagesTotal": msgs,
 		"threadsTotal":  threads,
 		"historyId":     strconv.FormatUint(max(history, 1), 10),
-	})
+	}))
 }
 
 // makeSnippet is the start of the message's text, as Gmail shows in lists.

@@ -50,7 +50,8 @@ func (s *Service) finishSend(_ context.Context, up media.Upload) media.Result {
 			return invalidArgument("Invalid JSON payload received: the metadata must be a Message resource.")
 		}
 	}
-	return s.deliver(up.Token.Email, up.Blob, meta.ThreadID, false)
+	mask, _, _ := maskOf(up.Query, messageFields) // checked when the upload began
+	return masked(s.deliver(up.Token.Email, up.Blob, meta.ThreadID, false), mask)
 }
 
 // finishDraft receives an uploaded message for users.drafts.create.
@@ -66,7 +67,8 @@ func (s *Service) finishDraft(_ context.Context, up media.Upload) media.Result {
 	if meta.Message != nil {
 		thread = meta.Message.ThreadID
 	}
-	return s.deliver(up.Token.Email, up.Blob, thread, true)
+	mask, _, _ := maskOf(up.Query, draftFields) // checked when the upload began
+	return masked(s.deliver(up.Token.Email, up.Blob, thread, true), mask)
 }
 
 // sendJSON serves users.messages.send with the message as JSON "raw".
@@ -75,18 +77,28 @@ func (s *Service) sendJSON(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	mask, res, ok := maskOf(r.URL.Query(), messageFields)
+	if !ok {
+		writeResult(w, res)
+		return
+	}
 	var m messageJSON
 	if res, ok := readJSON(w, r, &m); !ok {
 		writeResult(w, res)
 		return
 	}
-	writeResult(w, s.deliverRaw(tok.Email, m, false))
+	writeResult(w, masked(s.deliverRaw(tok.Email, m, false), mask))
 }
 
 // draftJSON serves users.drafts.create with the message as JSON "raw".
 func (s *Service) draftJSON(w http.ResponseWriter, r *http.Request) {
 	tok, ok := s.authorize(w, r, draftScopes)
 	if !ok {
+		return
+	}
+	mask, res, ok := maskOf(r.URL.Query(), draftFields)
+	if !ok {
+		writeResult(w, res)
 		return
 	}
 	var d draftJSON
@@ -98,7 +110,7 @@ func (s *Service) draftJSON(w http.ResponseWriter, r *http.Request) {
 		writeResult(w, invalidArgument("Message is required: send {\"message\": {\"raw\": …}}."))
 		return
 	}
-	writeResult(w, s.deliverRaw(tok.Email, *d.Message, true))
+	writeResult(w, masked(s.deliverRaw(tok.Email, *d.Message, true), mask))
 }
 
 // readJSON decodes a bounded JSON request body into v.
