@@ -179,24 +179,46 @@ func TestConcurrencyCap(t *testing.T) {
 	}
 }
 
-// TestGmailFinalAnswerCut: Gmail stores the message and answers 200, but
-// the answer's body is cut. The message went (exactly once) and the
-// refusal says so, so the model does not send it again.
+// TestGmailFinalAnswerCut: Gmail stores the message (or the draft) and
+// answers 200, but the answer's body is cut. It went, exactly once, and
+// the refusal says so, so the model does not send it again; a draft is
+// said to be saved, never sent.
 func TestGmailFinalAnswerCut(t *testing.T) {
-	const path = "/upload/gmail/v1/users/me/messages/send"
-	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
-	f, _ := e.putBytes("report.pdf", 420_000)
-	e.Inject(
-		emulator.Fault{PathPrefix: path, Delay: 1_000_000, Times: 3}, // 1 ms: the open and two middle chunks pass
-		emulator.Fault{PathPrefix: path, CutResponseAfter: ptr(int64(0))},
-	)
-	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut answer", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "has been sent") || !strings.Contains(err.Error(), "Do not send it again") {
-		t.Fatalf("err = %v, want the refusal saying it was sent", err)
+	tests := []struct {
+		name         string
+		path         string
+		draft        bool
+		want         []string
+		sent, drafts int64
+	}{
+		{"send", "/upload/gmail/v1/users/me/messages/send", false, []string{"has been sent", "Do not send it again"}, 1, 0},
+		{"draft", "/upload/gmail/v1/users/me/drafts", true, []string{"saved the draft", "Do not save it again"}, 0, 1},
 	}
-	if st := e.Emu.Stats(); st.MessagesSent != 1 {
-		t.Errorf("messages sent = %d, want exactly 1", st.MessagesSent)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+			f, _ := e.putBytes("report.pdf", 420_000)
+			e.Inject(
+				emulator.Fault{PathPrefix: tt.path, Delay: 1_000_000, Times: 3}, // 1 ms: the open and two middle chunks pass
+				emulator.Fault{PathPrefix: tt.path, CutResponseAfter: ptr(int64(0))},
+			)
+			_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut answer", BodyText: "hi",
+				Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{Draft: tt.draft})
+			if !compose.IsRefusal(err) {
+				t.Fatalf("err = %v, want a refusal", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("refusal %q lacks %q", err, w)
+				}
+			}
+			if tt.draft && strings.Contains(err.Error(), "sent") {
+				t.Errorf("a draft's refusal speaks of sending: %q", err)
+			}
+			if st := e.Emu.Stats(); st.MessagesSent != tt.sent || st.DraftsCreated != tt.drafts {
+				t.Errorf("sent %d, drafts %d; want %d and %d", st.MessagesSent, st.DraftsCreated, tt.sent, tt.drafts)
+			}
+		})
 	}
 }
 
@@ -247,24 +269,4 @@ func TestGmailForbiddenSaysWhatToDo(t *testing.T) {
 		t.Fatalf("err = %v, want a refusal saying nothing was sent and to ask the administrator", err)
 	}
 	outboxUnchanged(t, before, e.Emu.Stats())
-}
-
-// TestDraftFinalAnswerCut: Gmail saves the draft but the answer is cut;
-// the refusal says the draft was saved, never that a message was sent.
-func TestDraftFinalAnswerCut(t *testing.T) {
-	const path = "/upload/gmail/v1/users/me/drafts"
-	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
-	f, _ := e.putBytes("report.pdf", 420_000)
-	e.Inject(
-		emulator.Fault{PathPrefix: path, Delay: 1_000_000, Times: 3}, // 1 ms: the open and two middle chunks pass
-		emulator.Fault{PathPrefix: path, CutResponseAfter: ptr(int64(0))},
-	)
-	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut answer", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{Draft: true})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "saved the draft") || strings.Contains(err.Error(), "sent") {
-		t.Fatalf("err = %v, want a refusal saying the draft was saved, not that anything was sent", err)
-	}
-	if st := e.Emu.Stats(); st.DraftsCreated != 1 || st.MessagesSent != 0 {
-		t.Errorf("drafts %d, sent %d; want one draft and nothing sent", st.DraftsCreated, st.MessagesSent)
-	}
 }
