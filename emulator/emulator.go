@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/drivemail/drivemail/emulator/authsvc"
@@ -89,17 +90,26 @@ func (e *Emulator) Handler() http.Handler {
 	return e.faults.Middleware(e.countRequests(mux))
 }
 
-// countRequests records each request under the route pattern that served it.
+// countRequests records each request under the route pattern that served
+// it. An unrouted request counts under its method when that is a standard
+// one: any token is a method, and each must not make a counter.
 func (e *Emulator) countRequests(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := mux.Handler(r)
 		if pattern == "" {
-			pattern = r.Method + " (unrouted)"
+			method := r.Method
+			if !slices.Contains(standardMethods, method) {
+				method = "OTHER"
+			}
+			pattern = method + " (unrouted)"
 		}
 		e.deps.Stats.Request(pattern)
 		mux.ServeHTTP(w, r)
 	})
 }
+
+var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+	http.MethodPatch, http.MethodDelete, http.MethodOptions}
 
 // Drive is the emulated Drive, for tests that seed files directly.
 func (e *Emulator) Drive() *drivesvc.Service { return e.drive }
