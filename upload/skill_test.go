@@ -45,7 +45,7 @@ func TestSkillScriptWithATicket(t *testing.T) {
 	e := newEnv(t)
 	u := e.signIn("ann@example.com")
 	dir := t.TempDir()
-	name := `Q3 "final"; v2.pdf`
+	name := `Q3 "final"; v2 [draft] {a,b}.pdf`
 	data := pattern(200_000)
 	if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 		t.Fatal(err)

@@ -79,14 +79,15 @@ trap 'rm -f "$out"' EXIT
 
 if [ $# -ge 2 ]; then
 	# A one-time URL from request_upload: PUT the raw file, no token needed.
-	status=$(curl -sS -o "$out" -w '%{http_code}' -T "$file" -- "$2") || die "could not reach $2"
+	# -g: [ ] and { } in a file name are not curl glob patterns here.
+	status=$(curl -gsS -o "$out" -w '%{http_code}' -T "$file" -- "$2") || die "could not reach $2"
 else
 	[ -n "${DRIVEMAIL_URL:-}" ] || die "give the upload_url from request_upload, or set DRIVEMAIL_URL and DRIVEMAIL_TOKEN"
 	[ -n "${DRIVEMAIL_TOKEN:-}" ] || die "DRIVEMAIL_TOKEN is not set (a drivemail access token)"
 	# curl's -F reads ; and , in a file name as options unless it is quoted.
 	quoted=$(printf '%s' "$file" | sed 's/[\\"]/\\&/g')
 	status=$(printf 'header = "Authorization: Bearer %s"\n' "$DRIVEMAIL_TOKEN" |
-		curl -sS -o "$out" -w '%{http_code}' -K - -F "file=@\"$quoted\"" -- "${DRIVEMAIL_URL%/}/upload") ||
+		curl -gsS -o "$out" -w '%{http_code}' -K - -F "file=@\"$quoted\"" -- "${DRIVEMAIL_URL%/}/upload") ||
 		die "could not reach $DRIVEMAIL_URL"
 fi
 
