@@ -42,6 +42,7 @@ func Open(ctx context.Context, url string, opts store.Options) (store.Store, err
 		NumberedParams: true,
 		MigrationLock:  fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLockID),
 		ForShare:       " FOR SHARE",
+		ForUpdate:      " FOR UPDATE",
 	}, opts)
 	if err != nil {
 		db.Close()

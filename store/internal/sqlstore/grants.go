@@ -42,8 +42,8 @@ func (s *DB) RevokeGrant(ctx context.Context, id string) error {
 		// PutToken (which reads the grant FOR SHARE) waits and then sees it revoked.
 		for _, stmt := range []string{
 			`UPDATE grants SET revoked = 1 WHERE id = ?`,
-			`DELETE FROM tokens WHERE grant_id = ?`,
-			`DELETE FROM codes WHERE grant_id = ?`,
+			s.deleteInHashOrder("tokens", "grant_id = ?"),
+			s.deleteInHashOrder("codes", "grant_id = ?"),
 		} {
 			if _, err := tx.ExecContext(ctx, s.q(stmt), id); err != nil {
 				return err
@@ -52,6 +52,17 @@ func (s *DB) RevokeGrant(ctx context.Context, id string) error {
 		return nil
 	})
 	return s.wrap("revoke grant", err)
+}
+
+// deleteInHashOrder is a DELETE of the rows of table (tokens or codes)
+// that match where, which locks them in the order of their key first.
+// Each statement that deletes several of these rows goes through it: two
+// that locked the same rows in different orders (a revocation by grant,
+// the sweeper by expiry) could each wait for the other, and PostgreSQL
+// would abort one, possibly the revocation of a grant whose code or
+// refresh token was just replayed.
+func (s *DB) deleteInHashOrder(table, where string) string {
+	return `DELETE FROM ` + table + ` WHERE hash IN (SELECT hash FROM ` + table + ` WHERE ` + where + ` ORDER BY hash` + s.d.ForUpdate + `)`
 }
 
 // insertUnderLiveGrant runs an insert in a transaction that first reads

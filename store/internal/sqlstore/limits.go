@@ -50,8 +50,8 @@ func (s *DB) Sweep(ctx context.Context) (int64, error) {
 		args  []any
 	}{
 		{`DELETE FROM auth_requests WHERE expires_at <= ?`, []any{nowMS}},
-		{`DELETE FROM codes WHERE expires_at <= ?`, []any{nowMS}},
-		{`DELETE FROM tokens WHERE expires_at <= ?`, []any{nowMS}},
+		{s.deleteInHashOrder("codes", "expires_at <= ?"), []any{nowMS}},
+		{s.deleteInHashOrder("tokens", "expires_at <= ?"), []any{nowMS}},
 		{`DELETE FROM nonces WHERE expires_at <= ?`, []any{nowMS}},
 		{`DELETE FROM counters WHERE expires_at <= ?`, []any{nowMS}},
 		{`DELETE FROM grants WHERE created_at <= ? AND (revoked = 1 OR (

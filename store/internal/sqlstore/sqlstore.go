@@ -31,6 +31,8 @@ type Dialect struct {
 	// ForShare locks the rows a subquery reads until the transaction ends
 	// (PostgreSQL's " FOR SHARE"); empty where writers are serialized anyway.
 	ForShare string
+	// ForUpdate is ForShare's exclusive kind (" FOR UPDATE").
+	ForUpdate string
 }
 
 // DB is a store.Store on a *sql.DB.
