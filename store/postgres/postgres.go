@@ -6,8 +6,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -43,6 +45,7 @@ func Open(ctx context.Context, url string, opts store.Options) (store.Store, err
 		MigrationLock:  fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLockID),
 		ForShare:       " FOR SHARE",
 		ForUpdate:      " FOR UPDATE",
+		Retryable:      retryable,
 	}, opts)
 	if err != nil {
 		db.Close()
@@ -50,6 +53,13 @@ func Open(ctx context.Context, url string, opts store.Options) (store.Store, err
 		return nil, err
 	}
 	return poolCloser{Store: s, pool: pool}, nil
+}
+
+// retryable reports a transaction PostgreSQL aborted for a deadlock
+// (40P01) or a serialization failure (40001): run again, it may succeed.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
 // poolCloser closes the pool behind the database/sql adapter too.

@@ -184,3 +184,57 @@ func TestRevokeRacesSweep(t *testing.T) {
 		t.Logf("ran %d of %d rounds within %v", round, rounds, budget)
 	}
 }
+
+// TestRevokeRunsAgainAfterADeadlock has another writer lock in the
+// opposite order, one of the grant's tokens and then the grant, while a
+// revocation holds the grant and waits for that token. PostgreSQL breaks
+// the deadlock by aborting the side whose wait started first, the
+// revocation; RevokeGrant must run it again rather than leave the grant
+// live.
+func TestRevokeRunsAgainAfterADeadlock(t *testing.T) {
+	u := storetest.PostgresURL(t)
+	clock := storetest.NewClock()
+	revoker := openSession(t, u, store.Options{Now: clock.Now})
+	ctx := context.Background()
+	raws := seedExpiredGrant(t, revoker, clock.Now(), "grant", 4)
+	other, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM tokens WHERE hash = $1 FOR UPDATE`, store.Hash(raws[2])); err != nil {
+		t.Fatal(err)
+	}
+	revoked := make(chan error, 1)
+	go func() { revoked <- revoker.RevokeGrant(ctx, "grant") }()
+	waitForLockWaits(t, other, 1, revoker.app)
+	// Start the other wait well after the revocation's, so the
+	// revocation's deadlock check runs first and it is the one aborted.
+	time.Sleep(200 * time.Millisecond)
+	if _, err := tx.Exec(ctx, `UPDATE grants SET scope = scope WHERE id = $1`, "grant"); err != nil {
+		t.Fatalf("the other writer was aborted, not the revocation, so nothing ran again: %v", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-revoked; err != nil {
+		t.Fatalf("RevokeGrant after the database aborted it once for a deadlock: %v", err)
+	}
+	g, err := revoker.GetGrant(ctx, "grant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Revoked {
+		t.Fatal("the grant is live after RevokeGrant returned")
+	}
+	for _, raw := range raws {
+		if _, err := revoker.GetToken(ctx, raw); err != store.ErrNotFound {
+			t.Fatalf("a token of the revoked grant: got %v, want store.ErrNotFound", err)
+		}
+	}
+}

@@ -35,9 +35,11 @@ func (s *DB) GetGrant(ctx context.Context, id string) (store.Grant, error) {
 	return g, nil
 }
 
-// RevokeGrant marks the grant revoked and deletes everything issued under it.
+// RevokeGrant marks the grant revoked and deletes everything issued under
+// it. It follows a replayed code or refresh token, so a deadlock or
+// serialization failure does not end it: it runs again.
 func (s *DB) RevokeGrant(ctx context.Context, id string) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTxRetrying(ctx, func(tx *sql.Tx) error {
 		// The update takes the grant's row lock first, so a concurrent
 		// PutToken (which reads the grant FOR SHARE) waits and then sees it revoked.
 		for _, stmt := range []string{

@@ -33,6 +33,10 @@ type Dialect struct {
 	ForShare string
 	// ForUpdate is ForShare's exclusive kind (" FOR UPDATE").
 	ForUpdate string
+	// Retryable reports whether the database aborted a transaction to
+	// break a deadlock or a serialization conflict, so running it again
+	// may succeed. Nil where that cannot happen.
+	Retryable func(error) bool
 }
 
 // DB is a store.Store on a *sql.DB.
@@ -110,6 +114,24 @@ func (s *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// txAttempts bounds how often inTxRetrying runs a transaction.
+const txAttempts = 3
+
+// inTxRetrying runs an idempotent fn in a transaction, and again, up to
+// txAttempts times in all, while the database aborts it to break a
+// deadlock or a serialization conflict: the other side has gone on, so a
+// rerun usually succeeds.
+func (s *DB) inTxRetrying(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	var err error
+	for range txAttempts {
+		err = s.inTx(ctx, fn)
+		if err == nil || s.d.Retryable == nil || !s.d.Retryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
 }
 
 func (s *DB) wrap(op string, err error) error {
