@@ -194,59 +194,82 @@ func (s *Server) refresh(ctx context.Context, c client, form url.Values) (tokenR
 	if !c.allowsRefresh() {
 		return tokenResponse{}, &tokenError{http.StatusBadRequest, "unauthorized_client", "This client did not register the refresh_token grant."}
 	}
-	// Check the request before spending the token: a refused request
-	// leaves the client holding it, and spent, its retry would count as a
-	// reuse and revoke the grant.
+	// Check the request and the token before spending it: a refused
+	// request leaves the client holding it, and spent, its retry would
+	// count as a reuse and revoke the grant.
 	if res := form.Get("resource"); res != "" && res != s.resource {
 		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_target", "resource differs from the one authorized: " + s.resource + "."}
 	}
 	if _, err := checkScope(form.Get("scope")); err != nil {
 		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_scope", err.Error() + "."}
 	}
-	t, err := s.cfg.Store.TakeRefreshToken(ctx, raw)
+	t, err := s.cfg.Store.GetToken(ctx, raw)
 	switch {
-	case errors.Is(err, store.ErrUsed):
-		if err := s.cfg.Store.RevokeGrant(ctx, t.GrantID); err != nil {
-			s.logger.ErrorContext(ctx, "revoke grant of a reused refresh token", "err", err)
-		}
-		s.logger.WarnContext(ctx, "refresh token reused; grant revoked", "client_id", t.ClientID, "grant", t.GrantID)
-		return tokenResponse{}, invalidGrant("This refresh token was already used; for safety its authorization is revoked. Authorize again.")
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), err == nil && t.Kind != store.RefreshToken:
 		return tokenResponse{}, invalidGrant("The refresh token is unknown, expired or revoked. Authorize again.")
 	case err != nil:
-		s.logger.ErrorContext(ctx, "take refresh token", "err", err)
+		s.logger.ErrorContext(ctx, "read refresh token", "err", err)
 		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
-	}
-	switch {
+	case t.Used:
+		return tokenResponse{}, s.revokeReplayedRefresh(ctx, t)
 	case !s.now().Before(t.ExpiresAt):
 		return tokenResponse{}, invalidGrant("The refresh token expired. Authorize again.")
 	case t.ClientID != c.ID:
 		return tokenResponse{}, invalidGrant("The refresh token was issued to another client.")
 	}
-	return s.issueTokens(ctx, c, t.GrantID, t.UserID, t.Resource, t.Scope)
+	resp, next := s.mint(c, t.Scope)
+	// One transaction spends the old token and stores the new ones: if
+	// storing fails, the client's retry with the old token still works
+	// instead of counting as a replay.
+	t, err = s.cfg.Store.RotateRefreshToken(ctx, raw, next)
+	switch {
+	case errors.Is(err, store.ErrUsed): // a concurrent refresh with the same token won
+		return tokenResponse{}, s.revokeReplayedRefresh(ctx, t)
+	case errors.Is(err, store.ErrNotFound): // revoked meanwhile
+		return tokenResponse{}, invalidGrant("The refresh token is unknown, expired or revoked. Authorize again.")
+	case err != nil:
+		s.logger.ErrorContext(ctx, "rotate refresh token", "err", err)
+		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
+	}
+	return resp, nil
 }
 
-// issueTokens stores and returns a new access token, and a refresh token
-// when the client registered that grant.
-func (s *Server) issueTokens(ctx context.Context, c client, grantID, userID, resource, scope string) (tokenResponse, *tokenError) {
+// revokeReplayedRefresh revokes the grant of a spent refresh token that
+// was presented again, and says so.
+func (s *Server) revokeReplayedRefresh(ctx context.Context, t store.Token) *tokenError {
+	if err := s.cfg.Store.RevokeGrant(ctx, t.GrantID); err != nil {
+		s.logger.ErrorContext(ctx, "revoke grant of a reused refresh token", "err", err)
+	}
+	s.logger.WarnContext(ctx, "refresh token reused; grant revoked", "client_id", t.ClientID, "grant", t.GrantID)
+	return invalidGrant("This refresh token was already used; for safety its authorization is revoked. Authorize again.")
+}
+
+// mint makes a new access token, and a refresh token when the client
+// registered that grant: the response, and the tokens to store for it.
+func (s *Server) mint(c client, scope string) (tokenResponse, []store.NewToken) {
 	now := s.now()
-	resp := tokenResponse{TokenType: "Bearer", ExpiresIn: int64(s.cfg.AccessTTL / time.Second), Scope: scope}
-	resp.AccessToken = newSecret(accessPrefix)
-	put := func(raw string, kind store.TokenKind, ttl time.Duration) error {
-		return s.cfg.Store.PutToken(ctx, raw, store.Token{Kind: kind, GrantID: grantID, ClientID: c.ID, UserID: userID,
-			Resource: resource, Scope: scope, ExpiresAt: now.Add(ttl)})
-	}
-	err := put(resp.AccessToken, store.AccessToken, s.cfg.AccessTTL)
-	if err == nil && c.allowsRefresh() {
+	resp := tokenResponse{AccessToken: newSecret(accessPrefix), TokenType: "Bearer", ExpiresIn: int64(s.cfg.AccessTTL / time.Second), Scope: scope}
+	next := []store.NewToken{{Raw: resp.AccessToken, Kind: store.AccessToken, ExpiresAt: now.Add(s.cfg.AccessTTL)}}
+	if c.allowsRefresh() {
 		resp.RefreshToken = newSecret(refreshPrefix)
-		err = put(resp.RefreshToken, store.RefreshToken, s.cfg.RefreshTTL)
+		next = append(next, store.NewToken{Raw: resp.RefreshToken, Kind: store.RefreshToken, ExpiresAt: now.Add(s.cfg.RefreshTTL)})
 	}
-	if errors.Is(err, store.ErrNotFound) {
-		return tokenResponse{}, invalidGrant("The authorization was revoked. Authorize again.")
-	}
-	if err != nil {
-		s.logger.ErrorContext(ctx, "store tokens", "err", err)
-		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
+	return resp, next
+}
+
+// issueTokens stores and returns the tokens for a redeemed code.
+func (s *Server) issueTokens(ctx context.Context, c client, grantID, userID, resource, scope string) (tokenResponse, *tokenError) {
+	resp, next := s.mint(c, scope)
+	for _, nt := range next {
+		err := s.cfg.Store.PutToken(ctx, nt.Raw, store.Token{Kind: nt.Kind, GrantID: grantID, ClientID: c.ID, UserID: userID,
+			Resource: resource, Scope: scope, ExpiresAt: nt.ExpiresAt})
+		if errors.Is(err, store.ErrNotFound) {
+			return tokenResponse{}, invalidGrant("The authorization was revoked. Authorize again.")
+		}
+		if err != nil {
+			s.logger.ErrorContext(ctx, "store tokens", "err", err)
+			return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
+		}
 	}
 	return resp, nil
 }

@@ -10,6 +10,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/drivemail/drivemail/oauth"
+	"github.com/drivemail/drivemail/store"
+	"github.com/drivemail/drivemail/store/storetest"
 )
 
 // codeFor runs the browser part for a and returns our authorization code.
@@ -138,12 +140,45 @@ func TestRefreshRotation(t *testing.T) {
 	wantTokenError(t, status, body, 400, "invalid_grant", "unknown, expired or revoked")
 }
 
+// A refresh whose new tokens cannot be stored must leave the presented
+// refresh token unspent: the client still holds it, and its retry is not
+// a replay that revokes the user's authorization.
+func TestRefreshWhoseTokensCannotBeStoredKeepsTheOldOne(t *testing.T) {
+	backend, clock := storetest.SQLite(t), storetest.NewClock()
+	st := backend.Open(t, store.Options{Now: clock.Now})
+	t.Cleanup(func() { st.Close() })
+	h := newHarness(t, options{store: st, clock: clock})
+	a, tok := h.authorize()
+	rt := str(tok, "refresh_token")
+
+	restore := backend.FailInserts(t, "tokens")
+	status, body := h.refresh(a.clientID, rt)
+	wantTokenError(t, status, body, http.StatusInternalServerError, "server_error", "Try again")
+	restore()
+
+	status, tok2 := h.refresh(a.clientID, rt)
+	if status != http.StatusOK {
+		t.Fatalf("the retry of a refresh that failed to store its tokens: %d %v", status, tok2)
+	}
+	if c, _, _ := h.call(str(tok2, "access_token")); c != http.StatusOK {
+		t.Fatalf("the retry's access token: %d, want 200", c)
+	}
+	status, tok3 := h.refresh(a.clientID, str(tok2, "refresh_token"))
+	if status != http.StatusOK {
+		t.Fatalf("the retry's refresh token: %d %v", status, tok3)
+	}
+}
+
 func TestRefreshRefusals(t *testing.T) {
 	h := newHarness(t, options{})
 	t.Run("another client's token", func(t *testing.T) {
-		_, tok := h.authorize()
+		a, tok := h.authorize()
 		status, body := h.refresh(h.publicClient(), str(tok, "refresh_token"))
 		wantTokenError(t, status, body, 400, "invalid_grant", "another client")
+		// Refused, not spent: its own client's next refresh is no replay.
+		if status, tok2 := h.refresh(a.clientID, str(tok, "refresh_token")); status != http.StatusOK {
+			t.Fatalf("the owner's refresh after another client presented its token: %d %v", status, tok2)
+		}
 	})
 	t.Run("access token as refresh token", func(t *testing.T) {
 		a, tok := h.authorize()

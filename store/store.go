@@ -136,6 +136,13 @@ type Token struct {
 	Used      bool // a refresh token that was already rotated
 }
 
+// NewToken is a token issued in place of a spent refresh token.
+type NewToken struct {
+	Raw       string // the secret; stored as its Hash
+	Kind      TokenKind
+	ExpiresAt time.Time
+}
+
 // Clients stores dynamically registered clients.
 type Clients interface {
 	// CreateClient stores c; ErrDuplicate if its id exists.
@@ -199,9 +206,14 @@ type Grants interface {
 	// GetToken returns the token, or ErrNotFound. The caller checks kind,
 	// expiry and audience.
 	GetToken(ctx context.Context, token string) (Token, error)
-	// TakeRefreshToken marks a refresh token used (rotation) and returns
-	// it. Presented twice: the token and ErrUsed.
-	TakeRefreshToken(ctx context.Context, token string) (Token, error)
+	// RotateRefreshToken spends the refresh token old and stores next in
+	// its place, in one transaction: when anything fails nothing is
+	// written and old stays unspent, so the client may retry with it. The
+	// new tokens inherit old's grant, client, user, resource and scope. It
+	// returns old as it was. Spent before: old and ErrUsed. Unknown, not a
+	// refresh token, or of a revoked grant: ErrNotFound. The caller checks
+	// expiry and client first.
+	RotateRefreshToken(ctx context.Context, old string, next []NewToken) (Token, error)
 	// DeleteToken forgets one token; deleting an unknown one is no error.
 	DeleteToken(ctx context.Context, token string) error
 }

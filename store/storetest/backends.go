@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,7 +50,29 @@ func SQLite(t *testing.T) Backend {
 			}
 			return false
 		},
+		FailInserts: func(t *testing.T, table string) func() {
+			t.Helper()
+			db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?_pragma=busy_timeout(10000)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			trigger := "drivemail_test_fail_" + table
+			exec := func(stmt string) {
+				if _, err := db.Exec(stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			exec(`CREATE TRIGGER ` + trigger + ` BEFORE INSERT ON ` + table + ` BEGIN SELECT RAISE(ABORT, 'injected failure'); END`)
+			return once(func() { exec(`DROP TRIGGER IF EXISTS ` + trigger) })
+		},
 	}
+}
+
+// once returns f wrapped to run at most once.
+func once(f func()) func() {
+	var o sync.Once
+	return func() { o.Do(f) }
 }
 
 // Postgres returns a Backend on a new schema of the test PostgreSQL
@@ -92,6 +116,25 @@ func Postgres(t *testing.T) Backend {
 				}
 			}
 			return false
+		},
+		FailInserts: func(t *testing.T, table string) func() {
+			t.Helper()
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Close(context.Background()) })
+			exec := func(stmt string) {
+				if _, err := conn.Exec(ctx, stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			exec(`CREATE OR REPLACE FUNCTION drivemail_test_fail() RETURNS trigger LANGUAGE plpgsql AS
+				$$ BEGIN RAISE EXCEPTION 'injected failure'; END $$`)
+			tbl := pgx.Identifier{table}.Sanitize()
+			exec(`CREATE TRIGGER drivemail_test_fail BEFORE INSERT ON ` + tbl + ` FOR EACH ROW EXECUTE FUNCTION drivemail_test_fail()`)
+			return once(func() { exec(`DROP TRIGGER IF EXISTS drivemail_test_fail ON ` + tbl) })
 		},
 	}
 }

@@ -17,6 +17,10 @@ type Backend struct {
 	Open func(t *testing.T, opts store.Options) store.Store
 	// Contains reports whether needle appears anywhere in the stored data.
 	Contains func(t *testing.T, needle string) bool
+	// FailInserts makes the database refuse every insert into table, as
+	// a full disk or a broken constraint would, until the returned
+	// function is called (or the test ends).
+	FailInserts func(t *testing.T, table string) (restore func())
 }
 
 // Clock is a settable clock for store.Options.Now.
@@ -57,6 +61,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Backend) {
 		{"GoogleTokens", testGoogleTokens},
 		{"Codes", testCodes},
 		{"Tokens", testTokens},
+		{"RotationIsAtomic", testRotationIsAtomic},
+		{"RotationRacesRevocation", testRotationRacesRevocation},
 		{"RevokeGrant", testRevokeGrant},
 		{"UseOnce", testUseOnce},
 		{"Hit", testHit},

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -254,19 +255,39 @@ func testTokens(t *testing.T, b Backend) {
 	if got.Kind != store.AccessToken || got.UserID != g.UserID || got.Resource != g.Resource || !got.ExpiresAt.Equal(access.ExpiresAt) {
 		t.Fatalf("GetToken = %+v, want %+v", got, access)
 	}
-	_, err = s.TakeRefreshToken(ctx, "at-1")
-	wantErr(t, "an access token taken as a refresh token", err, store.ErrNotFound)
-	rt, err := s.TakeRefreshToken(ctx, "rt-1")
-	must(t, err)
-	if rt.Kind != store.RefreshToken || rt.GrantID != g.ID {
-		t.Fatalf("TakeRefreshToken = %+v", rt)
+	next := func(raw string) []store.NewToken {
+		return []store.NewToken{
+			{Raw: raw + "-at", Kind: store.AccessToken, ExpiresAt: c.Now().Add(time.Hour)},
+			{Raw: raw + "-rt", Kind: store.RefreshToken, ExpiresAt: c.Now().Add(30 * 24 * time.Hour)},
+		}
 	}
-	rt, err = s.TakeRefreshToken(ctx, "rt-1")
+	_, err = s.RotateRefreshToken(ctx, "at-1", next("n0"))
+	wantErr(t, "an access token rotated as a refresh token", err, store.ErrNotFound)
+	rt, err := s.RotateRefreshToken(ctx, "rt-1", next("n1"))
+	must(t, err)
+	if rt.Kind != store.RefreshToken || rt.GrantID != g.ID || rt.Used {
+		t.Fatalf("RotateRefreshToken = %+v", rt)
+	}
+	for _, nt := range next("n1") {
+		got, err := s.GetToken(ctx, nt.Raw)
+		must(t, err)
+		want := refresh
+		want.Kind, want.ExpiresAt = nt.Kind, nt.ExpiresAt
+		if got != want {
+			t.Fatalf("the rotation's new %s token = %+v, want %+v (the old token's grant, client, user, resource and scope)", nt.Kind, got, want)
+		}
+	}
+	if got, err := s.GetToken(ctx, "rt-1"); err != nil || !got.Used {
+		t.Fatalf("the rotated refresh token: %+v, %v; want it kept, marked used", got, err)
+	}
+	rt, err = s.RotateRefreshToken(ctx, "rt-1", next("n2"))
 	wantErr(t, "a rotated refresh token presented again", err, store.ErrUsed)
-	if rt.GrantID != g.ID {
+	if rt.GrantID != g.ID || !rt.Used {
 		t.Fatalf("a reused refresh token must name its grant; got %+v", rt)
 	}
-	_, err = s.TakeRefreshToken(ctx, "rt-unknown")
+	_, err = s.GetToken(ctx, "n2-at")
+	wantErr(t, "a token issued for a reused refresh token", err, store.ErrNotFound)
+	_, err = s.RotateRefreshToken(ctx, "rt-unknown", next("n3"))
 	wantErr(t, "unknown refresh token", err, store.ErrNotFound)
 
 	must(t, s.DeleteToken(ctx, "at-1"))
@@ -275,6 +296,86 @@ func testTokens(t *testing.T, b Backend) {
 	must(t, s.DeleteToken(ctx, "at-1"))
 	access.GrantID = "no-such-grant"
 	wantErr(t, "token for a missing grant", s.PutToken(ctx, "at-2", access), store.ErrNotFound)
+}
+
+// testRotationIsAtomic checks a rotation that cannot store its new tokens
+// leaves the old refresh token unspent and writes nothing.
+func testRotationIsAtomic(t *testing.T, b Backend) {
+	c := NewClock()
+	s := open(t, b, c)
+	ctx := context.Background()
+	g := seedGrant(t, s, c, "g1")
+	must(t, s.PutToken(ctx, "rt-1", store.Token{Kind: store.RefreshToken, GrantID: g.ID, ClientID: g.ClientID, UserID: g.UserID,
+		Resource: g.Resource, Scope: g.Scope, ExpiresAt: c.Now().Add(time.Hour)}))
+	must(t, s.PutToken(ctx, "taken", store.Token{Kind: store.AccessToken, GrantID: g.ID, ExpiresAt: c.Now().Add(time.Hour)}))
+	next := func(access, refresh string) []store.NewToken {
+		return []store.NewToken{
+			{Raw: access, Kind: store.AccessToken, ExpiresAt: c.Now().Add(time.Hour)},
+			{Raw: refresh, Kind: store.RefreshToken, ExpiresAt: c.Now().Add(time.Hour)},
+		}
+	}
+	unspent := func(what string) {
+		t.Helper()
+		got, err := s.GetToken(ctx, "rt-1")
+		must(t, err)
+		if got.Used {
+			t.Fatalf("after %s, the old refresh token is spent", what)
+		}
+	}
+
+	// The second new token collides with a stored one: the first, already
+	// inserted, must go too.
+	_, err := s.RotateRefreshToken(ctx, "rt-1", next("at-a", "taken"))
+	wantErr(t, "a rotation whose new token exists", err, store.ErrDuplicate)
+	unspent("a rotation that collided")
+	_, err = s.GetToken(ctx, "at-a")
+	wantErr(t, "the new access token of a failed rotation", err, store.ErrNotFound)
+
+	restore := b.FailInserts(t, "tokens")
+	_, err = s.RotateRefreshToken(ctx, "rt-1", next("at-b", "rt-b"))
+	if err == nil || errors.Is(err, store.ErrUsed) || errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a rotation the database refused to store: got %v, want a database error", err)
+	}
+	restore()
+	unspent("a rotation the database refused")
+
+	_, err = s.RotateRefreshToken(ctx, "rt-1", next("at-c", "rt-c"))
+	must(t, err)
+	for _, raw := range []string{"at-c", "rt-c"} {
+		_, err := s.GetToken(ctx, raw)
+		must(t, err)
+	}
+}
+
+// testRotationRacesRevocation rotates a refresh token while its grant is
+// revoked from another connection: whichever goes first, no token of the
+// grant may be live afterwards, and neither side may fail for the other.
+func testRotationRacesRevocation(t *testing.T, b Backend) {
+	c := NewClock()
+	ctx := context.Background()
+	rotator, revoker := open(t, b, c), open(t, b, c)
+	for i := range 20 {
+		g := seedGrant(t, rotator, c, fmt.Sprintf("g%d", i))
+		must(t, rotator.PutToken(ctx, g.ID+"-rt", store.Token{Kind: store.RefreshToken, GrantID: g.ID, ClientID: g.ClientID,
+			UserID: g.UserID, ExpiresAt: c.Now().Add(time.Hour)}))
+		next := []store.NewToken{{Raw: g.ID + "-next", Kind: store.RefreshToken, ExpiresAt: c.Now().Add(time.Hour)}}
+		var (
+			wg                   sync.WaitGroup
+			rotateErr, revokeErr error
+		)
+		wg.Add(2)
+		go func() { defer wg.Done(); _, rotateErr = rotator.RotateRefreshToken(ctx, g.ID+"-rt", next) }()
+		go func() { defer wg.Done(); revokeErr = revoker.RevokeGrant(ctx, g.ID) }()
+		wg.Wait()
+		must(t, revokeErr)
+		if rotateErr != nil && !errors.Is(rotateErr, store.ErrNotFound) {
+			t.Fatalf("round %d: a rotation racing a revocation: %v, want success or store.ErrNotFound", i, rotateErr)
+		}
+		for _, raw := range []string{g.ID + "-rt", g.ID + "-next"} {
+			_, err := rotator.GetToken(ctx, raw)
+			wantErr(t, fmt.Sprintf("round %d: token %s after its grant was revoked", i, raw), err, store.ErrNotFound)
+		}
+	}
 }
 
 func testRevokeGrant(t *testing.T, b Backend) {
@@ -302,8 +403,10 @@ func testRevokeGrant(t *testing.T, b Backend) {
 		_, err := s.GetToken(ctx, k)
 		wantErr(t, "token "+k+" of a revoked grant", err, store.ErrNotFound)
 	}
-	_, err = s.TakeRefreshToken(ctx, "rt-1")
+	_, err = s.RotateRefreshToken(ctx, "rt-1", []store.NewToken{{Raw: "at-2", Kind: store.AccessToken, ExpiresAt: c.Now().Add(time.Hour)}})
 	wantErr(t, "refresh token of a revoked grant", err, store.ErrNotFound)
+	_, err = s.GetToken(ctx, "at-2")
+	wantErr(t, "a token issued for a revoked grant's refresh token", err, store.ErrNotFound)
 	_, err = s.TakeCode(ctx, "code-1")
 	wantErr(t, "code of a revoked grant", err, store.ErrNotFound)
 	wantErr(t, "new token for a revoked grant", s.PutToken(ctx, "at-3", tok(g, store.AccessToken)), store.ErrNotFound)
@@ -368,8 +471,11 @@ func testSingleUseUnderConcurrency(t *testing.T, b Backend) {
 	must(t, s.ApproveAuthRequest(ctx, "req", "state", "v"))
 
 	ops := map[string]func(store.Store) error{
-		"TakeCode":               func(s store.Store) error { _, err := s.TakeCode(ctx, "code"); return err },
-		"TakeRefreshToken":       func(s store.Store) error { _, err := s.TakeRefreshToken(ctx, "rt"); return err },
+		"TakeCode": func(s store.Store) error { _, err := s.TakeCode(ctx, "code"); return err },
+		"RotateRefreshToken": func(s store.Store) error {
+			_, err := s.RotateRefreshToken(ctx, "rt", []store.NewToken{{Raw: "rt-" + rand.Text(), Kind: store.RefreshToken, ExpiresAt: c.Now().Add(time.Hour)}})
+			return err
+		},
 		"TakeAuthRequestByState": func(s store.Store) error { _, err := s.TakeAuthRequestByState(ctx, "state"); return err },
 		"UseOnce":                func(s store.Store) error { return s.UseOnce(ctx, "nonce", c.Now().Add(time.Minute)) },
 	}

@@ -163,27 +163,62 @@ func (s *DB) GetToken(ctx context.Context, token string) (store.Token, error) {
 	return t, s.wrap("get token", err)
 }
 
-// TakeRefreshToken marks a refresh token used; a second take returns it with ErrUsed.
-func (s *DB) TakeRefreshToken(ctx context.Context, token string) (store.Token, error) {
-	hash := store.Hash(token)
-	t, err := scanToken(s.queryRow(ctx, `UPDATE tokens SET used = 1
-		WHERE hash = ? AND kind = 'refresh' AND used = 0 AND grant_id IN (SELECT id FROM grants WHERE revoked = 0)
-		RETURNING `+tokenColumns, hash))
-	if err == nil {
-		t.Used = false // it was unused until this take
-		return t, nil
+// RotateRefreshToken spends a refresh token and stores its successors in
+// one transaction.
+func (s *DB) RotateRefreshToken(ctx context.Context, old string, next []store.NewToken) (store.Token, error) {
+	hash := store.Hash(old)
+	var t store.Token
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		// The grant is locked (shared) before the token, in the order a
+		// revocation locks them, so the two cannot deadlock; a revocation
+		// waits for the new tokens and deletes them too.
+		var grantID string
+		err := tx.QueryRowContext(ctx, s.q(`SELECT grant_id FROM tokens WHERE hash = ? AND kind = 'refresh'`), hash).Scan(&grantID)
+		if err != nil {
+			return err
+		}
+		var revoked int
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT revoked FROM grants WHERE id = ?`+s.d.ForShare), grantID).Scan(&revoked); err != nil {
+			return err
+		}
+		if revoked != 0 {
+			return store.ErrNotFound
+		}
+		t, err = scanToken(tx.QueryRowContext(ctx, s.q(`UPDATE tokens SET used = 1 WHERE hash = ? AND used = 0
+			RETURNING `+tokenColumns), hash))
+		if errors.Is(err, sql.ErrNoRows) {
+			if t, err = scanToken(tx.QueryRowContext(ctx, s.q(`SELECT `+tokenColumns+` FROM tokens WHERE hash = ?`), hash)); err != nil {
+				return err // deleted meanwhile, by a revocation: not found
+			}
+			return store.ErrUsed
+		}
+		if err != nil {
+			return err
+		}
+		t.Used = false // it was unused until this rotation
+		for _, nt := range next {
+			res, err := tx.ExecContext(ctx, s.q(`INSERT INTO tokens (hash, `+tokenColumns+`)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT (hash) DO NOTHING`),
+				store.Hash(nt.Raw), string(nt.Kind), t.GrantID, t.ClientID, t.UserID, t.Resource, t.Scope, ms(nt.ExpiresAt))
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return store.ErrDuplicate
+			}
+		}
+		return nil
+	})
+	switch {
+	case err == nil, errors.Is(err, store.ErrUsed):
+		return t, s.wrap("rotate refresh token", err)
+	default:
+		return store.Token{}, s.wrap("rotate refresh token", err)
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return store.Token{}, s.wrap("take refresh token", err)
-	}
-	t, err = s.GetToken(ctx, token)
-	if err != nil {
-		return store.Token{}, err
-	}
-	if t.Kind != store.RefreshToken {
-		return store.Token{}, store.ErrNotFound
-	}
-	return t, store.ErrUsed
 }
 
 // DeleteToken forgets one token.
