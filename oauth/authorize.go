@@ -118,7 +118,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 // underLimit counts an authorization request against the caller's hourly
 // allowance; past it, it shows a page and returns false.
 func (s *Server) underLimit(w http.ResponseWriter, r *http.Request, what string, limit int) bool {
-	n, err := s.cfg.Store.Hit(r.Context(), what+":"+s.cfg.ClientIP(r), time.Hour)
+	n, err := s.cfg.Store.Hit(r.Context(), limitKey(what, s.cfg.ClientIP(r)), time.Hour)
 	if err != nil {
 		s.logger.ErrorContext(r.Context(), "rate limit", "err", err)
 		s.errorPage(w, r, http.StatusServiceUnavailable, "drivemail cannot start an authorization right now.", "Try again in a moment.")

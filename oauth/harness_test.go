@@ -62,6 +62,7 @@ type options struct {
 	regLimit  int
 	authLimit int
 	logger    *slog.Logger
+	clientIP  func(*http.Request) string // default: the connection's address
 }
 
 // harness is one drivemail authorization server with a protected
@@ -133,7 +134,7 @@ func (h *harness) newAS(st store.Store) *oauth.Server {
 	as, err := oauth.New(oauth.Config{
 		BaseURL: h.base, Store: st, Google: ga, CIMD: h.opts.cimd, Now: h.clock.Now,
 		AccessTTL: h.opts.accessTTL, RegistrationLimit: h.opts.regLimit, AuthorizeLimit: h.opts.authLimit,
-		Logger: h.opts.logger,
+		Logger: h.opts.logger, ClientIP: h.opts.clientIP,
 	})
 	if err != nil {
 		h.t.Fatal(err)

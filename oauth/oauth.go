@@ -34,8 +34,8 @@ const (
 	DefaultRefreshTTL        = 30 * 24 * time.Hour
 	DefaultCodeTTL           = 5 * time.Minute
 	DefaultAuthRequestTTL    = 15 * time.Minute
-	DefaultRegistrationLimit = 30  // per client IP per hour
-	DefaultAuthorizeLimit    = 300 // per client IP per hour
+	DefaultRegistrationLimit = 30  // per client address (IPv6: /64) per hour
+	DefaultAuthorizeLimit    = 300 // per client address (IPv6: /64) per hour
 )
 
 // Config configures the authorization server.
@@ -59,7 +59,8 @@ type Config struct {
 	// start per hour (default 300): each one stores a pending request.
 	AuthorizeLimit int
 	// ClientIP names the caller for rate limits (default: the connection's
-	// address; behind a proxy, supply one that trusts its header).
+	// address; behind a proxy, supply one that trusts its header). The
+	// limits count an IPv6 caller by its /64 (see limitKey).
 	ClientIP func(*http.Request) string
 }
 

@@ -34,7 +34,7 @@ type registrationResponse struct {
 // rate-limited per client IP.
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	n, err := s.cfg.Store.Hit(ctx, "register:"+s.cfg.ClientIP(r), time.Hour)
+	n, err := s.cfg.Store.Hit(ctx, limitKey("register", s.cfg.ClientIP(r)), time.Hour)
 	if err != nil {
 		s.logger.ErrorContext(ctx, "registration rate limit", "err", err)
 		writeOAuthError(w, http.StatusInternalServerError, "server_error", "Registration is unavailable right now; try again shortly.")

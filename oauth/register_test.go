@@ -127,3 +127,40 @@ func TestRegistrationRateLimit(t *testing.T) {
 		t.Fatalf("after the window: %d %v", s, out)
 	}
 }
+
+// TestRegistrationRateLimitPerIPv6Block counts IPv6 clients by their /64,
+// which one subscriber or host usually holds whole: counted per address,
+// a client would get a fresh allowance from each of 2^64 addresses.
+func TestRegistrationRateLimitPerIPv6Block(t *testing.T) {
+	const from = "X-Test-Client-Address" // the address the test claims to call from
+	h := newHarness(t, options{regLimit: 2, clientIP: func(r *http.Request) string { return r.Header.Get(from) }})
+	register := func(addr string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/oauth/register", strings.NewReader(`{"redirect_uris":["https://app.example/cb"]}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(from, addr)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		addr string
+		want int
+	}{
+		{"2001:db8:1:2::1", http.StatusCreated},
+		{"2001:db8:1:2:ffff:ffff:ffff:ffff", http.StatusCreated},
+		{"2001:db8:1:2::3", http.StatusTooManyRequests}, // the /64's third
+		{"2001:db8:1:3::1", http.StatusCreated},         // the next /64
+		{"192.0.2.1", http.StatusCreated},
+		{"::ffff:192.0.2.1", http.StatusCreated}, // the same IPv4 client's second
+		{"192.0.2.1", http.StatusTooManyRequests},
+		{"192.0.2.2", http.StatusCreated}, // IPv4 counts per address
+	} {
+		if got := register(tc.addr); got != tc.want {
+			t.Errorf("a registration from %s: %d, want %d", tc.addr, got, tc.want)
+		}
+	}
+}
