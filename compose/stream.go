@@ -61,7 +61,9 @@ func (s *Service) pass(ctx context.Context, gc *gmail.Client, d driveAPI, b *bui
 		return gmail.Sent{}, mimemsg.Written{}, err
 	}
 	var written mimemsg.Written
-	write := func(w io.Writer) error {
+	// The writer reads Drive with the upload's context, which ends with
+	// the upload: a Gmail failure stops a Drive read the writer waits on.
+	write := func(ctx context.Context, w io.Writer) error {
 		pw := &progressWriter{w: w, total: mp.estimate, report: opts.Progress}
 		var err error
 		written, err = prepared.Stream(ctx, pw)

@@ -270,3 +270,39 @@ func TestGmailForbiddenSaysWhatToDo(t *testing.T) {
 	}
 	outboxUnchanged(t, before, e.Emu.Stats())
 }
+
+// TestGmailFailureStopsDriveReads: Gmail refuses to open the upload
+// session while the writer waits on a Drive download that stalls. The
+// send returns with Gmail's refusal long before the Drive delay would
+// have ended, having sent nothing: the writer's Drive read is cancelled
+// with the upload.
+func TestGmailFailureStopsDriveReads(t *testing.T) {
+	const driveDelayNS = 30_000_000_000 // 30 s
+	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+	// a.pdf encodes to ~270 KB: it fills the first 256 KiB chunk (four
+	// 64 KiB writes of the MIME writer), and the writer then opens b.pdf
+	// while Gmail is asked to open the session.
+	a, _ := e.putBytes("a.pdf", 200_000)
+	b, _ := e.putBytes("b.pdf", 1000)
+	e.Inject(
+		emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + b.ID, Delay: 1_000_000}, // 1 ms: the metadata call passes
+		emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + b.ID, Delay: driveDelayNS},
+		emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 503},
+	)
+	before := e.Emu.Stats()
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "early failure", BodyText: "hi",
+			Attachments: []compose.Attachment{{FileID: a.ID}, {FileID: b.ID}}}, compose.Options{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Gmail is busy") || !strings.Contains(err.Error(), "Nothing was sent") {
+			t.Fatalf("err = %v, want Gmail's refusal saying nothing was sent", err)
+		}
+	case <-time.After(driveDelayNS / 2):
+		t.Fatalf("Send still waits on the stalled Drive download after Gmail failed")
+	}
+	outboxUnchanged(t, before, e.Emu.Stats())
+}

@@ -85,8 +85,10 @@ type Sent struct {
 }
 
 // WriteFunc writes one whole RFC 5322 message to w. Returning an error
-// abandons the upload: nothing is sent.
-type WriteFunc func(w io.Writer) error
+// abandons the upload: nothing is sent. ctx is the upload's own: it is
+// cancelled as soon as the upload ends, so a writer reading a slow source
+// (Drive) with it stops when Gmail has already failed.
+type WriteFunc func(ctx context.Context, w io.Writer) error
 
 // Send uploads the message write produces and sends it, in threadID when
 // set. The returned error is a *WriteError when the writer failed (nothing
@@ -151,7 +153,7 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 
 	pr, pw := io.Pipe()
 	p := &producer{done: make(chan struct{})}
-	go p.run(pw, write)
+	go p.run(ctx, pw, write)
 
 	do := prepare(users, &ctxReader{ctx: ctx, r: pr}, []googleapi.MediaOption{
 		googleapi.ContentType("message/rfc822"),
@@ -163,14 +165,18 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 	if perr, finished := p.result(); !finished || perr == nil {
 		sent, err = do()
 	}
-	// Unblock a writer still running (the upload ended early) and wait
-	// for it, so no goroutine outlives the call.
+	// The writer's verdict counts only if it came before the upload
+	// ended: the producer records it before closing the pipe, so a writer
+	// failure that ended the upload is visible here. A writer still
+	// running is stopped (its pipe closed, its context cancelled, which
+	// ends a Drive read it waits on) and what it then returns is ignored.
+	perr, finished := p.result()
 	pr.CloseWithError(errUploadEnded)
+	cancel()
 	<-p.done
-	perr, _ := p.result()
 
 	switch {
-	case perr != nil && !errors.Is(perr, errUploadEnded) && !errors.Is(perr, io.ErrClosedPipe):
+	case finished && perr != nil:
 		// The writer failed: the client never saw EOF, so it never sent
 		// the final chunk.
 		return Sent{}, &WriteError{Err: perr, Contacted: w.contacted.Load()}
@@ -215,9 +221,9 @@ type producer struct {
 	fin  bool
 }
 
-func (p *producer) run(pw *io.PipeWriter, write WriteFunc) {
+func (p *producer) run(ctx context.Context, pw *io.PipeWriter, write WriteFunc) {
 	defer close(p.done)
-	err := write(pw)
+	err := write(ctx, pw)
 	// Record the outcome before closing, so the reader's side sees it as
 	// soon as the pipe wakes it.
 	p.mu.Lock()

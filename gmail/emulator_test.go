@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
+	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/gmail"
 )
@@ -49,7 +51,7 @@ func message(n int) (gmail.WriteFunc, []byte) {
 		"Message-ID: <test@example.com>\r\nMIME-Version: 1.0\r\n" +
 		"Content-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
 		base64.StdEncoding.EncodeToString(body) + "\r\n")
-	return func(w io.Writer) error {
+	return func(_ context.Context, w io.Writer) error {
 		for rest := msg; len(rest) > 0; {
 			k := min(len(rest), 10_000)
 			if _, err := w.Write(rest[:k]); err != nil {
@@ -63,7 +65,7 @@ func message(n int) (gmail.WriteFunc, []byte) {
 
 // failingAfter writes part of msg, then fails.
 func failingAfter(msg []byte, n int) gmail.WriteFunc {
-	return func(w io.Writer) error {
+	return func(_ context.Context, w io.Writer) error {
 		if _, err := w.Write(msg[:n]); err != nil {
 			return err
 		}
@@ -142,7 +144,7 @@ func TestCancelledSendSendsNothing(t *testing.T) {
 	e := newEnv(t)
 	_, msg := message(3 * chunk)
 	ctx, cancel := context.WithCancel(context.Background())
-	write := func(w io.Writer) error {
+	write := func(_ context.Context, w io.Writer) error {
 		if _, err := w.Write(msg[:2*chunk]); err != nil {
 			return err
 		}
@@ -202,5 +204,40 @@ func TestThread(t *testing.T) {
 	second, err := e.gc.Send(context.Background(), first.ThreadID, write)
 	if err != nil || second.ThreadID != first.ThreadID {
 		t.Fatalf("reply thread = %q (%v), want %q", second.ThreadID, err, first.ThreadID)
+	}
+}
+
+// TestEarlyFailureCancelsWriter: when Gmail refuses to open the session,
+// the writer's context is cancelled, so a writer waiting on a slow source
+// stops, and Send returns Gmail's error, not the writer's.
+func TestEarlyFailureCancelsWriter(t *testing.T) {
+	e := newEnv(t)
+	e.Inject(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 503})
+	_, msg := message(3 * chunk)
+	stopped := make(chan error, 1)
+	write := func(ctx context.Context, w io.Writer) error {
+		if _, err := w.Write(msg[:chunk]); err != nil {
+			return err
+		}
+		// A source that never answers, like a stalled Drive download.
+		select {
+		case <-ctx.Done():
+			stopped <- ctx.Err()
+			return ctx.Err()
+		case <-time.After(20 * time.Second):
+			stopped <- nil
+			return errors.New("the writer was never cancelled")
+		}
+	}
+	_, err := e.gc.Send(context.Background(), "", write)
+	var ge *gmail.Error
+	if !errors.As(err, &ge) || !errors.Is(err, gmail.ErrUnavailable) || ge.MaybeSent {
+		t.Fatalf("err = %v, want Gmail's 503, nothing sent", err)
+	}
+	if werr := <-stopped; !errors.Is(werr, context.Canceled) {
+		t.Errorf("writer ended with %v, want its context cancelled", werr)
+	}
+	if st := e.Emu.Stats(); st.MessagesSent != 0 {
+		t.Errorf("messages sent = %d", st.MessagesSent)
 	}
 }
