@@ -84,7 +84,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	case q.Get("resource") == "":
 		fail("invalid_target", "The resource parameter is required (RFC 8707, MCP authorization): send resource="+s.resource+".")
 		return
-	case q.Get("resource") != s.resource:
+	case !sameResource(q.Get("resource"), s.resource):
 		fail("invalid_target", "This server issues tokens only for the resource "+s.resource+".")
 		return
 	}

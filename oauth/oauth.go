@@ -156,6 +156,30 @@ func canonicalHost(u *url.URL) string {
 	return host
 }
 
+// canonicalResource returns a resource indicator (RFC 8707) as drivemail
+// writes its own, for comparison: RFC 3986's case and scheme-based
+// normalization (§6.2.2.1, §6.2.3), so the scheme and host in any case and
+// the scheme's default port, written or not, name the same resource. The
+// path is kept as sent: /mcp/, /MCP, /./mcp and percent-encoded letters
+// are other spellings no client uses for drivemail's resource, and /mcp/
+// is another resource altogether. ok is false for anything but an absolute
+// http(s) URL without credentials, query or fragment (RFC 8707 §2).
+func canonicalResource(raw string) (resource string, ok bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || strings.Contains(raw, "#") {
+		return "", false
+	}
+	return u.Scheme + "://" + canonicalHost(u) + u.EscapedPath(), true
+}
+
+// sameResource reports whether the resource indicator raw names want, a
+// resource in canonical form.
+func sameResource(raw, want string) bool {
+	c, ok := canonicalResource(raw)
+	return ok && c == want
+}
+
 // Resource is the protected resource's identifier, BASE/mcp.
 func (s *Server) Resource() string { return s.resource }
 

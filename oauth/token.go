@@ -172,7 +172,7 @@ func (s *Server) exchangeCode(ctx context.Context, c client, form url.Values) (t
 	case !pkceMatches(verifier, stored.CodeChallenge):
 		return tokenResponse{}, invalidGrant("code_verifier does not match the code_challenge (PKCE).")
 	}
-	if res := form.Get("resource"); res != "" && res != stored.Resource {
+	if res := form.Get("resource"); res != "" && !sameResource(res, stored.Resource) {
 		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_target", "resource differs from the one authorized: " + stored.Resource + "."}
 	}
 	return s.issueTokens(ctx, c, stored.GrantID, stored.UserID, stored.Resource, stored.Scope)
@@ -197,7 +197,7 @@ func (s *Server) refresh(ctx context.Context, c client, form url.Values) (tokenR
 	// Check the request and the token before spending it: a refused
 	// request leaves the client holding it, and spent, its retry would
 	// count as a reuse and revoke the grant.
-	if res := form.Get("resource"); res != "" && res != s.resource {
+	if res := form.Get("resource"); res != "" && !sameResource(res, s.resource) {
 		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_target", "resource differs from the one authorized: " + s.resource + "."}
 	}
 	if _, err := checkScope(form.Get("scope")); err != nil {
