@@ -110,7 +110,7 @@ func (s *Service) claimsFor(req Request) (claims, error) {
 		case size < 0:
 			return c, refuse(http.StatusBadRequest, "bad_size", "size %d is not a file size; give the size in bytes, or leave it out.", size)
 		case size > s.cfg.MaxBytes:
-			return c, refuse(http.StatusRequestEntityTooLarge, "too_large", "The file (%s) is larger than this server's upload limit of %s. Send a smaller file, or share a link to it instead.", byteSize(size), byteSize(s.cfg.MaxBytes))
+			return c, refuse(http.StatusRequestEntityTooLarge, "too_large", "The file is %d bytes, larger than this server's upload limit of %s (%d bytes). Send a smaller file, or share a link to it instead.", size, byteSize(s.cfg.MaxBytes), s.cfg.MaxBytes)
 		}
 		c.Size = req.Size
 	}

@@ -255,7 +255,7 @@ func TestRequestUploadRefusals(t *testing.T) {
 		"bad type":       {upload.Request{Name: "a", MimeType: "pdf"}, "not a MIME type"},
 		"type too long":  {upload.Request{Name: "a", MimeType: "application/" + strings.Repeat("x", 244)}, "at most 255"},
 		"Google type":    {upload.Request{Name: "a", MimeType: "application/vnd.google-apps.document"}, "Google Docs type"},
-		"too large":      {upload.Request{Name: "a", Size: new(int64(1<<20 + 1))}, "limit of 1 MiB"},
+		"too large":      {upload.Request{Name: "a", Size: new(int64(1<<20 + 1))}, "The file is 1048577 bytes, larger than this server's upload limit of 1 MiB (1048576 bytes)."},
 		"negative size":  {upload.Request{Name: "a", Size: new(int64(-1))}, "not a file size"},
 		"bad sha256":     {upload.Request{Name: "a", SHA256: "abc"}, "64 hexadecimal"},
 		"bad folder":     {upload.Request{Name: "a", FolderID: "My Folder"}, "not a Drive folder id"},

@@ -41,7 +41,7 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + time.Duration(d).String() + `"`), nil
 }
 
-// UnmarshalJSON reads a Go duration string or a number of nanoseconds.
+// UnmarshalJSON reads a Go duration string such as "250ms".
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	s := strings.Trim(string(b), `"`)
 	if s == "" || s == "null" {
