@@ -71,6 +71,8 @@ func driveFailure(it *item, err error) error {
 		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingSent)
 	case errors.Is(err, drive.ErrCorrupt):
 		return refuseErr(err, "%s did not arrive intact from Google Drive (its checksum did not match). %s Try again.", it.label(), nothingSent)
+	case errors.Is(err, drive.ErrStalled):
+		return refuseErr(err, "Google Drive stalled while sending %s (no data came for a long while), so the message was abandoned. %s Try again in a minute.", it.label(), nothingSent)
 	case drive.IsTransient(err):
 		return refuseErr(err, "Google Drive stopped sending %s part-way, so the message was abandoned. %s Try again in a minute.", it.label(), nothingSent)
 	}

@@ -197,7 +197,9 @@ const (
 )
 
 // withRetry runs call until it succeeds, fails for good, or has been
-// tried driveAttempts times, backing off between transient failures.
+// tried driveAttempts times, backing off between transient failures. A
+// stall is not retried here: it has already waited the idle timeout, and
+// retries would multiply that wait (the send pass may still be retried).
 func withRetry[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	var (
 		v   T
@@ -206,7 +208,7 @@ func withRetry[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	wait := driveBackoff
 	for attempt := 1; ; attempt++ {
 		v, err = call()
-		if err == nil || !drive.IsTransient(err) || attempt == driveAttempts {
+		if err == nil || !drive.IsTransient(err) || errors.Is(err, drive.ErrStalled) || attempt == driveAttempts {
 			return v, err
 		}
 		t := time.NewTimer(wait)

@@ -28,6 +28,11 @@ type Config struct {
 	MaxConcurrentSends int
 	// ChunkSize is the Gmail upload chunk (default 5 MiB).
 	ChunkSize int
+	// DriveIdleTimeout fails a Drive download, export or Range read that
+	// gets no byte for this long (default drive.DefaultIdleTimeout, 60 s),
+	// so a stalled Drive does not hold a send slot: the message is
+	// abandoned, nothing is sent.
+	DriveIdleTimeout time.Duration
 	// Logger gets one line per send (never addresses, bodies or tokens).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -101,7 +106,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err != nil {
 		return Result{}, err
 	}
-	dc, err := drive.New(ctx, hc, s.cfg.Endpoints)
+	dc, err := drive.New(ctx, hc, s.cfg.Endpoints, drive.WithIdleTimeout(s.cfg.DriveIdleTimeout))
 	if err != nil {
 		return Result{}, err
 	}

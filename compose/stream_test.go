@@ -306,3 +306,53 @@ func TestGmailFailureStopsDriveReads(t *testing.T) {
 	}
 	outboxUnchanged(t, before, e.Emu.Stats())
 }
+
+// TestDriveStallAbandonsSend: a Drive download that sends nothing for the
+// idle timeout fails the pass; Gmail already holds the first chunk, so
+// the pass is not restarted, the refusal says Drive stalled, and the send
+// returns long before the stalled download would have answered.
+func TestDriveStallAbandonsSend(t *testing.T) {
+	const driveDelayNS = 30_000_000_000 // 30 s
+	e := newEnv(t, compose.Config{ChunkSize: 256 << 10, DriveIdleTimeout: 200 * time.Millisecond})
+	// As in TestGmailFailureStopsDriveReads: a.pdf fills the first chunk,
+	// so Gmail has been contacted when b.pdf's download stalls.
+	a, _ := e.putBytes("a.pdf", 200_000)
+	b, _ := e.putBytes("b.pdf", 1000)
+	e.Inject(
+		emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + b.ID, Delay: 1_000_000}, // 1 ms: the metadata call passes
+		emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + b.ID, Delay: driveDelayNS},
+	)
+	before := e.Emu.Stats()
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "stall", BodyText: "hi",
+			Attachments: []compose.Attachment{{FileID: a.ID}, {FileID: b.ID}}}, compose.Options{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "stalled while sending attachment 2") || !strings.Contains(err.Error(), "Nothing was sent") {
+			t.Fatalf("err = %v, want the refusal saying Drive stalled and nothing was sent", err)
+		}
+	case <-time.After(driveDelayNS / 2):
+		t.Fatalf("Send still waits on a Drive download that sends nothing")
+	}
+	after := e.Emu.Stats()
+	outboxUnchanged(t, before, after)
+	if n := after.UploadsStarted - before.UploadsStarted; n != 1 {
+		t.Errorf("%d upload sessions opened; want 1 (no whole-pass retry once Gmail has bytes)", n)
+	}
+}
+
+// TestDriveStallBeforeGmailIsRetried: a stall while the first chunk was
+// still filling (nothing reached Gmail) restarts the pass, and exactly
+// one whole message goes.
+func TestDriveStallBeforeGmailIsRetried(t *testing.T) {
+	e := newEnv(t, compose.Config{DriveIdleTimeout: 200 * time.Millisecond})
+	f, b := e.putBytes("report.pdf", 100_000)
+	e.Inject(
+		emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Delay: 1_000_000}, // 1 ms: the metadata call passes
+		emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Delay: 30_000_000_000},
+	)
+	e.sendFileOnce("stall once", f, b)
+}

@@ -39,11 +39,12 @@ type Client struct {
 	endpoints google.Endpoints
 	files     *gdrive.FilesService
 	sheets    *sheets.SpreadsheetsService
+	idle      time.Duration // see WithIdleTimeout
 }
 
 // New returns a Client that calls Google (or the emulator named by
 // endpoints) with httpClient, which must add the user's Google token.
-func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoints) (*Client, error) {
+func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoints, opts ...Option) (*Client, error) {
 	dopts := append([]option.ClientOption{option.WithHTTPClient(httpClient)}, endpoints.DriveOptions()...)
 	ds, err := gdrive.NewService(ctx, dopts...)
 	if err != nil {
@@ -54,7 +55,11 @@ func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoint
 	if err != nil {
 		return nil, fmt.Errorf("drive: new sheets service: %w", err)
 	}
-	return &Client{http: httpClient, endpoints: endpoints, files: ds.Files, sheets: ss.Spreadsheets}, nil
+	c := &Client{http: httpClient, endpoints: endpoints, files: ds.Files, sheets: ss.Spreadsheets, idle: DefaultIdleTimeout}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 // File is a Drive file as drivemail sees it.

@@ -2,6 +2,7 @@ package drive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -50,22 +51,29 @@ func (r *RangeReader) ReadAt(p []byte, off int64) (int, error) {
 	if r.f.Native() || !r.f.CanDownload {
 		return 0, &Error{Op: "files.get range", Err: ErrNotDownloadable}
 	}
-	call := r.c.files.Get(r.f.ID).SupportsAllDrives(true).Context(r.ctx)
+	const op = "files.get range"
+	w := r.c.watch(r.ctx)
+	call := r.c.files.Get(r.f.ID).SupportsAllDrives(true).Context(w.ctx)
 	setResourceKey(call.Header(), r.f.ID, r.f.ResourceKey)
 	call.Header().Set("Range", fmt.Sprintf("bytes=%d-%d", off, off+want-1))
 	res, err := call.Download()
+	w.pause()
 	if err != nil {
-		return 0, wrapErr("files.get range", err)
+		return 0, w.fail(op, err)
 	}
-	defer res.Body.Close()
+	body := watchBody(res.Body, w, op)
+	defer body.Close()
 	if res.StatusCode != 206 && !(res.StatusCode == 200 && off == 0 && want == r.f.Size) {
 		// A 200 means the Range was ignored: the body is the whole file,
 		// which this reader must not pull.
-		return 0, &Error{Op: "files.get range", Code: res.StatusCode, Err: fmt.Errorf("range not honoured")}
+		return 0, &Error{Op: op, Code: res.StatusCode, Err: fmt.Errorf("range not honoured")}
 	}
-	n, err := io.ReadFull(res.Body, p[:want])
+	n, err := io.ReadFull(body, p[:want])
+	if errors.Is(err, ErrStalled) {
+		return n, err
+	}
 	if err != nil {
-		return n, &Error{Op: "files.get range", Err: fmt.Errorf("%d of %d bytes: %w", n, want, ErrTruncated)}
+		return n, &Error{Op: op, Err: fmt.Errorf("%d of %d bytes: %w", n, want, ErrTruncated)}
 	}
 	if int64(n) < int64(len(p)) {
 		return n, io.EOF

@@ -22,21 +22,26 @@ var ErrCorrupt = errors.New("download does not match Drive's checksum")
 // Download opens a binary file's content. The stream is checked against
 // the metadata: ending before f.Size returns ErrTruncated (never a bare
 // io.EOF), running past it or failing the MD5 check returns an error too,
-// so a caller never mistakes a cut download for a whole one.
+// so a caller never mistakes a cut download for a whole one. Drive
+// keeping the caller waiting past the idle timeout, for the answer or
+// for more bytes, is ErrStalled.
 func (c *Client) Download(ctx context.Context, f File) (io.ReadCloser, error) {
+	const op = "files.get media"
 	if f.Native() {
-		return nil, &Error{Op: "files.get media", Err: ErrNotDownloadable}
+		return nil, &Error{Op: op, Err: ErrNotDownloadable}
 	}
 	if !f.CanDownload {
-		return nil, &Error{Op: "files.get media", Err: ErrNotDownloadable}
+		return nil, &Error{Op: op, Err: ErrNotDownloadable}
 	}
-	call := c.files.Get(f.ID).SupportsAllDrives(true).Context(ctx)
+	w := c.watch(ctx)
+	call := c.files.Get(f.ID).SupportsAllDrives(true).Context(w.ctx)
 	setResourceKey(call.Header(), f.ID, f.ResourceKey)
 	res, err := call.Download()
+	w.pause()
 	if err != nil {
-		return nil, wrapErr("files.get media", err)
+		return nil, w.fail(op, err)
 	}
-	return newCheckedBody(res.Body, f.Size, f.MD5), nil
+	return newCheckedBody(watchBody(res.Body, w, op), f.Size, f.MD5), nil
 }
 
 // Export opens a native file rendered as mimeType. With tab set (csv or
@@ -51,13 +56,15 @@ func (c *Client) Export(ctx context.Context, f File, mimeType string, tab *Sheet
 	if tab != nil {
 		return c.exportLink(ctx, f, mimeType, tab)
 	}
-	call := c.files.Export(f.ID, mimeType).Context(ctx)
+	w := c.watch(ctx)
+	call := c.files.Export(f.ID, mimeType).Context(w.ctx)
 	setResourceKey(call.Header(), f.ID, f.ResourceKey)
 	res, err := call.Download()
+	w.pause()
 	if err == nil {
-		return res.Body, nil
+		return watchBody(res.Body, w, "files.export"), nil
 	}
-	err = wrapErr("files.export", err)
+	err = w.fail("files.export", err)
 	if !errors.Is(err, ErrExportTooLarge) {
 		return nil, err
 	}
@@ -82,14 +89,22 @@ func (c *Client) exportLink(ctx context.Context, f File, mimeType string, tab *S
 		q.Set("gid", strconv.FormatInt(tab.ID, 10))
 		u.RawQuery = q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	w := c.watch(ctx)
+	req, err := http.NewRequestWithContext(w.ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
+		w.stop()
 		return nil, &Error{Op: op, Err: google.WithoutURL(err)}
 	}
 	setResourceKey(req.Header, f.ID, f.ResourceKey)
 	res, err := c.http.Do(req)
+	w.pause()
 	if err != nil {
-		if ctx.Err() != nil {
+		stalled := w.stalled()
+		w.stop()
+		switch {
+		case stalled:
+			return nil, w.err(op)
+		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		}
 		return nil, &Error{Op: op, Err: google.WithoutURL(err)}
@@ -97,9 +112,10 @@ func (c *Client) exportLink(ctx context.Context, f File, mimeType string, tab *S
 	if res.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 		res.Body.Close()
+		w.stop()
 		return nil, statusErr(op, res.StatusCode)
 	}
-	return res.Body, nil
+	return watchBody(res.Body, w, op), nil
 }
 
 // googleExportHosts are the hosts Google's exportLinks use.
