@@ -114,6 +114,8 @@ func gmailRefusal(err error, draft bool) error {
 		return refuseErr(err, "Gmail does not know that thread_id. %s Leave thread_id out to start a new thread, or use the id Gmail returned for the thread.", nothingSent)
 	case errors.Is(err, gmail.ErrRejected):
 		return refuseErr(err, "Gmail refused the message as invalid. %s Check the recipients and headers.", nothingSent)
+	case errors.Is(err, gmail.ErrStalled):
+		return refuseErr(err, "Gmail stopped answering while the message was being uploaded, so it was abandoned. %s Try again in a minute.", nothingSent)
 	case errors.Is(err, gmail.ErrRateLimited), errors.Is(err, gmail.ErrUnavailable):
 		return refuseErr(err, "Gmail is busy or unavailable right now. %s Try again in a minute.", nothingSent)
 	case errors.Is(err, gmail.ErrForbidden):

@@ -33,6 +33,10 @@ type Config struct {
 	// so a stalled Drive does not hold a send slot: the message is
 	// abandoned, nothing is sent.
 	DriveIdleTimeout time.Duration
+	// GmailChunkTimeout bounds each Gmail upload request (default
+	// gmail.DefaultChunkTimeout, 2 minutes): a resumable chunk past it is
+	// retried once, and a send whose upload stalls is abandoned.
+	GmailChunkTimeout time.Duration
 	// Logger gets one line per send (never addresses, bodies or tokens).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -110,7 +114,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err != nil {
 		return Result{}, err
 	}
-	gc, err := gmail.New(ctx, hc, s.cfg.Endpoints, s.cfg.ChunkSize)
+	gc, err := gmail.New(ctx, hc, s.cfg.Endpoints, s.cfg.ChunkSize, gmail.WithChunkTimeout(s.cfg.GmailChunkTimeout))
 	if err != nil {
 		return Result{}, err
 	}

@@ -356,3 +356,23 @@ func TestDriveStallBeforeGmailIsRetried(t *testing.T) {
 	)
 	e.sendFileOnce("stall once", f, b)
 }
+
+// TestGmailStallSaysNothingWasSent: a Gmail chunk that gets no answer
+// within the chunk timeout, even when retried, abandons the send with a
+// sentence that says Gmail stalled and nothing was sent.
+func TestGmailStallSaysNothingWasSent(t *testing.T) {
+	const path = "/upload/gmail/v1/users/me/messages/send"
+	e := newEnv(t, compose.Config{ChunkSize: 256 << 10, GmailChunkTimeout: 200 * time.Millisecond})
+	f, _ := e.putBytes("report.pdf", 600_000)
+	e.Inject(
+		emulator.Fault{Method: "POST", PathPrefix: path, Delay: 1_000_000}, // 1 ms: the session open passes
+		emulator.Fault{PathPrefix: path, Delay: 4_000_000_000, Times: 5},   // 4 s: every try of the first chunk
+	)
+	before := e.Emu.Stats()
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "gmail stalls", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Gmail stopped answering") || !strings.Contains(err.Error(), "Nothing was sent") {
+		t.Fatalf("err = %v, want the refusal saying Gmail stalled and nothing was sent", err)
+	}
+	outboxUnchanged(t, before, e.Emu.Stats())
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	gm "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
@@ -29,17 +30,39 @@ const DefaultChunkSize = 5 << 20
 // document's maxSize for messages.send and drafts.create).
 const MaxMessageBytes = 36_700_160
 
+// DefaultChunkTimeout bounds each upload request: a resumable chunk
+// (which the Google client then retries), the request that opens the
+// session, and a multipart upload. It is generous for one 5 MiB chunk.
+const DefaultChunkTimeout = 2 * time.Minute
+
 // Client calls Gmail as one user.
 type Client struct {
-	http      *http.Client
-	endpoints google.Endpoints
-	chunkSize int
+	http         *http.Client
+	endpoints    google.Endpoints
+	chunkSize    int
+	chunkTimeout time.Duration
+}
+
+// Option tunes a Client.
+type Option func(*Client)
+
+// WithChunkTimeout sets how long one upload request may take before it
+// is abandoned (default DefaultChunkTimeout); d <= 0 keeps the default.
+// A resumable chunk that times out is retried once by the Google client;
+// the session-opening request and a multipart upload are not retried.
+// Either way the upload then fails with ErrStalled.
+func WithChunkTimeout(d time.Duration) Option {
+	return func(c *Client) {
+		if d > 0 {
+			c.chunkTimeout = d
+		}
+	}
 }
 
 // New returns a Client for the user whose Google token httpClient adds.
 // chunkSize 0 means DefaultChunkSize; Google rounds it up to a multiple of
 // 256 KiB.
-func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoints, chunkSize int) (*Client, error) {
+func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoints, chunkSize int, opts ...Option) (*Client, error) {
 	if httpClient == nil {
 		return nil, errors.New("gmail: nil http client")
 	}
@@ -49,7 +72,11 @@ func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoint
 	if chunkSize == 0 {
 		chunkSize = DefaultChunkSize
 	}
-	return &Client{http: httpClient, endpoints: endpoints, chunkSize: chunkSize}, nil
+	c := &Client{http: httpClient, endpoints: endpoints, chunkSize: chunkSize, chunkTimeout: DefaultChunkTimeout}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 func (c *Client) service(ctx context.Context, hc *http.Client) (*gm.UsersService, error) {
@@ -139,7 +166,7 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	w := &finalWatch{}
+	w := &finalWatch{timeout: c.chunkTimeout}
 	hc := *c.http
 	w.base = hc.Transport
 	if w.base == nil {
@@ -158,6 +185,10 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 	do := prepare(users, &ctxReader{ctx: ctx, r: pr}, []googleapi.MediaOption{
 		googleapi.ContentType("message/rfc822"),
 		googleapi.ChunkSize(c.chunkSize),
+		// A chunk that takes longer is cancelled and retried; the retry
+		// deadline leaves room for one retry of a chunk that times out.
+		googleapi.ChunkTransferTimeout(c.chunkTimeout),
+		googleapi.ChunkRetryDeadline(2 * c.chunkTimeout),
 	})
 	var sent Sent
 	// If the writer already failed while the first chunk filled, make no
@@ -165,6 +196,9 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 	if perr, finished := p.result(); !finished || perr == nil {
 		sent, err = do()
 	}
+	// The chunk timeout ends a chunk with context.DeadlineExceeded while
+	// the send's own context is still alive.
+	stalled := errors.Is(err, ErrStalled) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
 	// The writer's verdict counts only if it came before the upload
 	// ended: the producer records it before closing the pipe, so a writer
 	// failure that ended the upload is visible here. A writer still
@@ -182,6 +216,9 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 		return Sent{}, &WriteError{Err: perr, Contacted: w.contacted.Load()}
 	case err != nil:
 		e := wrapErr(op, err)
+		if stalled {
+			e.Err = ErrStalled
+		}
 		// An HTTP error answer is Gmail saying no. Only a request that
 		// carried the end of the message and got no answer at all leaves
 		// the outcome unknown.
@@ -258,9 +295,12 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 
 // finalWatch notes whether a request that could complete the upload (a
 // multipart request, or a resumable chunk with its total length) left us:
-// before that, a failure provably sent nothing.
+// before that, a failure provably sent nothing. It also bounds the
+// requests the chunk timeout does not cover (the session open and a
+// multipart upload) by the same timeout.
 type finalWatch struct {
 	base        http.RoundTripper
+	timeout     time.Duration
 	final       atomic.Bool
 	contacted   atomic.Bool
 	finalStatus atomic.Int32 // the status of the last final request's answer
@@ -269,17 +309,71 @@ type finalWatch struct {
 func (f *finalWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	f.contacted.Store(true)
 	final := false
+	chunk := r.Header.Get("Content-Range") != ""
 	if r.URL.Query().Get("uploadType") == "multipart" {
 		final = true
-	} else if cr := r.Header.Get("Content-Range"); cr != "" && !strings.HasSuffix(cr, "/*") {
+	} else if cr := r.Header.Get("Content-Range"); chunk && !strings.HasSuffix(cr, "/*") {
 		final = true
 	}
 	if final {
 		f.final.Store(true)
 	}
-	res, err := f.base.RoundTrip(r)
+	var res *http.Response
+	var err error
+	if chunk || f.timeout <= 0 {
+		res, err = f.base.RoundTrip(r)
+	} else {
+		res, err = f.timed(r)
+	}
 	if final && err == nil {
 		f.finalStatus.Store(int32(res.StatusCode))
 	}
 	return res, err
+}
+
+// errTimedOut cancels a request that took longer than the timeout.
+var errTimedOut = errors.New("gmail: request timeout")
+
+// timed runs r within f.timeout, its answer's body included. A request
+// the timeout ends fails with an error wrapping ErrStalled.
+func (f *finalWatch) timed(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(r.Context())
+	t := time.AfterFunc(f.timeout, func() { cancel(errTimedOut) })
+	end := func() bool {
+		t.Stop()
+		timedOut := errors.Is(context.Cause(ctx), errTimedOut)
+		cancel(nil)
+		return timedOut
+	}
+	res, err := f.base.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		if end() {
+			return nil, fmt.Errorf("no answer within %s: %w", f.timeout, ErrStalled)
+		}
+		return nil, err
+	}
+	res.Body = &timedBody{rc: res.Body, ctx: ctx, end: end, timeout: f.timeout}
+	return res, nil
+}
+
+// timedBody is an answer read under finalWatch.timed's clock; Close
+// stops the clock.
+type timedBody struct {
+	rc      io.ReadCloser
+	ctx     context.Context
+	end     func() bool
+	timeout time.Duration
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errTimedOut) {
+		err = fmt.Errorf("answer not read within %s: %w", b.timeout, ErrStalled)
+	}
+	return n, err
+}
+
+func (b *timedBody) Close() error {
+	b.end()
+	return b.rc.Close()
 }

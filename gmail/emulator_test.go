@@ -241,3 +241,78 @@ func TestEarlyFailureCancelsWriter(t *testing.T) {
 		t.Errorf("messages sent = %d", st.MessagesSent)
 	}
 }
+
+// TestUploadTimeouts: with a short chunk timeout, a chunk that is slow
+// once is retried and the message goes once; a chunk, a session open or
+// a multipart upload that gets no answer fails with ErrStalled long
+// before Gmail's delay ends, and only a multipart upload (the whole
+// message sent, no answer) may have been sent.
+func TestUploadTimeouts(t *testing.T) {
+	// A stalled request's body is never read, so the emulator cannot see
+	// the client give up and holds it for the whole delay: keep it short,
+	// and run the cases side by side.
+	const (
+		path    = "/upload/gmail/v1/users/me/messages/send"
+		timeout = 200 * time.Millisecond
+		stallNS = 4_000_000_000 // 4 s
+	)
+	tests := []struct {
+		name      string
+		size      int
+		faults    []emulator.Fault
+		wantErr   bool
+		maybeSent bool
+	}{
+		{"a chunk slow once is retried", 3 * chunk, []emulator.Fault{
+			{Method: "POST", PathPrefix: path, Delay: 1_000_000}, // 1 ms: the session open passes
+			{PathPrefix: path, Delay: stallNS},
+		}, false, false},
+		{"a chunk that never answers", 3 * chunk, []emulator.Fault{
+			{Method: "POST", PathPrefix: path, Delay: 1_000_000},
+			{PathPrefix: path, Delay: stallNS, Times: 5},
+		}, true, false},
+		{"a session open that never answers", 3 * chunk, []emulator.Fault{
+			{Method: "POST", PathPrefix: path, Delay: stallNS},
+		}, true, false},
+		{"a multipart upload that never answers", 10_000, []emulator.Fault{
+			{Method: "POST", PathPrefix: path, Delay: stallNS},
+		}, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			gc, err := gmail.New(context.Background(), e.Client(user, emutest.ScopeGmailSend), e.Endpoints, chunk, gmail.WithChunkTimeout(timeout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Inject(tt.faults...)
+			write, msg := message(tt.size)
+			start := time.Now()
+			sent, err := gc.Send(context.Background(), "", write)
+			if took := time.Since(start); took >= stallNS {
+				t.Errorf("Send took %v: it waited for Gmail's delay to end", took)
+			}
+			st := e.Emu.Stats()
+			if !tt.wantErr {
+				if err != nil {
+					t.Fatalf("Send: %v", err)
+				}
+				if got := e.Message(user, sent.ID); string(got) != string(msg) || st.MessagesSent != 1 {
+					t.Errorf("%d messages sent, the stored one %d bytes of %d", st.MessagesSent, len(got), len(msg))
+				}
+				return
+			}
+			var ge *gmail.Error
+			if !errors.As(err, &ge) || !errors.Is(err, gmail.ErrStalled) {
+				t.Fatalf("err = %v, want ErrStalled", err)
+			}
+			if ge.MaybeSent != tt.maybeSent || ge.Accepted {
+				t.Errorf("MaybeSent = %v, Accepted = %v; want %v, false", ge.MaybeSent, ge.Accepted, tt.maybeSent)
+			}
+			if st.MessagesSent != 0 || st.UploadsFinished != 0 {
+				t.Errorf("sent %d, uploads finished %d; want nothing", st.MessagesSent, st.UploadsFinished)
+			}
+		})
+	}
+}

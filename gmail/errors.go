@@ -28,6 +28,9 @@ var (
 	ErrForbidden = errors.New("Gmail refused the request")
 	// ErrNotFound: a thread id Gmail does not know, or a 404 of any kind.
 	ErrNotFound = errors.New("not found in Gmail")
+	// ErrStalled: an upload request got no answer within the chunk
+	// timeout (a timed-out resumable chunk was retried first).
+	ErrStalled = errors.New("Gmail stopped answering")
 )
 
 // Error is a failed Gmail call, without Google's message or body.
