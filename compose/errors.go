@@ -71,6 +71,21 @@ func driveFailure(it *item, err error) error {
 		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingSent)
 	case errors.Is(err, drive.ErrCorrupt):
 		return refuseErr(err, "%s did not arrive intact from Google Drive (its checksum did not match). %s Try again.", it.label(), nothingSent)
+	case errors.Is(err, drive.ErrAbusive):
+		return refuseErr(err, "Google Drive has flagged %s as malware or spam and will not let it be downloaded. %s "+
+			"Send it as a link instead (link: true), or attach another file.", it.label(), nothingSent)
+	case errors.Is(err, drive.ErrDownloadQuota):
+		return refuseErr(err, "%s has been downloaded too many times lately, and Google Drive will not serve it again until its limit resets (within about a day). %s "+
+			"Send it as a link instead (link: true), or try again tomorrow.", it.label(), nothingSent)
+	case errors.Is(err, drive.ErrDomainPolicy):
+		return refuseErr(err, "This Google account's Workspace administrator does not allow drivemail to use Google Drive. %s "+
+			"Ask the administrator to allow drivemail's access to Drive, or send the message without Drive files.", nothingSent)
+	case errors.Is(err, drive.ErrAppNotAuthorized):
+		return refuseErr(err, "This Google account has not given drivemail access to %s (it allowed only files drivemail opened or created). %s "+
+			"Reconnect drivemail (sign in again) and allow access to Drive files, or put the file in Drive again with request_upload and attach that.", it.label(), nothingSent)
+	case errors.Is(err, drive.ErrFilePermission):
+		return refuseErr(err, "This Google account is not allowed to download %s. %s "+
+			"Ask the file's owner for access that allows downloading, or send it as a link instead (link: true).", it.label(), nothingSent)
 	case errors.Is(err, drive.ErrStalled):
 		return refuseErr(err, "Google Drive stalled while sending %s (no data came for a long while), so the message was abandoned. %s Try again in a minute.", it.label(), nothingSent)
 	case drive.IsTransient(err):

@@ -187,6 +187,12 @@ func lookupError(it *item, err error) error {
 	case errors.Is(err, drive.ErrRateLimited), errors.Is(err, drive.ErrUnavailable):
 		return refuseErr(err, "Google Drive is busy or unavailable right now, so nothing was sent. Try again in a minute.")
 	}
+	// Drive's explained 403s read the same before and during the stream.
+	if errors.Is(err, drive.ErrForbidden) {
+		if r := driveFailure(it, err); r != nil {
+			return r
+		}
+	}
 	return fmt.Errorf("resolve %s: %w", it.label(), err)
 }
 

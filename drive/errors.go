@@ -3,6 +3,7 @@ package drive
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 
@@ -30,8 +31,24 @@ var (
 	ErrScope = errors.New("insufficient Google scope")
 	// ErrUnauthorized: Google rejected the token (expired or revoked grant).
 	ErrUnauthorized = errors.New("Google rejected the credentials")
-	// ErrForbidden: any other 403.
+	// ErrForbidden: any other 403. The 403s below wrap it, so a caller
+	// that only knows ErrForbidden still sees them as such.
 	ErrForbidden = errors.New("access denied by Drive")
+	// ErrAbusive: Drive flagged the file as malware or spam and will not
+	// serve its content (cannotDownloadAbusiveFile).
+	ErrAbusive = fmt.Errorf("file flagged as malware or spam: %w", ErrForbidden)
+	// ErrDownloadQuota: the file was downloaded too often; Drive lifts
+	// the limit within about a day (downloadQuotaExceeded).
+	ErrDownloadQuota = fmt.Errorf("the file's download quota is used up: %w", ErrForbidden)
+	// ErrDomainPolicy: the user's Workspace administrator does not allow
+	// this app to use Drive (domainPolicy).
+	ErrDomainPolicy = fmt.Errorf("Drive access not allowed by the domain's policy: %w", ErrForbidden)
+	// ErrAppNotAuthorized: the user has not given this app access to the
+	// file, as with the drive.file scope (appNotAuthorizedToFile).
+	ErrAppNotAuthorized = fmt.Errorf("app not authorized for the file: %w", ErrForbidden)
+	// ErrFilePermission: the user's role on the file does not allow the
+	// call (insufficientFilePermissions).
+	ErrFilePermission = fmt.Errorf("insufficient permission on the file: %w", ErrForbidden)
 	// ErrRateLimited: a 429 or a rate-limit 403; transient.
 	ErrRateLimited = errors.New("rate limited by Drive")
 	// ErrUnavailable: a 5xx; transient.
@@ -127,6 +144,16 @@ func classify(code int, reason string) error {
 			return ErrRateLimited
 		case "notFound":
 			return ErrNotFound
+		case "cannotDownloadAbusiveFile", "abuse":
+			return ErrAbusive
+		case "downloadQuotaExceeded", "quotaExceeded":
+			return ErrDownloadQuota
+		case "domainPolicy":
+			return ErrDomainPolicy
+		case "appNotAuthorizedToFile":
+			return ErrAppNotAuthorized
+		case "insufficientFilePermissions":
+			return ErrFilePermission
 		}
 		return ErrForbidden
 	}

@@ -276,6 +276,8 @@ func driveError(err error, id string) error {
 		return refuse("Google no longer accepts this account's authorization (it expired or was revoked). Reconnect drivemail (sign in again) to continue.")
 	case errors.Is(err, drive.ErrRateLimited), errors.Is(err, drive.ErrUnavailable):
 		return refuse("Google Drive is busy or unavailable right now. Try again in a minute.")
+	case errors.Is(err, drive.ErrDomainPolicy):
+		return refuse("This Google account's Workspace administrator does not allow drivemail to use Google Drive. Ask the administrator to allow drivemail's access to Drive.")
 	}
 	return err
 }

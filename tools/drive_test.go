@@ -138,6 +138,7 @@ func TestDriveErrorsBecomeSentences(t *testing.T) {
 		{&drive.Error{Op: "files.get", Code: 403, Reason: "insufficientPermissions", Err: drive.ErrScope}, "Reconnect drivemail"},
 		{&drive.Error{Op: "files.get", Code: 401, Err: drive.ErrUnauthorized}, "expired or was revoked"},
 		{&drive.Error{Op: "files.get", Code: 503, Err: drive.ErrUnavailable}, "Try again in a minute"},
+		{&drive.Error{Op: "files.list", Code: 403, Reason: "domainPolicy", Err: drive.ErrDomainPolicy}, "Workspace administrator does not allow drivemail"},
 		{drive.ErrQueryToken, "Page_token is not one this server returned"},
 		{drive.ErrQueryType, "The type is not one drive_search knows"},
 		{fmt.Errorf("dial: connection refused"), "internal error"},

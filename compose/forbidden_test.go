@@ -1,0 +1,82 @@
+package compose_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
+)
+
+// forbidding answers Drive requests for one file with Drive's 403 for
+// reason: its content requests only, or its metadata too.
+type forbidding struct {
+	base     http.RoundTripper
+	fileID   string
+	reason   string
+	metadata bool
+}
+
+func (f forbidding) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path != "/drive/v3/files/"+f.fileID || !f.metadata && r.URL.Query().Get("alt") != "media" {
+		return f.base.RoundTrip(r)
+	}
+	body := `{"error":{"code":403,"message":"Google's own text","errors":[{"domain":"global","reason":"` + f.reason + `","message":"Google's own text"}]}}`
+	return &http.Response{StatusCode: 403, Status: "403 Forbidden", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+}
+
+// TestDriveForbiddenSaysWhatToDo: Drive's 403s that have a known reason
+// (a file flagged as malware, a used-up download quota, an administrator's
+// policy, an app not granted the file, a role that may not download) are
+// refusals that say what happened, that nothing was sent and what to do,
+// whether they come on the download, on a zip's Range read before it, or
+// on the metadata call.
+func TestDriveForbiddenSaysWhatToDo(t *testing.T) {
+	tests := []struct {
+		reason   string
+		zip      bool
+		metadata bool
+		want     string
+	}{
+		{"cannotDownloadAbusiveFile", false, false, "flagged attachment 1 (\"report.pdf\") as malware or spam"},
+		{"cannotDownloadAbusiveFile", true, false, "flagged attachment 1 (\"bundle.zip\") as malware or spam"},
+		{"downloadQuotaExceeded", false, false, "downloaded too many times"},
+		{"domainPolicy", false, false, "Workspace administrator does not allow drivemail"},
+		{"domainPolicy", false, true, "Workspace administrator does not allow drivemail"},
+		{"appNotAuthorizedToFile", false, false, "has not given drivemail access to attachment 1"},
+		{"insufficientFilePermissions", false, false, "not allowed to download attachment 1"},
+	}
+	e := newEnv(t, compose.Config{})
+	pdf, _ := e.putBytes("report.pdf", 10_000)
+	zip := e.Put(user, drivesvc.FileSpec{Name: "bundle.zip", Content: zipOf(t, "a.txt")})
+	for _, tt := range tests {
+		name := tt.reason
+		if tt.zip {
+			name += " on a zip"
+		}
+		if tt.metadata {
+			name += " on the metadata"
+		}
+		t.Run(name, func(t *testing.T) {
+			f := pdf
+			if tt.zip {
+				f = zip
+			}
+			hc := &http.Client{Transport: forbidding{base: e.hc.Transport, fileID: f.ID, reason: tt.reason, metadata: tt.metadata}}
+			before := e.Emu.Stats()
+			_, err := e.svc.Send(context.Background(), hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "403", BodyText: "hi",
+				Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
+			if !compose.IsRefusal(err) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "Nothing was sent") {
+				t.Fatalf("err = %v, want a refusal with %q saying nothing was sent", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "Google's own text") {
+				t.Errorf("the refusal quotes Google's message: %q", err)
+			}
+			outboxUnchanged(t, before, e.Emu.Stats())
+		})
+	}
+}
