@@ -2,6 +2,7 @@ package compose_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -78,5 +79,28 @@ func TestDriveForbiddenSaysWhatToDo(t *testing.T) {
 			}
 			outboxUnchanged(t, before, e.Emu.Stats())
 		})
+	}
+}
+
+// TestUnexplainedFailureAfterGmailIsUnsent: a Drive failure drivemail
+// cannot explain, on the second file after the first chunk reached Gmail,
+// is an internal error, marked Unsent: nothing was sent.
+func TestUnexplainedFailureAfterGmailIsUnsent(t *testing.T) {
+	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+	// As in TestGmailFailureStopsDriveReads: a.pdf fills the first chunk.
+	a, _ := e.putBytes("a.pdf", 200_000)
+	b, _ := e.putBytes("b.pdf", 1000)
+	hc := &http.Client{Transport: forbidding{base: e.hc.Transport, fileID: b.ID, reason: "somethingNew"}}
+	before := e.Emu.Stats()
+	_, err := e.svc.Send(context.Background(), hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "odd 403", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: a.ID}, {FileID: b.ID}}}, compose.Options{})
+	var u *compose.Unsent
+	if err == nil || compose.IsRefusal(err) || !errors.As(err, &u) {
+		t.Fatalf("err = %v, want an internal error marked Unsent", err)
+	}
+	after := e.Emu.Stats()
+	outboxUnchanged(t, before, after)
+	if after.UploadsStarted == before.UploadsStarted {
+		t.Errorf("Gmail was never contacted; the case needs a started upload")
 	}
 }

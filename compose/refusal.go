@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/drivemail/drivemail/gmail"
 )
 
 // Refusal is a send that was refused for a reason the caller can fix.
@@ -46,4 +48,29 @@ func capitalize(s string) string {
 func IsRefusal(err error) bool {
 	var r *Refusal
 	return errors.As(err, &r)
+}
+
+// Unsent is an internal failure of a send that provably sent (or saved)
+// nothing: the message was abandoned before its end reached Gmail, or
+// Gmail answered with an error. Its text is for the log, like any
+// internal error; the tools layer uses the fact to tell the user a retry
+// cannot send twice.
+type Unsent struct{ Err error }
+
+func (e *Unsent) Error() string { return e.Err.Error() }
+
+func (e *Unsent) Unwrap() error { return e.Err }
+
+// markUnsent wraps an internal error in Unsent unless Gmail may have the
+// message: only a Gmail error whose final request got no answer (or
+// whose 200 lost its body) leaves that open.
+func markUnsent(err error) error {
+	if err == nil || IsRefusal(err) {
+		return err
+	}
+	var ge *gmail.Error
+	if errors.As(err, &ge) && (ge.MaybeSent || ge.Accepted) {
+		return err
+	}
+	return &Unsent{Err: err}
 }

@@ -94,10 +94,12 @@ func New(cfg Config) *Service {
 //
 // A *Refusal error means nothing was sent (or, when its text says so, that
 // Gmail may have the message); its text is for the model. Any other error
-// is internal: log it, show a generic message.
+// is internal: log it, show a generic message. An internal error that is
+// an *Unsent (errors.As) provably sent nothing.
 func (s *Service) Send(ctx context.Context, httpClient *http.Client, req Request, opts Options) (Result, error) {
 	start := s.cfg.Now()
 	res, err := s.send(ctx, httpClient, req, opts)
+	err = markUnsent(err)
 	s.logOutcome(ctx, req, opts, res, err, s.cfg.Now().Sub(start))
 	return res, err
 }

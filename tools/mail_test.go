@@ -216,7 +216,9 @@ func TestSendEmailErrors(t *testing.T) {
 		{"compose refusal wrapped", fmt.Errorf("plan: %w", modelFacingErr{"report.zip contains setup.exe; Gmail blocks .exe files."}),
 			[]string{"report.zip contains setup.exe"}, []string{"plan:"}, false},
 		{"internal error", fmt.Errorf("gmail upload: %w", errors.New(secret)),
-			[]string{"internal error", "req-42", "Sent and Drafts"}, []string{"ya29", "googleapi", "403"}, true},
+			[]string{"internal error", "req-42", "Sent and Drafts"}, []string{"ya29", "googleapi", "403", "Nothing was"}, true},
+		{"internal error, provably unsent", &compose.Unsent{Err: fmt.Errorf("gmail upload: %w", errors.New(secret))},
+			[]string{"internal error", "req-42", "Nothing was sent, so trying again cannot send it twice."}, []string{"ya29", "Sent and Drafts", "may"}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -264,6 +266,15 @@ func TestCreateDraft(t *testing.T) {
 	t.Run("without the compose scope, drafts disabled", func(t *testing.T) {
 		h := newHarness(t, nil)
 		h.mustRefuse("create_draft", args, "--drafts", "send_email")
+	})
+	t.Run("an internal error that saved nothing", func(t *testing.T) {
+		h := newHarness(t, func(d *Deps) { d.DraftsEnabled = true })
+		h.user.GoogleScopes = append(h.user.GoogleScopes, "https://www.googleapis.com/auth/gmail.compose")
+		h.mail.err = &compose.Unsent{Err: errors.New("drive broke")}
+		res := h.mustRefuse("create_draft", args, "internal error", "Nothing was saved, so trying again cannot make a second draft.")
+		if strings.Contains(res.text(), "sent") {
+			t.Errorf("a draft's error speaks of sending: %s", res.text())
+		}
 	})
 	t.Run("with the compose scope", func(t *testing.T) {
 		h := newHarness(t, func(d *Deps) { d.DraftsEnabled = true })

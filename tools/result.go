@@ -12,6 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"google.golang.org/api/googleapi"
+
+	"github.com/drivemail/drivemail/compose"
 )
 
 // Refusal is a mistake the caller can fix. Its Reason is the sentence the
@@ -80,9 +82,23 @@ func (h *handlers) fail(ctx context.Context, tool string, err error) *mcp.CallTo
 	}
 	msg += ". Try again in a minute; if it keeps failing, give the request id to whoever runs this drivemail server."
 	if tool == "send_email" || tool == "create_draft" {
-		msg += " Before sending again, check the Sent and Drafts folders: drivemail never sends part of a message, but it cannot tell whether Gmail finished this one."
+		msg += " " + sendOutcome(err, tool == "create_draft")
 	}
 	return refused(msg)
+}
+
+// sendOutcome says what a failed send left behind: nothing, when compose
+// proves it (the message never reached its end at Gmail, or Gmail said
+// no), else that Gmail may have it.
+func sendOutcome(err error, draft bool) string {
+	var u *compose.Unsent
+	switch {
+	case errors.As(err, &u) && draft:
+		return "Nothing was saved, so trying again cannot make a second draft."
+	case errors.As(err, &u):
+		return "Nothing was sent, so trying again cannot send it twice."
+	}
+	return "Before sending again, check the Sent and Drafts folders: drivemail never sends part of a message, but it cannot tell whether Gmail finished this one."
 }
 
 // errorAttrs describes err for a log line. A Google API error contributes
