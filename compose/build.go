@@ -151,9 +151,9 @@ func inputRefusal(err error) error {
 	return err
 }
 
-// checkArchives reads each zip's central directory (a few Range requests,
-// not a download) and inspects model-written archives in memory, refusing
-// any that holds a file type Gmail blocks.
+// checkArchives reads each zip's central directory and each gzip's
+// header (a few Range requests, not a download) and inspects model-written
+// archives in memory, refusing any that holds a file type Gmail blocks.
 func checkArchives(ctx context.Context, d driveAPI, mp *msgPlan) error {
 	for _, it := range mp.items {
 		if !it.plan.isFile() || it.plan.archive == blocked.NotArchive {
@@ -165,8 +165,12 @@ func checkArchives(ctx context.Context, d driveAPI, mp *msgPlan) error {
 			err = inspectBytes(ctx, it)
 		case it.plan.action == actAttach && it.plan.archive == blocked.Zip:
 			err = blocked.CheckZip(ctx, d.ReaderAt(ctx, it.file), it.file.Size, it.plan.name, blocked.Limits{MaxDirBytes: 4 << 20, MaxReads: zipReads})
+		case it.plan.action == actAttach && (it.plan.archive == blocked.Gzip || it.plan.archive == blocked.TarGzip):
+			// The original name in the header (one read of its first KiB);
+			// the tar inside a .tgz is still inspected as it streams.
+			err = blocked.CheckGzipAt(ctx, d.ReaderAt(ctx, it.file), it.file.Size, it.plan.name)
 		default:
-			continue // tar and gzip are inspected as they stream; exports are Google's
+			continue // tar is inspected as it streams; exports are Google's
 		}
 		if err != nil {
 			return archiveError(it, err)

@@ -5,7 +5,8 @@
 //
 //	parse entries (no network) → From → validate headers → files.get for
 //	every Drive entry (5 at a time, shortcuts followed) → plan → limits →
-//	zip directories by Range reads → wait for a send slot → stream
+//	zip directories and gzip headers by Range reads → wait for a send
+//	slot → stream
 //
 // Decisions, where the contract leaves room:
 //

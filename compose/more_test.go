@@ -158,3 +158,51 @@ func TestZipOfStoredZips(t *testing.T) {
 	}
 	unchanged(t, before, e.Emu.Stats())
 }
+
+// gzOf compresses n bytes of noise into a .gz whose header names inner.
+func gzOf(t *testing.T, inner string, n int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	gz.Name = inner
+	noise := make([]byte, n)
+	for i := range noise {
+		noise[i] = byte(i*7919 + i/13)
+	}
+	if _, err := gz.Write(noise); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestGzipHeaderCheckedBeforeDownload: a .gz whose header names a blocked
+// file is refused after one Range read of its first KiB, before any
+// download or Gmail request; a .gz of an allowed file goes.
+func TestGzipHeaderCheckedBeforeDownload(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	bad := e.Put(user, drivesvc.FileSpec{Name: "installer.gz", Content: gzOf(t, "setup.exe", 1<<20)})
+	good := e.Put(user, drivesvc.FileSpec{Name: "data.csv.gz", Content: gzOf(t, "data.csv", 10_000)})
+	before := e.Emu.Stats()
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "gz", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: bad.ID}}}, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), `contains "setup.exe"`) {
+		t.Fatalf("err = %v, want a refusal naming setup.exe", err)
+	}
+	after := e.Emu.Stats()
+	unchanged(t, before, after)
+	if after.BytesServed != before.BytesServed {
+		t.Errorf("the refusal downloaded %d bytes", after.BytesServed-before.BytesServed)
+	}
+	fs, fsBefore := after.Files[bad.ID], before.Files[bad.ID]
+	if reads, read := fs.RangeReads-fsBefore.RangeReads, fs.RangeBytes-fsBefore.RangeBytes; reads != 1 || read > 1024 {
+		t.Errorf("checking the header took %d Range requests for %d bytes; want one of at most 1 KiB", reads, read)
+	}
+	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "gz", BodyText: "hi",
+		Attachments: []compose.Attachment{{FileID: good.ID}}}, compose.Options{})
+	if err != nil || len(res.Attached) != 1 {
+		t.Fatalf("data.csv.gz: %v %+v", err, res)
+	}
+}
