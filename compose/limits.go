@@ -2,6 +2,7 @@ package compose
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 
@@ -90,6 +91,7 @@ func planInline(mp *msgPlan) error {
 		return nil
 	}
 	ids := map[string]string{}
+	owner := map[string]*item{} // Content-ID → the inline file that has it
 	for _, name := range names {
 		it := matchCID(mp.items, name)
 		if it == nil {
@@ -104,10 +106,29 @@ func planInline(mp *msgPlan) error {
 			it.plan.inline = true
 			it.plan.contentID = contentID(it.plan.name)
 		}
+		if other, ok := owner[it.plan.contentID]; ok && other != it {
+			return sameNameInline(other, it)
+		}
+		owner[it.plan.contentID] = it
 		ids[name] = it.plan.contentID
 	}
 	mp.html = mimemsg.RewriteCIDs(mp.html, ids)
 	return nil
+}
+
+// sameNameInline refuses two inline files that would go under one name:
+// their parts would share a Content-ID, and the HTML could not tell them
+// apart.
+func sameNameInline(a, b *item) error {
+	if b.index < a.index {
+		a, b = b, a
+	}
+	name := a.plan.name
+	ext := path.Ext(name)
+	other := strings.TrimSuffix(name, ext) + "-2" + ext
+	return refuse("body_html shows attachments %d and %d inline, but both are named %q, so the message cannot tell them apart. "+
+		"Give attachment %d another name with \"name\" (for example \"name\": %q) and refer to it by that name in body_html: <img src=\"cid:%s\">.",
+		a.index, b.index, truncate(name, 80), b.index, truncate(other, 80), truncate(other, 80))
 }
 
 // matchCID finds the file a cid: name means: its name in the message,

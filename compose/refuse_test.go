@@ -70,6 +70,8 @@ func TestRefusalsSendNothing(t *testing.T) {
 	theirs, _ := func() (drivesvc.File, []byte) {
 		return e.Put(other, drivesvc.FileSpec{Name: "private.pdf", Content: []byte("secret")}), nil
 	}()
+	logo, _ := e.putBytes("logo.png", 100)
+	photo, _ := e.putBytes("photo.png", 100)
 	const unknownID = "1ZzZzZzZzZzZzZzZzZzZzZzZzZzZzZzZz"
 
 	base := func() compose.Request {
@@ -102,6 +104,11 @@ func TestRefusalsSendNothing(t *testing.T) {
 		}(), "ubject"},
 		{"an unknown export format", with(compose.Attachment{FileID: doc.ID, As: "xlsx"}), "pdf, docx"},
 		{"a bad tab name", with(compose.Attachment{FileID: sheet.ID, As: "csv", Sheet: "Q9"}), `"Summary", "Q1"`},
+		{"two inline files of one name", func() compose.Request {
+			r := with(compose.Attachment{FileID: logo.ID}, compose.Attachment{FileID: photo.ID, Name: "logo.png"})
+			r.BodyHTML = `<img src="cid:logo.png"><img src="cid:photo.png">`
+			return r
+		}(), `attachments 1 and 2 inline, but both are named "logo.png"`},
 		{"a dangling cid:", func() compose.Request {
 			r := with(compose.Attachment{FileID: small.ID})
 			r.BodyHTML = `<img src="cid:chart.png">`
@@ -172,5 +179,29 @@ func TestZipWithBlockedEntry(t *testing.T) {
 		Attachments: []compose.Attachment{{FileID: ok.ID}}}, compose.Options{})
 	if err != nil || len(res.Attached) != 1 {
 		t.Fatalf("fine.zip: %v %+v", err, res)
+	}
+}
+
+// TestSameNameInlineFixedAsTold: two inline files of one name are refused
+// with a sentence that says to rename one and refer to the new name; done
+// as told, the message goes with both images inline.
+func TestSameNameInlineFixedAsTold(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	logo, _ := e.putBytes("logo.png", 100)
+	photo, _ := e.putBytes("photo.png", 200)
+	req := compose.Request{To: []string{"zoe@example.org"}, Subject: "logos", BodyHTML: `<img src="cid:logo.png"><img src="cid:photo.png">`,
+		Attachments: []compose.Attachment{{FileID: logo.ID}, {FileID: photo.ID, Name: "logo.png"}}}
+	_, err := e.send(req, compose.Options{})
+	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), `"name": "logo-2.png"`) || !strings.Contains(err.Error(), `cid:logo-2.png`) {
+		t.Fatalf("err = %v, want a refusal that says to rename attachment 2 logo-2.png", err)
+	}
+	req.Attachments[1].Name = "logo-2.png"
+	req.BodyHTML = `<img src="cid:logo.png"><img src="cid:logo-2.png">`
+	res, err := e.send(req, compose.Options{})
+	if err != nil {
+		t.Fatalf("renamed as told: %v", err)
+	}
+	if len(res.Inline) != 2 || res.Inline[0].ContentID == res.Inline[1].ContentID {
+		t.Errorf("inline = %+v, want two parts with their own Content-IDs", res.Inline)
 	}
 }
