@@ -169,6 +169,36 @@ func TestFileFieldsMarked(t *testing.T) {
 	}
 }
 
+// TestModelWrittenFieldsNameTheCap: each field whose bytes the model
+// writes (text, base64, content) says it counts toward the 1 MiB summed
+// over the call, as compose counts it.
+func TestModelWrittenFieldsNameTheCap(t *testing.T) {
+	var s struct {
+		Properties struct {
+			Attachments struct {
+				AnyOf []struct {
+					Items struct {
+						AnyOf []struct {
+							Properties map[string]struct {
+								Description string `json:"description"`
+							} `json:"properties"`
+						} `json:"anyOf"`
+					} `json:"items"`
+				} `json:"anyOf"`
+			} `json:"attachments"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(schema("send_email.input"), &s); err != nil {
+		t.Fatal(err)
+	}
+	obj := s.Properties.Attachments.AnyOf[0].Items.AnyOf[1].Properties
+	for _, k := range []string{"text", "base64", "content"} {
+		if d := obj[k].Description; !strings.Contains(d, "1 MiB") || !strings.Contains(d, "per call") {
+			t.Errorf("%s's description %q does not say it counts toward the 1 MiB per call", k, d)
+		}
+	}
+}
+
 // TestInputSchemasAcceptTheLenientForms makes sure a client that validates
 // arguments against our schema lets through every form we promise to
 // accept, and blocks unknown fields as the parser does.
