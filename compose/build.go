@@ -154,7 +154,7 @@ func inputRefusal(err error) error {
 // checkArchives reads each zip's central directory and each gzip's
 // header (a few Range requests, not a download) and inspects model-written
 // archives in memory, refusing any that holds a file type Gmail blocks.
-func checkArchives(ctx context.Context, d driveAPI, mp *msgPlan) error {
+func checkArchives(ctx context.Context, d driveAPI, mp *msgPlan, draft bool) error {
 	for _, it := range mp.items {
 		if !it.plan.isFile() || it.plan.archive == blocked.NotArchive {
 			continue
@@ -173,7 +173,7 @@ func checkArchives(ctx context.Context, d driveAPI, mp *msgPlan) error {
 			continue // tar is inspected as it streams; exports are Google's
 		}
 		if err != nil {
-			return archiveError(it, err)
+			return archiveError(it, err, draft)
 		}
 	}
 	return nil
@@ -192,12 +192,12 @@ func inspectBytes(ctx context.Context, it *item) error {
 	return cerr
 }
 
-func archiveError(it *item, err error) error {
+func archiveError(it *item, err error, draft bool) error {
 	var br *blocked.Refusal
 	if errors.As(err, &br) {
 		return refuseErr(err, "Attachment %d: %s", it.index, err.Error())
 	}
-	if de := driveFailure(it, err); de != nil {
+	if de := driveFailure(it, err, draft); de != nil {
 		return de
 	}
 	return err

@@ -10,15 +10,23 @@ import (
 	"github.com/drivemail/drivemail/mimemsg"
 )
 
-const nothingSent = "Nothing was sent."
+// nothing says that the message went nowhere: not sent, or for a draft
+// not saved.
+func nothing(draft bool) string {
+	if draft {
+		return "Nothing was saved."
+	}
+	return "Nothing was sent."
+}
 
 // streamError words a failed pass. Everything except a Gmail error with
 // MaybeSent happened before Gmail could finalize the message, so the
-// sentence says nothing was sent.
+// sentence says nothing was sent (or saved).
 func streamError(err error, b *builder, draft bool) error {
 	if IsRefusal(err) {
 		return err
 	}
+	nothingDone := nothing(draft)
 	var (
 		le *mimemsg.LimitError
 		se *mimemsg.SizeError
@@ -29,19 +37,19 @@ func streamError(err error, b *builder, draft bool) error {
 	case errors.As(err, &le):
 		if le.What == "files" {
 			return refuseErr(err, "The attachments grew past Gmail's 25 MiB limit while Google rendered the exports, so the message was abandoned. %s "+
-				"Send the large Google files as links (leave out as), or split them over several messages.", nothingSent)
+				"Send the large Google files as links (leave out as), or split them over several messages.", nothingDone)
 		}
 		return refuseErr(err, "The encoded message grew past Gmail's 35 MiB limit while it was built, so it was abandoned. %s "+
-			"Send the largest attachments as links, or split them over several messages.", nothingSent)
+			"Send the largest attachments as links, or split them over several messages.", nothingDone)
 	case errors.As(err, &se):
 		// The stream did not match the size Drive reported when the plan
 		// was made: the file was replaced or edited in between.
 		return refuseErr(err, "%q changed in Google Drive while it was being attached (its content no longer has the size Drive reported), "+
-			"so the message was abandoned. %s Try again: the file will be read afresh.", truncate(se.Name, 80), nothingSent)
+			"so the message was abandoned. %s Try again: the file will be read afresh.", truncate(se.Name, 80), nothingDone)
 	case errors.As(err, &br):
-		return refuseErr(err, "%s %s", br.Error(), nothingSent)
+		return refuseErr(err, "%s %s", br.Error(), nothingDone)
 	case errors.As(err, &pe):
-		if r := driveFailure(pe.it, pe.err); r != nil {
+		if r := driveFailure(pe.it, pe.err, draft); r != nil {
 			return r
 		}
 	}
@@ -58,44 +66,46 @@ func streamError(err error, b *builder, draft bool) error {
 
 // driveFailure words a Drive failure on one entry while it streamed or
 // was checked, or returns nil for one that stays internal.
-func driveFailure(it *item, err error) error {
+func driveFailure(it *item, err error, draft bool) error {
+	nothingDone := nothing(draft)
 	switch {
 	case errors.Is(err, drive.ErrNotDownloadable):
-		return refuseErr(err, "%s cannot be downloaded (its owner may have turned downloads off). %s Send it as a link instead (link: true).", it.label(), nothingSent)
+		return refuseErr(err, "%s cannot be downloaded (its owner may have turned downloads off). %s Send it as a link instead (link: true).", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrNotFound):
 		return refuseErr(err, "%s: no Drive file with id %s is visible to this Google account any more. %s Check the id, or find the file with drive_search.",
-			it.label(), it.ref.ID, nothingSent)
+			it.label(), it.ref.ID, nothingDone)
 	case errors.Is(err, drive.ErrScope):
-		return refuseErr(err, "This Google account has not given drivemail access to Drive files. %s Reconnect drivemail (sign in again) and allow Drive access.", nothingSent)
+		return refuseErr(err, "This Google account has not given drivemail access to Drive files. %s Reconnect drivemail (sign in again) and allow Drive access.", nothingDone)
 	case errors.Is(err, drive.ErrUnauthorized):
-		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingSent)
+		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingDone)
 	case errors.Is(err, drive.ErrCorrupt):
-		return refuseErr(err, "%s did not arrive intact from Google Drive (its checksum did not match). %s Try again.", it.label(), nothingSent)
+		return refuseErr(err, "%s did not arrive intact from Google Drive (its checksum did not match). %s Try again.", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrAbusive):
 		return refuseErr(err, "Google Drive has flagged %s as malware or spam and will not let it be downloaded. %s "+
-			"Send it as a link instead (link: true), or attach another file.", it.label(), nothingSent)
+			"Send it as a link instead (link: true), or attach another file.", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrDownloadQuota):
 		return refuseErr(err, "%s has been downloaded too many times lately, and Google Drive will not serve it again until its limit resets (within about a day). %s "+
-			"Send it as a link instead (link: true), or try again tomorrow.", it.label(), nothingSent)
+			"Send it as a link instead (link: true), or try again tomorrow.", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrDomainPolicy):
 		return refuseErr(err, "This Google account's Workspace administrator does not allow drivemail to use Google Drive. %s "+
-			"Ask the administrator to allow drivemail's access to Drive, or send the message without Drive files.", nothingSent)
+			"Ask the administrator to allow drivemail's access to Drive, or send the message without Drive files.", nothingDone)
 	case errors.Is(err, drive.ErrAppNotAuthorized):
 		return refuseErr(err, "This Google account has not given drivemail access to %s (it allowed only files drivemail opened or created). %s "+
-			"Reconnect drivemail (sign in again) and allow access to Drive files, or put the file in Drive again with request_upload and attach that.", it.label(), nothingSent)
+			"Reconnect drivemail (sign in again) and allow access to Drive files, or put the file in Drive again with request_upload and attach that.", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrFilePermission):
 		return refuseErr(err, "This Google account is not allowed to download %s. %s "+
-			"Ask the file's owner for access that allows downloading, or send it as a link instead (link: true).", it.label(), nothingSent)
+			"Ask the file's owner for access that allows downloading, or send it as a link instead (link: true).", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrStalled):
-		return refuseErr(err, "Google Drive stalled while sending %s (no data came for a long while), so the message was abandoned. %s Try again in a minute.", it.label(), nothingSent)
+		return refuseErr(err, "Google Drive stalled while sending %s (no data came for a long while), so the message was abandoned. %s Try again in a minute.", it.label(), nothingDone)
 	case drive.IsTransient(err):
-		return refuseErr(err, "Google Drive stopped sending %s part-way, so the message was abandoned. %s Try again in a minute.", it.label(), nothingSent)
+		return refuseErr(err, "Google Drive stopped sending %s part-way, so the message was abandoned. %s Try again in a minute.", it.label(), nothingDone)
 	}
 	return nil
 }
 
 // gmailRefusal words a Gmail failure.
 func gmailRefusal(err error, draft bool) error {
+	nothingDone := nothing(draft)
 	var ge *gmail.Error
 	if !errors.As(err, &ge) {
 		return err
@@ -118,24 +128,24 @@ func gmailRefusal(err error, draft bool) error {
 	case errors.Is(err, gmail.ErrScope):
 		if draft {
 			return refuseErr(err, "Saving drafts needs permission to manage Gmail drafts, which this Google account has not granted. %s "+
-				"Reconnect drivemail (sign in again) and allow drafts, or use send_email.", nothingSent)
+				"Reconnect drivemail (sign in again) and allow drafts, or use send_email.", nothingDone)
 		}
-		return refuseErr(err, "This Google account has not given drivemail permission to send mail. %s Reconnect drivemail (sign in again) and allow sending.", nothingSent)
+		return refuseErr(err, "This Google account has not given drivemail permission to send mail. %s Reconnect drivemail (sign in again) and allow sending.", nothingDone)
 	case errors.Is(err, gmail.ErrUnauthorized):
-		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingSent)
+		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingDone)
 	case errors.Is(err, gmail.ErrTooLarge):
-		return refuseErr(err, "Gmail refused the message as too large. %s Send the largest attachments as links, or split them over several messages.", nothingSent)
+		return refuseErr(err, "Gmail refused the message as too large. %s Send the largest attachments as links, or split them over several messages.", nothingDone)
 	case errors.Is(err, gmail.ErrNotFound):
-		return refuseErr(err, "Gmail does not know that thread_id. %s Leave thread_id out to start a new thread, or use the id Gmail returned for the thread.", nothingSent)
+		return refuseErr(err, "Gmail does not know that thread_id. %s Leave thread_id out to start a new thread, or use the id Gmail returned for the thread.", nothingDone)
 	case errors.Is(err, gmail.ErrRejected):
-		return refuseErr(err, "Gmail refused the message as invalid. %s Check the recipients and headers.", nothingSent)
+		return refuseErr(err, "Gmail refused the message as invalid. %s Check the recipients and headers.", nothingDone)
 	case errors.Is(err, gmail.ErrStalled):
-		return refuseErr(err, "Gmail stopped answering while the message was being uploaded, so it was abandoned. %s Try again in a minute.", nothingSent)
+		return refuseErr(err, "Gmail stopped answering while the message was being uploaded, so it was abandoned. %s Try again in a minute.", nothingDone)
 	case errors.Is(err, gmail.ErrRateLimited), errors.Is(err, gmail.ErrUnavailable):
-		return refuseErr(err, "Gmail is busy or unavailable right now. %s Try again in a minute.", nothingSent)
+		return refuseErr(err, "Gmail is busy or unavailable right now. %s Try again in a minute.", nothingDone)
 	case errors.Is(err, gmail.ErrForbidden):
 		return refuseErr(err, "Gmail refused to send for this account (sending may be turned off by an administrator). %s "+
-			"Ask the account's Google Workspace administrator whether it may send mail through apps.", nothingSent)
+			"Ask the account's Google Workspace administrator whether it may send mail through apps.", nothingDone)
 	}
 	return err
 }

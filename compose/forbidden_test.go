@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 )
 
@@ -102,5 +103,46 @@ func TestUnexplainedFailureAfterGmailIsUnsent(t *testing.T) {
 	outboxUnchanged(t, before, after)
 	if after.UploadsStarted == before.UploadsStarted {
 		t.Errorf("Gmail was never contacted; the case needs a started upload")
+	}
+}
+
+// TestDraftRefusalsSayNothingWasSaved: a draft that fails says nothing
+// was saved, never that nothing was sent, wherever it fails: Drive's
+// metadata, a zip's Range read, the stream, a blocked entry found while
+// streaming, or Gmail.
+func TestDraftRefusalsSayNothingWasSaved(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	pdf, _ := e.putBytes("report.pdf", 10_000)
+	zip := e.Put(user, drivesvc.FileSpec{Name: "bundle.zip", Content: zipOf(t, "a.txt")})
+	tgz := e.Put(user, drivesvc.FileSpec{Name: "tools.tgz", Content: tgzOf(t, map[string]int{"bin/run.exe": 10})})
+	tests := []struct {
+		name   string
+		file   drivesvc.File
+		hc     *http.Client
+		faults []emulator.Fault
+	}{
+		{"Drive busy on the metadata", pdf, e.hc, []emulator.Fault{{Method: "GET", PathPrefix: "/drive/v3/files/" + pdf.ID, Status: 503, Times: 3}}},
+		{"a 403 on a zip's Range read", zip, &http.Client{Transport: forbidding{base: e.hc.Transport, fileID: zip.ID, reason: "cannotDownloadAbusiveFile"}}, nil},
+		{"the file gone at download", pdf, e.hc, []emulator.Fault{
+			{Method: "GET", PathPrefix: "/drive/v3/files/" + pdf.ID, Delay: 1_000_000}, // 1 ms: the metadata call passes
+			{Method: "GET", PathPrefix: "/drive/v3/files/" + pdf.ID, Status: 404},
+		}},
+		{"a blocked entry found while streaming", tgz, e.hc, nil},
+		{"Gmail busy", pdf, e.hc, []emulator.Fault{{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/drafts", Status: 503}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.Inject(tt.faults...)
+			before := e.Emu.Stats()
+			_, err := e.svc.Send(context.Background(), tt.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "draft", BodyText: "hi",
+				Attachments: []compose.Attachment{{FileID: tt.file.ID}}}, compose.Options{Draft: true})
+			if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Nothing was saved") && !strings.Contains(err.Error(), "nothing was saved") {
+				t.Fatalf("err = %v, want a refusal saying nothing was saved", err)
+			}
+			if strings.Contains(err.Error(), " sent") {
+				t.Errorf("a draft's refusal speaks of sending: %q", err)
+			}
+			outboxUnchanged(t, before, e.Emu.Stats())
+		})
 	}
 }

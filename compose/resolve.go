@@ -134,8 +134,9 @@ const metadataWorkers = 5
 
 // resolve fetches every Drive entry's metadata concurrently (at most
 // metadataWorkers at a time). A transient failure of one call is retried
-// a few times; the first lasting failure cancels the rest.
-func resolve(ctx context.Context, dc driveAPI, items []*item) error {
+// a few times; the first lasting failure cancels the rest. draft words
+// the refusals for a draft.
+func resolve(ctx context.Context, dc driveAPI, items []*item, draft bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sem := make(chan struct{}, metadataWorkers)
@@ -156,7 +157,7 @@ func resolve(ctx context.Context, dc driveAPI, items []*item) error {
 			defer func() { <-sem }()
 			f, err := withRetry(ctx, func() (drive.File, error) { return dc.Lookup(ctx, it.ref) })
 			if err != nil {
-				errs <- lookupError(it, err)
+				errs <- lookupError(it, err, draft)
 				cancel()
 				return
 			}
@@ -175,7 +176,7 @@ func resolve(ctx context.Context, dc driveAPI, items []*item) error {
 
 // lookupError words a metadata failure. A missing file and one the user
 // cannot see get the same sentence, as Drive gives them the same 404.
-func lookupError(it *item, err error) error {
+func lookupError(it *item, err error, draft bool) error {
 	switch {
 	case errors.Is(err, drive.ErrNotFound):
 		return refuseErr(err, "Attachment %d: no Drive file with id %s is visible to this Google account: it does not exist or is not shared with it. "+
@@ -185,11 +186,11 @@ func lookupError(it *item, err error) error {
 	case errors.Is(err, drive.ErrUnauthorized):
 		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). Reconnect drivemail (sign in again).")
 	case errors.Is(err, drive.ErrRateLimited), errors.Is(err, drive.ErrUnavailable):
-		return refuseErr(err, "Google Drive is busy or unavailable right now, so nothing was sent. Try again in a minute.")
+		return refuseErr(err, "Google Drive is busy or unavailable right now. %s Try again in a minute.", nothing(draft))
 	}
 	// Drive's explained 403s read the same before and during the stream.
 	if errors.Is(err, drive.ErrForbidden) {
-		if r := driveFailure(it, err); r != nil {
+		if r := driveFailure(it, err, draft); r != nil {
 			return r
 		}
 	}

@@ -129,7 +129,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 		return Result{}, err
 	}
 	drv := driveAdapter{dc}
-	if err := resolve(ctx, drv, items); err != nil {
+	if err := resolve(ctx, drv, items, opts.Draft); err != nil {
 		return Result{}, err
 	}
 	mp, err := planMessage(req, items)
@@ -139,7 +139,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err := b.prepare(mp); err != nil {
 		return Result{}, err
 	}
-	if err := checkArchives(ctx, drv, mp); err != nil {
+	if err := checkArchives(ctx, drv, mp, opts.Draft); err != nil {
 		return Result{}, err
 	}
 	if err := s.acquire(ctx); err != nil {
