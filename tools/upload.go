@@ -40,7 +40,7 @@ func (h *handlers) requestUpload(ctx context.Context, req mcp.CallToolRequest) (
 		return h.fail(ctx, "request_upload", err), nil
 	}
 	out := UploadResult{UploadURL: t.UploadURL, Method: t.Method, ExpiresAt: t.ExpiresAt, Handle: t.Handle,
-		Curl: curlCommand(t.Method, t.UploadURL, ureq.Name)}
+		Curl: curlCommand(t.UploadURL, ureq.Name)}
 	text := fmt.Sprintf("Upload %s with:\n%s\nThe URL works once, until %s.", ureq.Name, out.Curl, out.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	if out.Handle != "" {
 		text += fmt.Sprintf("\nThen attach it with send_email as %q.", out.Handle)
@@ -106,15 +106,13 @@ func parseUpload(raw []byte) (upload.Request, error) {
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
-// curlCommand is a shell command that uploads name to url. It fails on a
-// refusal but still prints the server's sentence (-f would print only the
-// status code); --fail-with-body needs curl 7.76 or later. --globoff
-// keeps curl from reading [ ] and { } in a file name as patterns
-// ("report [final].pdf").
-func curlCommand(method, url, name string) string {
-	if method == "POST" {
-		return fmt.Sprintf("curl -sS --fail-with-body --globoff -X POST -F file=@%s %s", shellQuote(name), shellQuote(url))
-	}
+// curlCommand is a shell command that PUTs the file name to url, as
+// every upload ticket is used (upload issues PUT tickets only). It fails
+// on a refusal but still prints the server's sentence (-f would print
+// only the status code); --fail-with-body needs curl 7.76 or later.
+// --globoff keeps curl from reading [ ] and { } in a file name as
+// patterns ("report [final].pdf").
+func curlCommand(url, name string) string {
 	return fmt.Sprintf("curl -sS --fail-with-body --globoff -T %s %s", shellQuote(name), shellQuote(url))
 }
 

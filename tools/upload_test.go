@@ -162,7 +162,7 @@ func TestCurlLineUploadsAnyName(t *testing.T) {
 			t.Fatal(err)
 		}
 		url := fmt.Sprintf("%s/upload/t%d", srv.URL, i)
-		cmd := exec.Command("sh", "-c", curlCommand("PUT", url, name))
+		cmd := exec.Command("sh", "-c", curlCommand(url, name))
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%q: %v\n%s", name, err, out)
