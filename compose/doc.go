@@ -41,4 +41,11 @@
 //     "may or may not have been sent".
 //   - The concurrency cap is taken only for streaming, after every check,
 //     so refusals never wait behind other users' sends.
+//   - No send holds its slot on a silent Google: Drive sending nothing
+//     for DriveIdleTimeout (60 s; time spent waiting on Gmail does not
+//     count) and a Gmail upload request unanswered for GmailChunkTimeout
+//     (2 min; a chunk is tried twice) abandon the message. A Gmail failure
+//     cancels the Drive read the message writer waits on.
+//   - An internal error that provably sent nothing is an *Unsent, so the
+//     tools can say so instead of "check the Sent folder".
 package compose
