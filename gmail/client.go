@@ -308,13 +308,9 @@ type finalWatch struct {
 
 func (f *finalWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	f.contacted.Store(true)
-	final := false
-	chunk := r.Header.Get("Content-Range") != ""
-	if r.URL.Query().Get("uploadType") == "multipart" {
-		final = true
-	} else if cr := r.Header.Get("Content-Range"); chunk && !strings.HasSuffix(cr, "/*") {
-		final = true
-	}
+	cr := r.Header.Get("Content-Range")
+	chunk := cr != "" // a resumable chunk, bounded by the client's chunk timeout
+	final := r.URL.Query().Get("uploadType") == "multipart" || chunk && !strings.HasSuffix(cr, "/*")
 	if final {
 		f.final.Store(true)
 	}
