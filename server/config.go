@@ -32,6 +32,8 @@ type Config struct {
 	MaxUploadBytes     int64
 	MaxConcurrentSends int
 	ShutdownGrace      time.Duration
+	DriveIdleTimeout   time.Duration // 0: compose's default
+	GmailChunkTimeout  time.Duration // 0: compose's default
 	LogLevel           string
 	Version            string
 	// TrustedProxies lists the reverse proxies (CIDRs or addresses, comma
@@ -85,6 +87,10 @@ func (c Config) check() error {
 		return fmt.Errorf("--max-upload-bytes is %d: use 1 or more", c.MaxUploadBytes)
 	case c.ShutdownGrace < 0:
 		return fmt.Errorf("--shutdown-grace is %v: use 0 or more", c.ShutdownGrace)
+	case c.DriveIdleTimeout < 0 || c.DriveIdleTimeout > 0 && c.DriveIdleTimeout < time.Second:
+		return fmt.Errorf("--drive-idle-timeout is %v: use 1s or more", c.DriveIdleTimeout)
+	case c.GmailChunkTimeout < 0 || c.GmailChunkTimeout > 0 && c.GmailChunkTimeout < time.Second:
+		return fmt.Errorf("--gmail-chunk-timeout is %v: use 1s or more", c.GmailChunkTimeout)
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err

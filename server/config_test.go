@@ -44,6 +44,11 @@ func TestConfigCheck(t *testing.T) {
 	if err := good.check(); err != nil {
 		t.Fatalf("good config refused: %v", err)
 	}
+	edge := good
+	edge.DriveIdleTimeout, edge.GmailChunkTimeout = time.Second, time.Second
+	if err := edge.check(); err != nil {
+		t.Fatalf("1s timeouts (the edge) refused: %v", err)
+	}
 	demo := Config{Addr: "127.0.0.1:0", Demo: true, MaxConcurrentSends: 8, MaxUploadBytes: 1 << 30, ShutdownGrace: time.Minute, LogLevel: "warn"}
 	if err := demo.check(); err != nil {
 		t.Fatalf("demo config refused: %v", err)
@@ -60,6 +65,8 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.MaxUploadBytes = 0 }, "--max-upload-bytes is 0"},
 		{func(c *Config) { c.ShutdownGrace = -time.Second }, "--shutdown-grace is -1s"},
 		{func(c *Config) { c.LogLevel = "loud" }, `--log-level "loud"`},
+		{func(c *Config) { c.DriveIdleTimeout = 999 * time.Millisecond }, "--drive-idle-timeout is 999ms: use 1s or more"},
+		{func(c *Config) { c.GmailChunkTimeout = -time.Second }, "--gmail-chunk-timeout is -1s"},
 	}
 	for _, cs := range cases {
 		c := good

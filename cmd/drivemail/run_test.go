@@ -80,6 +80,8 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		"DRIVEMAIL_SHUTDOWN_GRACE":       "45s",
 		"DRIVEMAIL_LOG_LEVEL":            "debug",
 		"DRIVEMAIL_TRUSTED_PROXIES":      "10.0.0.0/8",
+		"DRIVEMAIL_DRIVE_IDLE_TIMEOUT":   "30s",
+		"DRIVEMAIL_GMAIL_CHUNK_TIMEOUT":  "90s",
 	})
 	cfg, err := serveConfig([]string{"--base-url", "https://flag.example.com", "--max-concurrent-sends", "5"}, e, &bytes.Buffer{})
 	if err != nil {
@@ -91,7 +93,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 	if cfg.Addr != "0.0.0.0:9000" || cfg.Store != "postgres://db/dm" || cfg.GoogleClientID != "cid" ||
 		cfg.GoogleClientSecret != "csecret" || cfg.GoogleEndpoint != "http://127.0.0.1:9090" || !cfg.Drafts ||
 		cfg.MaxUploadBytes != 1000 || cfg.ShutdownGrace != 45*time.Second || cfg.LogLevel != "debug" ||
-		cfg.TrustedProxies != "10.0.0.0/8" {
+		cfg.TrustedProxies != "10.0.0.0/8" || cfg.DriveIdleTimeout != 30*time.Second || cfg.GmailChunkTimeout != 90*time.Second {
 		t.Errorf("environment not read: %+v", cfg)
 	}
 	if len(cfg.Secrets) != 2 || len(cfg.Secrets[0]) != 32 || len(cfg.Secrets[1]) != 40 {
@@ -107,7 +109,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 	}
 	if def.Addr != "127.0.0.1:8080" || def.Store != "sqlite:drivemail.db" || def.MaxConcurrentSends != 8 ||
 		def.ShutdownGrace != 2*time.Minute || def.LogLevel != "info" || def.Demo || def.Drafts || def.Secrets != nil ||
-		def.TrustedProxies != "" {
+		def.TrustedProxies != "" || def.DriveIdleTimeout != time.Minute || def.GmailChunkTimeout != 2*time.Minute {
 		t.Errorf("defaults = %+v", def)
 	}
 }

@@ -52,6 +52,16 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 		return cfg, err
 	}
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", shutdown, "how long a stopping server lets running sends finish [DRIVEMAIL_SHUTDOWN_GRACE]")
+	driveIdle, err := envDuration(getenv, "DRIVEMAIL_DRIVE_IDLE_TIMEOUT", time.Minute)
+	if err != nil {
+		return cfg, err
+	}
+	fs.DurationVar(&cfg.DriveIdleTimeout, "drive-idle-timeout", driveIdle, "a Drive download or export that sends no byte for this long is abandoned (nothing is sent) [DRIVEMAIL_DRIVE_IDLE_TIMEOUT]")
+	gmailChunk, err := envDuration(getenv, "DRIVEMAIL_GMAIL_CHUNK_TIMEOUT", 2*time.Minute)
+	if err != nil {
+		return cfg, err
+	}
+	fs.DurationVar(&cfg.GmailChunkTimeout, "gmail-chunk-timeout", gmailChunk, "longest wait for one Gmail upload request; a stalled chunk is retried once, then the send is abandoned [DRIVEMAIL_GMAIL_CHUNK_TIMEOUT]")
 	fs.StringVar(&cfg.LogLevel, "log-level", envString(getenv, "DRIVEMAIL_LOG_LEVEL", "info"), "debug, info, warn or error [DRIVEMAIL_LOG_LEVEL]")
 	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", envString(getenv, "DRIVEMAIL_TRUSTED_PROXIES", ""), "your reverse proxies' addresses, comma-separated CIDRs or IPs (10.0.0.0/8,192.168.1.10): from them, the client is the last X-Forwarded-For address not in the list, for per-address rate limits and logs [DRIVEMAIL_TRUSTED_PROXIES]")
 	if err := parseFlags(fs, args); err != nil {
