@@ -96,23 +96,37 @@ func parseEncodedObject(s, what string) (compose.Attachment, error) {
 	if _, ok := keys["file_name"]; !ok {
 		return parseAttachmentObject(json.RawMessage(s), what)
 	}
+	env, err := parseEnvelope(s, what)
+	if err != nil {
+		return compose.Attachment{}, err
+	}
+	if strings.TrimSpace(env.Name) == "" {
+		return compose.Attachment{}, refuse("%s: \"file_name\" is required: the envelope needs the file's name.", what)
+	}
+	return env, nil
+}
+
+// parseEnvelope reads a chat client's file envelope, as a string entry or
+// as the "content" of an attachment object (a middleware fills an x-file
+// field with it): file_name and mime_type become Name and MimeType, and
+// the base64 is the bytes, which compose counts toward MaxModelBytes like
+// any base64.
+func parseEnvelope(s, what string) (compose.Attachment, error) {
 	m, err := decodeObject(json.RawMessage(s), envelopeFields, what+" (a file envelope)")
 	if err != nil {
 		return compose.Attachment{}, err
 	}
-	name, err := m.requiredStr("file_name", "the envelope needs the file's name.")
-	if err != nil {
-		return compose.Attachment{}, prefixed(what, err)
+	var a compose.Attachment
+	if a.Name, err = m.str("file_name"); err != nil {
+		return a, prefixed(what, err)
 	}
-	b64, err := m.requiredStr("base64", "the envelope needs the file's bytes in base64.")
-	if err != nil {
-		return compose.Attachment{}, prefixed(what, err)
+	if a.Base64, err = m.requiredStr("base64", "the envelope needs the file's bytes in base64."); err != nil {
+		return a, prefixed(what, err)
 	}
-	mt, err := m.str("mime_type")
-	if err != nil {
-		return compose.Attachment{}, prefixed(what, err)
+	if a.MimeType, err = m.str("mime_type"); err != nil {
+		return a, prefixed(what, err)
 	}
-	return compose.Attachment{Name: name, Base64: b64, MimeType: mt}, nil
+	return a, nil
 }
 
 // parseAttachmentObject reads an attachment object: exactly one source
@@ -150,9 +164,6 @@ func parseAttachmentObject(raw json.RawMessage, what string) (compose.Attachment
 			return a, refuse("%s: %q applies only to a Drive file given by \"file_id\".", what, k)
 		}
 	}
-	if strings.TrimSpace(a.Name) == "" {
-		return a, refuse("%s: \"name\" is required with %q (the file name the recipient sees, such as \"notes.csv\").", what, sources[0])
-	}
 	switch sources[0] {
 	case "text":
 		t, err := m.str("text")
@@ -168,7 +179,37 @@ func parseAttachmentObject(raw json.RawMessage, what string) (compose.Attachment
 		if a.Content, err = m.str("content"); err != nil {
 			return a, prefixed(what, err)
 		}
+		if strings.HasPrefix(strings.TrimSpace(a.Content), "{") {
+			if a, err = contentEnvelope(a, what); err != nil {
+				return a, err
+			}
+		}
 	}
+	if strings.TrimSpace(a.Name) == "" {
+		return a, refuse("%s: \"name\" is required with %q (the file name the recipient sees, such as \"notes.csv\").", what, sources[0])
+	}
+	return a, nil
+}
+
+// contentEnvelope unpacks a file envelope given as "content" (base64 and
+// data: URIs never start with "{"). The object's own name and mime_type
+// win; the envelope's fill them when absent.
+func contentEnvelope(a compose.Attachment, what string) (compose.Attachment, error) {
+	if !json.Valid([]byte(a.Content)) {
+		return a, refuse("%s: \"content\" starts like a JSON file envelope but does not parse. Give the file's bytes as base64 or a data: URI, "+
+			"or the envelope {\"file_name\", \"mime_type\", \"base64\"} unchanged.", what)
+	}
+	env, err := parseEnvelope(a.Content, what+"'s \"content\"")
+	if err != nil {
+		return a, err
+	}
+	if strings.TrimSpace(a.Name) == "" {
+		a.Name = env.Name
+	}
+	if strings.TrimSpace(a.MimeType) == "" {
+		a.MimeType = env.MimeType
+	}
+	a.Content, a.Base64 = "", env.Base64
 	return a, nil
 }
 

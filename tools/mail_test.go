@@ -66,6 +66,18 @@ func TestParseSendAccepts(t *testing.T) {
 			}},
 		},
 		{
+			name: "a file envelope as content takes its name and type from the envelope",
+			args: `{"to":"a@example.com","subject":"s","attachments":[{"content":"{\"file_name\":\"hello.txt\",\"mime_type\":\"text/plain\",\"base64\":\"aGVsbG8=\"}"}]}`,
+			want: compose.Request{To: []string{"a@example.com"}, Subject: "s", Attachments: []compose.Attachment{
+				{Name: "hello.txt", MimeType: "text/plain", Base64: "aGVsbG8="}}},
+		},
+		{
+			name: "a file envelope as content keeps the object's own name and type",
+			args: `{"to":"a@example.com","subject":"s","attachments":{"name":"x","mime_type":"text/csv","content":" {\"file_name\":\"hello.txt\",\"mime_type\":\"text/plain\",\"base64\":\"aGVsbG8=\"}"}}`,
+			want: compose.Request{To: []string{"a@example.com"}, Subject: "s", Attachments: []compose.Attachment{
+				{Name: "x", MimeType: "text/csv", Base64: "aGVsbG8="}}},
+		},
+		{
 			name: "threading",
 			args: `{"to":"a@example.com","subject":"Re: s","body_text":"ok","thread_id":"t1","in_reply_to":"<m@x>","attachments":null}`,
 			want: compose.Request{To: []string{"a@example.com"}, Subject: "Re: s", BodyText: "ok", ThreadID: "t1", InReplyTo: "<m@x>"},
@@ -117,6 +129,14 @@ func TestParseSendRefuses(t *testing.T) {
 		{"broken JSON string", `{"to":"a@example.com","subject":"s","attachments":["{not json"]}`, []string{"looks like JSON"}},
 		{"envelope without bytes", `{"to":"a@example.com","subject":"s","attachments":["{\"file_name\":\"a.txt\"}"]}`, []string{`"base64" is required`}},
 		{"envelope with extra field", `{"to":"a@example.com","subject":"s","attachments":["{\"file_name\":\"a.txt\",\"base64\":\"eA==\",\"url\":\"x\"}"]}`, []string{"file envelope", `"url"`}},
+		{"envelope content without bytes", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt","content":"{\"file_name\":\"a.txt\"}"}]}`,
+			[]string{`"content"`, `"base64" is required`}},
+		{"envelope content with extra field", `{"to":"a@example.com","subject":"s","attachments":[{"content":"{\"file_name\":\"a.txt\",\"base64\":\"eA==\",\"url\":\"x\"}"}]}`,
+			[]string{"file envelope", `"url"`, `"file_name", "mime_type", "base64"`}},
+		{"envelope content without any name", `{"to":"a@example.com","subject":"s","attachments":[{"content":"{\"base64\":\"eA==\"}"}]}`,
+			[]string{`"name" is required with "content"`}},
+		{"broken envelope content", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt","content":"{\"file_name\":"}]}`,
+			[]string{`"content" starts like a JSON file envelope but does not parse`, "base64 or a data: URI"}},
 		{"second entry named", `{"to":"a@example.com","subject":"s","attachments":["` + id33 + `",{"file_id":"bad id!"}]}`, []string{"attachment 2"}},
 	}
 	for _, c := range cases {
