@@ -97,9 +97,13 @@ const maxFolderMatches = 10
 // Drive, creating it if there is none. With the drive.file scope it sees
 // only folders this app created, which is what it wants.
 //
-// Two callers racing (two replicas) may each create one. Both then list
-// again and settle on the oldest, and the loser deletes its own, still
-// empty, copy; so every caller ends up using the same folder.
+// Two callers racing (two uploads of a new user, on one replica or two)
+// may each create one. Each then lists again and takes the oldest (by
+// createdTime, then id; see oldestFirst), so once the race is over every
+// caller settles on the same folder. The duplicates stay: files.delete
+// takes a folder's contents with it, and a caller that listed before
+// another's folder was visible may already be uploading into its own.
+// Two folders of the same name lose nothing; deleting one could.
 func (c *Client) FolderInRoot(ctx context.Context, name string) (string, error) {
 	if name == "" {
 		return "", &Error{Op: "files.list", Err: errors.New("a folder needs a name")}
@@ -117,49 +121,57 @@ func (c *Client) FolderInRoot(ctx context.Context, name string) (string, error) 
 		return "", wrapErr("files.create", err)
 	}
 	found, err = c.foldersInRoot(ctx, name)
-	if err != nil {
-		return "", err
-	}
-	if len(found) == 0 || found[0] == created.Id {
+	if err != nil || len(found) == 0 {
+		// Ours exists even if the list failed or does not show it yet.
 		return created.Id, nil
 	}
-	// Another caller's folder is older: use it and drop ours, which nobody
-	// has put anything in. A failed delete leaves an empty folder behind.
-	_ = c.DeleteFile(ctx, created.Id)
 	return found[0], nil
 }
 
 // foldersInRoot lists the untrashed folders called name at the top of My
-// Drive, oldest first (ties broken by id, so every caller agrees).
+// Drive, oldest first. Drive sorts by createdTime, so the oldest are on
+// the first page even when there are more than maxFolderMatches.
 func (c *Client) foldersInRoot(ctx context.Context, name string) ([]string, error) {
 	q := fmt.Sprintf("name = %s and mimeType = %s and 'root' in parents and trashed = false",
 		quote(name), quote(MimeFolder))
-	res, err := c.files.List().Q(q).Spaces("drive").Corpora("user").PageSize(maxFolderMatches).
-		Fields("files(id,createdTime)").Context(ctx).Do()
+	res, err := c.files.List().Q(q).Spaces("drive").Corpora("user").OrderBy("createdTime").
+		PageSize(maxFolderMatches).Fields("files(id,createdTime)").Context(ctx).Do()
 	if err != nil {
 		return nil, wrapErr("files.list", err)
 	}
+	return oldestFirst(res.Files), nil
+}
+
+// oldestFirst returns the ids of folders (valid ids only) by createdTime,
+// ties broken by id, so every caller that sees the same folders picks the
+// same first one. A folder whose createdTime does not parse sorts last.
+func oldestFirst(folders []*gdrive.File) []string {
 	type folder struct {
 		id      string
 		created time.Time
+		known   bool
 	}
-	folders := make([]folder, 0, len(res.Files))
-	for _, f := range res.Files {
-		if !ValidID(f.Id) {
+	fs := make([]folder, 0, len(folders))
+	for _, f := range folders {
+		if f == nil || !ValidID(f.Id) {
 			continue
 		}
-		t, _ := time.Parse(time.RFC3339Nano, f.CreatedTime)
-		folders = append(folders, folder{id: f.Id, created: t})
+		t, err := time.Parse(time.RFC3339Nano, f.CreatedTime)
+		fs = append(fs, folder{id: f.Id, created: t, known: err == nil})
 	}
-	sort.Slice(folders, func(i, j int) bool {
-		if !folders[i].created.Equal(folders[j].created) {
-			return folders[i].created.Before(folders[j].created)
+	sort.Slice(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		switch {
+		case a.known != b.known:
+			return a.known
+		case !a.created.Equal(b.created):
+			return a.created.Before(b.created)
 		}
-		return folders[i].id < folders[j].id
+		return a.id < b.id
 	})
-	ids := make([]string, len(folders))
-	for i, f := range folders {
+	ids := make([]string, len(fs))
+	for i, f := range fs {
 		ids[i] = f.id
 	}
-	return ids, nil
+	return ids
 }

@@ -6,12 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
 )
 
@@ -174,36 +176,59 @@ func TestFolderInRootIsCreatedOnce(t *testing.T) {
 	}
 }
 
-func TestFolderInRootRaceSettlesOnOne(t *testing.T) {
+// TestFolderInRootRaceLosesNoFile: callers that race to create the folder
+// and each upload a file into the one they got keep every file, and once
+// the race is over every caller settles on the oldest folder.
+func TestFolderInRootRaceLosesNoFile(t *testing.T) {
 	e := newUploadEnv(t)
-	const callers = 6
-	ids := make([]string, callers)
-	errs := make([]error, callers)
-	var wg sync.WaitGroup
-	for i := range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ids[i], errs[i] = e.dc.FolderInRoot(context.Background(), "drivemail uploads")
-		}()
-	}
-	wg.Wait()
-	for i := range callers {
-		if errs[i] != nil {
-			t.Fatal(errs[i])
+	ctx := context.Background()
+	const rounds, callers = 15, 6
+	for round := range rounds {
+		name := fmt.Sprintf("drivemail uploads %d", round)
+		folders := make([]string, callers)
+		files := make([]drive.File, callers)
+		errs := make([]error, callers)
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if folders[i], errs[i] = e.dc.FolderInRoot(ctx, name); errs[i] != nil {
+					return
+				}
+				files[i], errs[i] = e.dc.Upload(ctx, drive.NewFile{Name: fmt.Sprintf("f%d.txt", i), ParentID: folders[i]}, strings.NewReader("x"))
+			}()
 		}
-		if ids[i] != ids[0] {
-			t.Errorf("callers disagree: %v", ids)
-			break
+		wg.Wait()
+		for i := range callers {
+			if errs[i] != nil {
+				t.Fatalf("round %d, caller %d: %v", round, i, errs[i])
+			}
+			f, ok := e.Emu.Drive().FileByID(files[i].ID)
+			if !ok || f.Trashed {
+				t.Fatalf("round %d: caller %d's file is gone (its folder %s was deleted under it)", round, i, folders[i])
+			}
+			if len(f.Parents) != 1 || f.Parents[0] != folders[i] {
+				t.Fatalf("round %d: caller %d's file is in %v, want [%s]", round, i, f.Parents, folders[i])
+			}
 		}
-	}
-	live := 0
-	for _, f := range e.Emu.Drive().Files(uploader) {
-		if f.Name == "drivemail uploads" && !f.Trashed {
-			live++
+		var live []drivesvc.File
+		for _, f := range e.Emu.Drive().Files(uploader) {
+			if f.Name == name && f.MimeType == drive.MimeFolder && !f.Trashed {
+				live = append(live, f)
+			}
 		}
-	}
-	if live != 1 {
-		t.Errorf("%d folders left, want 1", live)
+		oldest := live[0]
+		for _, f := range live[1:] {
+			if f.Created.Before(oldest.Created) || f.Created.Equal(oldest.Created) && f.ID < oldest.ID {
+				oldest = f
+			}
+		}
+		for range 2 {
+			got, err := e.dc.FolderInRoot(ctx, name)
+			if err != nil || got != oldest.ID {
+				t.Fatalf("round %d: after the race FolderInRoot = %q, %v; want the oldest of %d, %s", round, got, err, len(live), oldest.ID)
+			}
+		}
 	}
 }
