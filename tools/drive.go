@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -282,12 +283,19 @@ func driveError(err error, id string) error {
 	return err
 }
 
-// sentence capitalises s and ends it with a full stop.
+// sentence makes a drive error's text a sentence that ends with a full
+// stop. A leading field name (page_token, mime_type) is quoted, as the
+// tools' own refusals write field names, instead of being capitalised
+// into "Page_token"; any other first letter is capitalised.
 func sentence(s string) string {
 	if s == "" {
 		return s
 	}
-	s = strings.ToUpper(s[:1]) + s[1:]
+	if word, rest, _ := strings.Cut(s, " "); strings.Contains(word, "_") {
+		s = strconv.Quote(word) + " " + rest
+	} else {
+		s = strings.ToUpper(s[:1]) + s[1:]
+	}
 	if !strings.HasSuffix(s, ".") {
 		s += "."
 	}

@@ -139,7 +139,9 @@ func TestDriveErrorsBecomeSentences(t *testing.T) {
 		{&drive.Error{Op: "files.get", Code: 401, Err: drive.ErrUnauthorized}, "expired or was revoked"},
 		{&drive.Error{Op: "files.get", Code: 503, Err: drive.ErrUnavailable}, "Try again in a minute"},
 		{&drive.Error{Op: "files.list", Code: 403, Reason: "domainPolicy", Err: drive.ErrDomainPolicy}, "Workspace administrator does not allow drivemail"},
-		{drive.ErrQueryToken, "Page_token is not one this server returned"},
+		{drive.ErrQueryToken, `"page_token" is not one this server returned; start the search again without it.`},
+		{drive.ErrQueryMimeType, `"mime_type" must be a MIME type such as "application/pdf".`},
+		{drive.ErrQueryPageSize, `"page_size" must be between 1 and 100.`},
 		{drive.ErrQueryType, "The type is not one drive_search knows"},
 		{fmt.Errorf("dial: connection refused"), "internal error"},
 	}
