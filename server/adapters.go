@@ -83,8 +83,19 @@ type userMail struct {
 func (m userMail) Send(ctx context.Context, req compose.Request, opts tools.SendOptions) (compose.Result, error) {
 	hc, err := userHTTPClient(ctx, m.clients)
 	if err != nil {
-		return compose.Result{}, err
+		return compose.Result{}, unsent(err)
 	}
 	res, err := m.compose.Send(ctx, hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress})
 	return res, reconnectRefusal(err)
+}
+
+// unsent marks a failure before compose ran, when nothing can have
+// reached Gmail, so the tools say that a retry cannot send twice. A
+// refusal keeps its own sentence.
+func unsent(err error) error {
+	var r *tools.Refusal
+	if errors.As(err, &r) {
+		return err
+	}
+	return &compose.Unsent{Err: err}
 }

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/oauth/googleauth"
+	"github.com/drivemail/drivemail/tools"
+)
+
+// brokenClients fails every request for a user's Google client.
+type brokenClients struct{ err error }
+
+func (c brokenClients) Client(ctx context.Context, userID string) (*http.Client, error) {
+	return nil, c.err
+}
+
+// TestSendWithoutGoogleClientSaysNothingWasSent: when the user's Google
+// client cannot be had (the store down, a token that does not decrypt),
+// compose never runs, so the tool's answer says nothing was sent (or
+// saved) instead of asking to check Sent and Drafts; a lost grant keeps
+// its sentence asking to reconnect. Called through the tools, as a model's
+// tools/call is.
+func TestSendWithoutGoogleClientSaysNothingWasSent(t *testing.T) {
+	signedIn := identity.User{ID: "user-1", Email: "demo@example.com", GoogleScopes: []string{
+		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.compose"}}
+	storeDown := errors.New("store: connection refused")
+	tests := []struct {
+		name     string
+		tool     string
+		err      error
+		user     bool
+		want     string
+		wantNot  string
+		internal bool
+	}{
+		{"send, store down", "send_email", storeDown, true, "Nothing was sent, so trying again cannot send it twice.", "check the Sent", true},
+		{"draft, store down", "create_draft", storeDown, true, "Nothing was saved, so trying again cannot make a second draft.", "check the Sent", true},
+		{"send, no user in the context", "send_email", storeDown, false, "Nothing was sent", "check the Sent", true},
+		{"send, grant lost", "send_email", googleauth.ErrReconnect, true, googleauth.ErrReconnect.Error(), "internal error", false},
+		{"draft, grant lost", "create_draft", googleauth.ErrReconnect, true, googleauth.ErrReconnect.Error(), "internal error", false},
+		{"send, grant lost, wrapped", "send_email", errors.Join(errors.New("refresh"), googleauth.ErrReconnect), true, googleauth.ErrReconnect.Error(), "internal error", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mail := userMail{clients: brokenClients{err: tt.err}, compose: compose.New(compose.Config{})}
+			srv := mcpserver.NewMCPServer("drivemail", "test", mcpserver.WithToolCapabilities(false))
+			srv.AddTools(tools.Tools(tools.Deps{Drive: fakeDrive{}, Mail: mail})...)
+			ctx := context.Background()
+			if tt.user {
+				ctx = identity.WithUser(ctx, signedIn)
+			}
+			text, isError := callTool(t, srv, ctx, tt.tool, map[string]any{"to": "bob@example.com", "subject": "hi", "body_text": "hello"})
+			if !isError {
+				t.Fatalf("%s succeeded: %q", tt.tool, text)
+			}
+			if !strings.Contains(text, tt.want) || strings.Contains(text, tt.wantNot) {
+				t.Errorf("text = %q, want it to say %q and not %q", text, tt.want, tt.wantNot)
+			}
+			if strings.Contains(text, "connection refused") {
+				t.Errorf("text %q quotes the internal error", text)
+			}
+			if got := strings.Contains(text, "internal error"); got != tt.internal {
+				t.Errorf("text = %q: internal error = %v, want %v", text, got, tt.internal)
+			}
+		})
+	}
+}
+
+// callTool calls one tool over JSON-RPC and returns its text and isError.
+func callTool(t *testing.T, srv *mcpserver.MCPServer, ctx context.Context, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": name, "arguments": args}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(srv.HandleMessage(ctx, msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Result struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		} `json:"result"`
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil || resp.Error != nil || len(resp.Result.Content) == 0 {
+		t.Fatalf("tools/call %s: %s (%v)", name, out, err)
+	}
+	return resp.Result.Content[0].Text, resp.Result.IsError
+}
