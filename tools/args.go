@@ -16,7 +16,8 @@ import (
 type object map[string]json.RawMessage
 
 // decodeObject reads raw as a JSON object whose keys are all in allowed.
-// what names the object in refusals ("send_email's arguments").
+// what names the object at the start of refusals ("The arguments of
+// send_email", "Attachment 2"), so it begins with a capital.
 func decodeObject(raw json.RawMessage, allowed []string, what string) (object, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -34,7 +35,11 @@ func decodeObject(raw json.RawMessage, allowed []string, what string) (object, e
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		msg := fmt.Sprintf("%s have no field %s; the fields are %s.", what, quoteList(unknown), quoteList(allowed))
+		noun := "field"
+		if len(unknown) > 1 {
+			noun = "fields"
+		}
+		msg := fmt.Sprintf("%s: unknown %s %s. Use only %s.", what, noun, quoteList(unknown), quoteList(allowed))
 		if hint := closeName(unknown[0], allowed); hint != "" {
 			msg += fmt.Sprintf(" Did you mean %q?", hint)
 		}
@@ -79,7 +84,7 @@ func (m object) str(key string) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", refuse("%q must be a string.", key)
+		return "", refuse("%q must be a string, not %s.", key, jsonKind(raw))
 	}
 	return s, nil
 }
@@ -106,7 +111,7 @@ func (m object) int(key string) (int64, bool, error) {
 	if err := json.Unmarshal(raw, &n); err != nil {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			return 0, false, refuse("%q must be a whole number.", key)
+			return 0, false, refuse("%q must be a whole number, not %s.", key, jsonKind(raw))
 		}
 		n = json.Number(strings.TrimSpace(s))
 	}
@@ -135,7 +140,33 @@ func (m object) bool(key string) (bool, error) {
 			return v, nil
 		}
 	}
-	return false, refuse("%q must be true or false.", key)
+	return false, refuse("%q must be true or false, not %s.", key, jsonKind(raw))
+}
+
+// jsonKind names what a raw JSON value is, for a refusal that says what
+// came instead of what was expected; a string is quoted (shortened).
+func jsonKind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return strconv.Quote(truncate(s, 40))
+		}
+		return "a string"
+	case '[':
+		return "a list"
+	case '{':
+		return "an object"
+	case 't', 'f':
+		return string(raw)
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 // addresses reads a recipient field: a list of strings, or one string

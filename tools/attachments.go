@@ -41,7 +41,7 @@ func parseAttachments(raw json.RawMessage) ([]compose.Attachment, error) {
 	}
 	out := make([]compose.Attachment, 0, len(items))
 	for i, item := range items {
-		a, err := parseAttachment(item, fmt.Sprintf("attachment %d", i+1))
+		a, err := parseAttachment(item, fmt.Sprintf("Attachment %d", i+1))
 		if err != nil {
 			return nil, err
 		}
@@ -50,14 +50,15 @@ func parseAttachments(raw json.RawMessage) ([]compose.Attachment, error) {
 	return out, nil
 }
 
-// parseAttachment reads one entry; what names it in refusals.
+// parseAttachment reads one entry; what names it at the start of refusals
+// ("Attachment 2"), as compose names entries.
 func parseAttachment(raw json.RawMessage, what string) (compose.Attachment, error) {
 	raw = bytes.TrimSpace(raw)
 	switch {
 	case len(raw) > 0 && raw[0] == '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return compose.Attachment{}, refuse("%s is not a valid JSON string.", what)
+			return compose.Attachment{}, refuse("%s is not a valid JSON string. Give a Drive file id from drive_search as a string.", what)
 		}
 		return parseAttachmentString(s, what)
 	case len(raw) > 0 && raw[0] == '{':
@@ -161,7 +162,8 @@ func parseAttachmentObject(raw json.RawMessage, what string) (compose.Attachment
 	}
 	for _, k := range []string{"as", "sheet", "link"} {
 		if v, ok := m[k]; ok && !isNull(v) {
-			return a, refuse("%s: %q applies only to a Drive file given by \"file_id\".", what, k)
+			return a, refuse("%s: %q applies only to a Drive file given by \"file_id\". Leave it out for content written into the call, "+
+				"or attach the file from Drive by its id in \"file_id\" instead of its bytes.", what, k)
 		}
 	}
 	switch sources[0] {

@@ -54,7 +54,7 @@ func (h *handlers) driveSearch(ctx context.Context, req mcp.CallToolRequest) (*m
 
 // parseSearch validates drive_search's arguments.
 func parseSearch(raw []byte) (drive.Query, error) {
-	m, err := decodeObject(raw, driveSearchFields, "drive_search's arguments")
+	m, err := decodeObject(raw, driveSearchFields, "The arguments of drive_search")
 	if err != nil {
 		return drive.Query{}, err
 	}
@@ -137,7 +137,7 @@ func parseTime(s string) (time.Time, error) {
 }
 
 func (h *handlers) driveGetFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	m, err := decodeObject(req.Params.RawArguments, []string{"file_id"}, "drive_get_file's arguments")
+	m, err := decodeObject(req.Params.RawArguments, []string{"file_id"}, "The arguments of drive_get_file")
 	if err != nil {
 		return h.fail(ctx, "drive_get_file", err), nil
 	}

@@ -117,8 +117,9 @@ func TestDriveSearchRefuses(t *testing.T) {
 		{`{"query":"x","mime_type":"spreadsheets please"}`, `not a kind drive_search knows; use archive, audio,`},
 		{`{"query":"x","modified_after":"last week"}`, `"modified_after" "last week" is not a date`},
 		{`{"query":"` + strings.Repeat("a", maxQueryRunes+1) + `"}`, `use at most 1000`},
-		{`{"query":"x","type":"pdf"}`, `no field "type"`},
-		{`{"query":["x"]}`, `"query" must be a string`},
+		{`{"query":"x","type":"pdf"}`, `unknown field "type"`},
+		{`{"query":["x"]}`, `"query" must be a string, not a list.`},
+		{`{"query":"x","page_size":{"n":5}}`, `"page_size" must be a whole number, not an object.`},
 	}
 	for _, c := range cases {
 		h := newHarness(t, nil)
@@ -189,7 +190,7 @@ func TestDriveGetFileRefuses(t *testing.T) {
 		`{}`:                          `"file_id" is required`,
 		`{"file_id":"  "}`:            `"file_id" is required`,
 		`{"file_id":"Budget 2026"}`:   "not a Drive file id",
-		`{"file_id":"x","extra":1}`:   `no field "extra"`,
+		`{"file_id":"x","extra":1}`:   `unknown field "extra"`,
 		`{"file_id":"https://x.y/z"}`: "is a link, not a Drive file id",
 	} {
 		h := newHarness(t, nil)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -184,7 +186,23 @@ func (h *harness) mustRefuse(tool string, args any, wants ...string) callResult 
 			h.t.Errorf("%s(%v): refusal %q lacks %q", tool, args, res.text(), w)
 		}
 	}
+	if !startsLikeASentence(res.text()) {
+		h.t.Errorf("%s(%v): refusal %q does not start like a sentence (a capital letter, or a quoted name)", tool, args, res.text())
+	}
 	return res
+}
+
+// startsLikeASentence reports whether text begins with a capital letter,
+// with a quoted field name or value ("page_token" …), or with the
+// product's own lower-case name; never with a lower-case word, nor an
+// identifier whose first letter was capitalised ("Page_token").
+func startsLikeASentence(text string) bool {
+	if strings.HasPrefix(text, "drivemail ") {
+		return true
+	}
+	word, _, _ := strings.Cut(text, " ")
+	r, _ := utf8.DecodeRuneInString(word)
+	return r == '"' || unicode.IsUpper(r) && !strings.Contains(word, "_")
 }
 
 // checkOutput validates structuredContent against the tool's declared

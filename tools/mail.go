@@ -104,7 +104,7 @@ func (h *handlers) send(ctx context.Context, req mcp.CallToolRequest, tool strin
 // parseSend validates send_email's (and create_draft's) arguments.
 func parseSend(raw []byte, tool string) (compose.Request, error) {
 	var r compose.Request
-	m, err := decodeObject(raw, sendEmailFields, tool+"'s arguments")
+	m, err := decodeObject(raw, sendEmailFields, "The arguments of "+tool)
 	if err != nil {
 		return r, err
 	}

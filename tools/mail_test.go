@@ -108,24 +108,24 @@ func TestParseSendRefuses(t *testing.T) {
 		{"empty recipient list", `{"to":[],"subject":"s","body_text":"b"}`, []string{`"to" is required`}},
 		{"recipient of the wrong type", `{"to":42,"subject":"s","body_text":"b"}`, []string{`"to" must be a list`}},
 		{"no subject", `{"to":"a@example.com","body_text":"b"}`, []string{`"subject" is required`}},
-		{"subject not a string", `{"to":"a@example.com","subject":7,"body_text":"b"}`, []string{`"subject" must be a string`}},
+		{"subject not a string", `{"to":"a@example.com","subject":7,"body_text":"b"}`, []string{`"subject" must be a string, not a number.`}},
 		{"empty message", `{"to":"a@example.com","subject":"s"}`, []string{"empty", "body_text"}},
 		{"unknown attachment field", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","format":"pdf"}]}`,
-			[]string{"attachment 1", `"format"`, `"file_id", "as", "sheet", "name", "link", "text", "base64", "content", "mime_type"`}},
+			[]string{"Attachment 1", `"format"`, `"file_id", "as", "sheet", "name", "link", "text", "base64", "content", "mime_type"`}},
 		{"two sources", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","text":"x","name":"a.txt"}]}`,
-			[]string{"attachment 1", `"file_id", "text"`, "exactly one source"}},
-		{"no source", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt"}]}`, []string{"attachment 1 has no source", "drive_search"}},
+			[]string{"Attachment 1", `"file_id", "text"`, "exactly one source"}},
+		{"no source", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt"}]}`, []string{"Attachment 1 has no source", "drive_search"}},
 		{"text without a name", `{"to":"a@example.com","subject":"s","attachments":[{"text":"a,b"}]}`, []string{`"name" is required with "text"`}},
-		{"as on inline content", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt","text":"x","as":"pdf"}]}`, []string{`"as" applies only to a Drive file`}},
+		{"as on inline content", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt","text":"x","as":"pdf"}]}`, []string{`"as" applies only to a Drive file`, "Leave it out for content written into the call"}},
 		{"link with as", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","link":true,"as":"pdf"}]}`, []string{`"link": true`, `"as"`}},
 		{"link with sheet", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","link":true,"sheet":"Q3"}]}`, []string{`"sheet"`}},
 		{"mime_type on a Drive file", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","mime_type":"application/pdf"}]}`, []string{`"mime_type" applies only`}},
-		{"link not boolean", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","link":"maybe"}]}`, []string{`"link" must be true or false`}},
-		{"file name instead of id", `{"to":"a@example.com","subject":"s","attachments":["Q3 report.pdf"]}`, []string{"attachment 1", "not a Drive file id", "drive_search"}},
+		{"link not boolean", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","link":"maybe"}]}`, []string{`"link" must be true or false, not "maybe".`}},
+		{"file name instead of id", `{"to":"a@example.com","subject":"s","attachments":["Q3 report.pdf"]}`, []string{"Attachment 1", "not a Drive file id", "drive_search"}},
 		{"foreign link", `{"to":"a@example.com","subject":"s","attachments":["https://example.com/x.pdf"]}`, []string{"is a link, not a Drive file id"}},
-		{"empty string", `{"to":"a@example.com","subject":"s","attachments":[""]}`, []string{"attachment 1 is empty"}},
+		{"empty string", `{"to":"a@example.com","subject":"s","attachments":[""]}`, []string{"Attachment 1 is empty"}},
 		{"bare data URI", `{"to":"a@example.com","subject":"s","attachments":["data:text/plain;base64,eA=="]}`, []string{"data: URI without a file name", `"content"`}},
-		{"number", `{"to":"a@example.com","subject":"s","attachments":[42]}`, []string{"attachment 1 must be a Drive file id"}},
+		{"number", `{"to":"a@example.com","subject":"s","attachments":[42]}`, []string{"Attachment 1 must be a Drive file id"}},
 		{"broken JSON string", `{"to":"a@example.com","subject":"s","attachments":["{not json"]}`, []string{"looks like JSON"}},
 		{"envelope without bytes", `{"to":"a@example.com","subject":"s","attachments":["{\"file_name\":\"a.txt\"}"]}`, []string{`"base64" is required`}},
 		{"envelope with extra field", `{"to":"a@example.com","subject":"s","attachments":["{\"file_name\":\"a.txt\",\"base64\":\"eA==\",\"url\":\"x\"}"]}`, []string{"file envelope", `"url"`}},
@@ -137,7 +137,7 @@ func TestParseSendRefuses(t *testing.T) {
 			[]string{`"name" is required with "content"`}},
 		{"broken envelope content", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt","content":"{\"file_name\":"}]}`,
 			[]string{`"content" starts like a JSON file envelope but does not parse`, "base64 or a data: URI"}},
-		{"second entry named", `{"to":"a@example.com","subject":"s","attachments":["` + id33 + `",{"file_id":"bad id!"}]}`, []string{"attachment 2"}},
+		{"second entry named", `{"to":"a@example.com","subject":"s","attachments":["` + id33 + `",{"file_id":"bad id!"}]}`, []string{"Attachment 2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -145,6 +145,9 @@ func TestParseSendRefuses(t *testing.T) {
 			text, ok := refusalText(err)
 			if !ok {
 				t.Fatalf("want a refusal, got %v", err)
+			}
+			if !startsLikeASentence(text) {
+				t.Errorf("refusal %q does not start like a sentence", text)
 			}
 			for _, w := range c.wants {
 				if !strings.Contains(text, w) {
@@ -233,7 +236,7 @@ func TestSendEmailErrors(t *testing.T) {
 		logged  bool
 	}{
 		{"tools refusal", &Refusal{Reason: "Too many files: 11; send at most 10."}, []string{"Too many files: 11"}, nil, false},
-		{"compose refusal wrapped", fmt.Errorf("plan: %w", modelFacingErr{"report.zip contains setup.exe; Gmail blocks .exe files."}),
+		{"compose refusal wrapped", fmt.Errorf("plan: %w", modelFacingErr{"Attachment 1: report.zip contains setup.exe; Gmail blocks .exe files."}),
 			[]string{"report.zip contains setup.exe"}, []string{"plan:"}, false},
 		{"internal error", fmt.Errorf("gmail upload: %w", errors.New(secret)),
 			[]string{"internal error", "req-42", "Sent and Drafts"}, []string{"ya29", "googleapi", "403", "Nothing was"}, true},

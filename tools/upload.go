@@ -53,7 +53,7 @@ func (h *handlers) requestUpload(ctx context.Context, req mcp.CallToolRequest) (
 // parseUpload validates request_upload's arguments.
 func parseUpload(raw []byte) (upload.Request, error) {
 	var u upload.Request
-	m, err := decodeObject(raw, requestUploadFields, "request_upload's arguments")
+	m, err := decodeObject(raw, requestUploadFields, "The arguments of request_upload")
 	if err != nil {
 		return u, err
 	}

@@ -72,7 +72,7 @@ func TestRequestUploadRefuses(t *testing.T) {
 		`{"name":"a.pdf","size":-1}`:                  `"size" is -1`,
 		`{"name":"a.pdf","sha256":"abc"}`:             "64 hexadecimal",
 		`{"name":"a.pdf","folder_id":"My Folder"}`:    `"folder_id": "My Folder" is not a Drive file id`,
-		`{"name":"a.pdf","path":"/tmp"}`:              `no field "path"`,
+		`{"name":"a.pdf","path":"/tmp"}`:              `unknown field "path"`,
 	}
 	for args, want := range cases {
 		h := newHarness(t, nil)
