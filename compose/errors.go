@@ -55,7 +55,7 @@ func streamError(err error, b *builder, draft bool) error {
 	}
 	var ge *gmail.Error
 	if errors.As(err, &ge) {
-		return gmailRefusal(err, draft)
+		return gmailRefusal(err, draft, b.req.ThreadID != "")
 	}
 	var we *gmail.WriteError
 	if errors.As(err, &we) {
@@ -103,8 +103,10 @@ func driveFailure(it *item, err error, draft bool) error {
 	return nil
 }
 
-// gmailRefusal words a Gmail failure.
-func gmailRefusal(err error, draft bool) error {
+// gmailRefusal words a Gmail failure. threaded says the message named a
+// thread_id: Gmail answers an unknown one (or another account's) with a
+// bare 400 "Invalid thread_id value", so a 400 then most likely means it.
+func gmailRefusal(err error, draft, threaded bool) error {
 	nothingDone := nothing(draft)
 	var ge *gmail.Error
 	if !errors.As(err, &ge) {
@@ -137,6 +139,10 @@ func gmailRefusal(err error, draft bool) error {
 		return refuseErr(err, "Gmail refused the message as too large. %s Send the largest attachments as links, or split them over several messages.", nothingDone)
 	case errors.Is(err, gmail.ErrNotFound):
 		return refuseErr(err, "Gmail does not know that thread_id. %s Leave thread_id out to start a new thread, or use the id Gmail returned for the thread.", nothingDone)
+	case errors.Is(err, gmail.ErrRejected) && threaded:
+		return refuseErr(err, "Gmail refused the message as invalid, most likely because of its thread_id: Gmail does not know that thread in this account. %s "+
+			"Leave thread_id out to start a new thread, or take the thread_id from the message being answered (the one Gmail returned for it); "+
+			"if it is right, check the recipients and headers.", nothingDone)
 	case errors.Is(err, gmail.ErrRejected):
 		return refuseErr(err, "Gmail refused the message as invalid. %s Check the recipients and headers.", nothingDone)
 	case errors.Is(err, gmail.ErrStalled):

@@ -120,6 +120,34 @@ func TestReplyThreads(t *testing.T) {
 	}
 }
 
+// TestUnknownThreadIDNamesIt: Gmail answers a thread_id it does not know
+// with a bare 400 ("Invalid thread_id value"); the refusal names the
+// thread_id as the likely cause and what to do, for a send and a draft,
+// and nothing goes. A 400 without a thread_id keeps the general advice.
+func TestUnknownThreadIDNamesIt(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	for _, draft := range []bool{false, true} {
+		before := e.Emu.Stats()
+		_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Re: Plan", BodyText: "v2", ThreadID: "18f3a2b4c5d6e7f8"},
+			compose.Options{Draft: draft})
+		if !compose.IsRefusal(err) {
+			t.Fatalf("draft=%v: err = %v, want a refusal", draft, err)
+		}
+		for _, want := range []string{"most likely because of its thread_id", "Leave thread_id out", "from the message being answered", "Nothing was"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("draft=%v: refusal %q lacks %q", draft, err, want)
+			}
+		}
+		outboxUnchanged(t, before, e.Emu.Stats())
+	}
+
+	e.Inject(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 400})
+	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Plan", BodyText: "v1"}, compose.Options{})
+	if !compose.IsRefusal(err) || strings.Contains(err.Error(), "thread_id") || !strings.Contains(err.Error(), "Check the recipients and headers") {
+		t.Errorf("a 400 without thread_id: err = %v, want the general advice", err)
+	}
+}
+
 // zipOfStoredZips is a zip holding inner zips stored without compression,
 // as zip tools write entries that do not shrink; inner[i] lists the names
 // in the i-th inner zip.

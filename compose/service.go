@@ -122,7 +122,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	}
 	from, err := s.sender(ctx, gc)
 	if err != nil {
-		return Result{}, gmailRefusal(err, opts.Draft)
+		return Result{}, gmailRefusal(err, opts.Draft, false)
 	}
 	b := &builder{req: req, from: from, date: s.cfg.Now()}
 	if err := b.checkHeaders(); err != nil {
