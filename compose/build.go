@@ -29,13 +29,13 @@ type builder struct {
 // malformed thread id.
 func checkRequest(req Request) error {
 	if len(req.BodyText) > MaxBodyBytes {
-		return refuse("body_text is %s; the limit is 2 MiB. Shorten it, or put the long text in a file and attach it.", mib(int64(len(req.BodyText))))
+		return refuse(kindBodyTooLarge, "body_text is %s; the limit is 2 MiB. Shorten it, or put the long text in a file and attach it.", mib(int64(len(req.BodyText))))
 	}
 	if len(req.BodyHTML) > MaxBodyBytes {
-		return refuse("body_html is %s; the limit is 2 MiB. Shorten it, or put the long content in a file and attach it.", mib(int64(len(req.BodyHTML))))
+		return refuse(kindBodyTooLarge, "body_html is %s; the limit is 2 MiB. Shorten it, or put the long content in a file and attach it.", mib(int64(len(req.BodyHTML))))
 	}
 	if req.ThreadID != "" && !validThreadID(req.ThreadID) {
-		return refuse("thread_id %q is not a Gmail thread id (letters and digits, as Gmail returned it). Leave it out to start a new thread.", truncate(req.ThreadID, 60))
+		return refuse(kindBadThreadID, "thread_id %q is not a Gmail thread id (letters and digits, as Gmail returned it). Leave it out to start a new thread.", truncate(req.ThreadID, 60))
 	}
 	return nil
 }
@@ -146,7 +146,7 @@ func (b *builder) message(ctx context.Context, open func(*item) func(context.Con
 func inputRefusal(err error) error {
 	var ie *mimemsg.InputError
 	if errors.As(err, &ie) {
-		return refuseErr(err, "%s", sentence(ie.Error()))
+		return refuseErr(err, inputKind(ie.Field), "%s", sentence(ie.Error()))
 	}
 	return err
 }
@@ -195,7 +195,7 @@ func inspectBytes(ctx context.Context, it *item) error {
 func archiveError(it *item, err error, draft bool) error {
 	var br *blocked.Refusal
 	if errors.As(err, &br) {
-		return refuseErr(err, "Attachment %d: %s", it.index, err.Error())
+		return refuseErr(err, blockedKind(br), "Attachment %d: %s", it.index, err.Error())
 	}
 	if de := driveFailure(it, err, draft); de != nil {
 		return de

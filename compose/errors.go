@@ -36,18 +36,18 @@ func streamError(err error, b *builder, draft bool) error {
 	switch {
 	case errors.As(err, &le):
 		if le.What == "files" {
-			return refuseErr(err, "The attachments grew past Gmail's 25 MiB limit while Google rendered the exports, so the message was abandoned. %s "+
+			return refuseErr(err, kindTooLarge, "The attachments grew past Gmail's 25 MiB limit while Google rendered the exports, so the message was abandoned. %s "+
 				"Send the large Google files as links (leave out as), or split them over several messages.", nothingDone)
 		}
-		return refuseErr(err, "The encoded message grew past Gmail's 35 MiB limit while it was built, so it was abandoned. %s "+
+		return refuseErr(err, kindMessageTooLarge, "The encoded message grew past Gmail's 35 MiB limit while it was built, so it was abandoned. %s "+
 			"Send the largest attachments as links, or split them over several messages.", nothingDone)
 	case errors.As(err, &se):
 		// The stream did not match the size Drive reported when the plan
 		// was made: the file was replaced or edited in between.
-		return refuseErr(err, "%q changed in Google Drive while it was being attached (its content no longer has the size Drive reported), "+
+		return refuseErr(err, kindFileChanged, "%q changed in Google Drive while it was being attached (its content no longer has the size Drive reported), "+
 			"so the message was abandoned. %s Try again: the file will be read afresh.", truncate(se.Name, 80), nothingDone)
 	case errors.As(err, &br):
-		return refuseErr(err, "%s %s", br.Error(), nothingDone)
+		return refuseErr(err, blockedKind(br), "%s %s", br.Error(), nothingDone)
 	case errors.As(err, &pe):
 		if r := driveFailure(pe.it, pe.err, draft); r != nil {
 			return r
@@ -70,35 +70,35 @@ func driveFailure(it *item, err error, draft bool) error {
 	nothingDone := nothing(draft)
 	switch {
 	case errors.Is(err, drive.ErrNotDownloadable):
-		return refuseErr(err, "%s cannot be downloaded (its owner may have turned downloads off). %s Send it as a link instead (link: true).", it.label(), nothingDone)
+		return refuseErr(err, kindNotDownloadable, "%s cannot be downloaded (its owner may have turned downloads off). %s Send it as a link instead (link: true).", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrNotFound):
-		return refuseErr(err, "%s: no Drive file with id %s is visible to this Google account any more. %s Check the id, or find the file with drive_search.",
+		return refuseErr(err, kindUnknownFile, "%s: no Drive file with id %s is visible to this Google account any more. %s Check the id, or find the file with drive_search.",
 			it.label(), it.ref.ID, nothingDone)
 	case errors.Is(err, drive.ErrScope):
-		return refuseErr(err, "This Google account has not given drivemail access to Drive files. %s Reconnect drivemail (sign in again) and allow Drive access.", nothingDone)
+		return refuseErr(err, kindDriveScope, "This Google account has not given drivemail access to Drive files. %s Reconnect drivemail (sign in again) and allow Drive access.", nothingDone)
 	case errors.Is(err, drive.ErrUnauthorized):
-		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingDone)
+		return refuseErr(err, kindDriveUnauthorized, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingDone)
 	case errors.Is(err, drive.ErrCorrupt):
-		return refuseErr(err, "%s did not arrive intact from Google Drive (its checksum did not match). %s Try again.", it.label(), nothingDone)
+		return refuseErr(err, kindDriveCorrupt, "%s did not arrive intact from Google Drive (its checksum did not match). %s Try again.", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrAbusive):
-		return refuseErr(err, "Google Drive has flagged %s as malware or spam and will not let it be downloaded. %s "+
+		return refuseErr(err, kindDriveAbusive, "Google Drive has flagged %s as malware or spam and will not let it be downloaded. %s "+
 			"Send it as a link instead (link: true), or attach another file.", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrDownloadQuota):
-		return refuseErr(err, "%s has been downloaded too many times lately, and Google Drive will not serve it again until its limit resets (within about a day). %s "+
+		return refuseErr(err, kindDriveDownloadQuota, "%s has been downloaded too many times lately, and Google Drive will not serve it again until its limit resets (within about a day). %s "+
 			"Send it as a link instead (link: true), or try again tomorrow.", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrDomainPolicy):
-		return refuseErr(err, "This Google account's Workspace administrator does not allow drivemail to use Google Drive. %s "+
+		return refuseErr(err, kindDriveDomainPolicy, "This Google account's Workspace administrator does not allow drivemail to use Google Drive. %s "+
 			"Ask the administrator to allow drivemail's access to Drive, or send the message without Drive files.", nothingDone)
 	case errors.Is(err, drive.ErrAppNotAuthorized):
-		return refuseErr(err, "This Google account has not given drivemail access to %s (it allowed only files drivemail opened or created). %s "+
+		return refuseErr(err, kindDriveAppNotAllowed, "This Google account has not given drivemail access to %s (it allowed only files drivemail opened or created). %s "+
 			"Reconnect drivemail (sign in again) and allow access to Drive files, or put the file in Drive again with request_upload and attach that.", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrFilePermission):
-		return refuseErr(err, "This Google account is not allowed to download %s. %s "+
+		return refuseErr(err, kindDriveFilePermission, "This Google account is not allowed to download %s. %s "+
 			"Ask the file's owner for access that allows downloading, or send it as a link instead (link: true).", it.label(), nothingDone)
 	case errors.Is(err, drive.ErrStalled):
-		return refuseErr(err, "Google Drive stalled while sending %s (no data came for a long while), so the message was abandoned. %s Try again in a minute.", it.label(), nothingDone)
+		return refuseErr(err, kindDriveStalled, "Google Drive stalled while sending %s (no data came for a long while), so the message was abandoned. %s Try again in a minute.", it.label(), nothingDone)
 	case drive.IsTransient(err):
-		return refuseErr(err, "Google Drive stopped sending %s part-way, so the message was abandoned. %s Try again in a minute.", it.label(), nothingDone)
+		return refuseErr(err, kindDriveUnavailable, "Google Drive stopped sending %s part-way, so the message was abandoned. %s Try again in a minute.", it.label(), nothingDone)
 	}
 	return nil
 }
@@ -114,43 +114,43 @@ func gmailRefusal(err error, draft, threaded bool) error {
 	}
 	switch {
 	case ge.Accepted && draft:
-		return refuseErr(err, "Gmail saved the draft, but its confirmation was cut off and the draft id is unknown. "+
+		return refuseErr(err, kindSentUnconfirmed, "Gmail saved the draft, but its confirmation was cut off and the draft id is unknown. "+
 			"Do not save it again; it is in the Drafts folder.")
 	case ge.Accepted:
-		return refuseErr(err, "Gmail accepted the message, so it has been sent, but its confirmation was cut off and the message id is unknown. "+
+		return refuseErr(err, kindSentUnconfirmed, "Gmail accepted the message, so it has been sent, but its confirmation was cut off and the message id is unknown. "+
 			"Do not send it again; it is in the Sent folder.")
 	case ge.MaybeSent && draft:
-		return refuseErr(err, "Gmail received the whole draft but did not confirm it, so it may or may not have been saved. "+
+		return refuseErr(err, kindMaybeSent, "Gmail received the whole draft but did not confirm it, so it may or may not have been saved. "+
 			"Check the Drafts folder before trying again, to avoid a second copy.")
 	case ge.MaybeSent:
-		return refuseErr(err, "Gmail received the whole message but did not confirm it, so it may or may not have been sent. "+
+		return refuseErr(err, kindMaybeSent, "Gmail received the whole message but did not confirm it, so it may or may not have been sent. "+
 			"Check the Sent folder before trying again, to avoid sending it twice.")
 	}
 	switch {
 	case errors.Is(err, gmail.ErrScope):
 		if draft {
-			return refuseErr(err, "Saving drafts needs permission to manage Gmail drafts, which this Google account has not granted. %s "+
+			return refuseErr(err, kindGmailScope, "Saving drafts needs permission to manage Gmail drafts, which this Google account has not granted. %s "+
 				"Reconnect drivemail (sign in again) and allow drafts, or use send_email.", nothingDone)
 		}
-		return refuseErr(err, "This Google account has not given drivemail permission to send mail. %s Reconnect drivemail (sign in again) and allow sending.", nothingDone)
+		return refuseErr(err, kindGmailScope, "This Google account has not given drivemail permission to send mail. %s Reconnect drivemail (sign in again) and allow sending.", nothingDone)
 	case errors.Is(err, gmail.ErrUnauthorized):
-		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingDone)
+		return refuseErr(err, kindGmailUnauthorized, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingDone)
 	case errors.Is(err, gmail.ErrTooLarge):
-		return refuseErr(err, "Gmail refused the message as too large. %s Send the largest attachments as links, or split them over several messages.", nothingDone)
+		return refuseErr(err, kindGmailTooLarge, "Gmail refused the message as too large. %s Send the largest attachments as links, or split them over several messages.", nothingDone)
 	case errors.Is(err, gmail.ErrNotFound):
-		return refuseErr(err, "Gmail does not know that thread_id. %s Leave thread_id out to start a new thread, or use the id Gmail returned for the thread.", nothingDone)
+		return refuseErr(err, kindUnknownThread, "Gmail does not know that thread_id. %s Leave thread_id out to start a new thread, or use the id Gmail returned for the thread.", nothingDone)
 	case errors.Is(err, gmail.ErrRejected) && threaded:
-		return refuseErr(err, "Gmail refused the message as invalid, most likely because of its thread_id: Gmail does not know that thread in this account. %s "+
+		return refuseErr(err, kindThreadRejected, "Gmail refused the message as invalid, most likely because of its thread_id: Gmail does not know that thread in this account. %s "+
 			"Leave thread_id out to start a new thread, or take the thread_id from the message being answered (the one Gmail returned for it); "+
 			"if it is right, check the recipients and headers.", nothingDone)
 	case errors.Is(err, gmail.ErrRejected):
-		return refuseErr(err, "Gmail refused the message as invalid. %s Check the recipients and headers.", nothingDone)
+		return refuseErr(err, kindGmailRejected, "Gmail refused the message as invalid. %s Check the recipients and headers.", nothingDone)
 	case errors.Is(err, gmail.ErrStalled):
-		return refuseErr(err, "Gmail stopped answering while the message was being uploaded, so it was abandoned. %s Try again in a minute.", nothingDone)
+		return refuseErr(err, kindGmailStalled, "Gmail stopped answering while the message was being uploaded, so it was abandoned. %s Try again in a minute.", nothingDone)
 	case errors.Is(err, gmail.ErrRateLimited), errors.Is(err, gmail.ErrUnavailable):
-		return refuseErr(err, "Gmail is busy or unavailable right now. %s Try again in a minute.", nothingDone)
+		return refuseErr(err, kindGmailUnavailable, "Gmail is busy or unavailable right now. %s Try again in a minute.", nothingDone)
 	case errors.Is(err, gmail.ErrForbidden):
-		return refuseErr(err, "Gmail refused to send for this account (sending may be turned off by an administrator). %s "+
+		return refuseErr(err, kindGmailForbidden, "Gmail refused to send for this account (sending may be turned off by an administrator). %s "+
 			"Ask the account's Google Workspace administrator whether it may send mail through apps.", nothingDone)
 	}
 	return err

@@ -30,7 +30,7 @@ func inlineSource(a Attachment, label string, budget int) ([]byte, string, error
 			return nil, "", tooMuchModelBytes(label)
 		}
 		if !utf8.ValidString(*a.Text) {
-			return nil, "", refuse("%s: text is not valid UTF-8. Send the text as UTF-8, or binary content as base64.", label)
+			return nil, "", refuse(kindBadText, "%s: text is not valid UTF-8. Send the text as UTF-8, or binary content as base64.", label)
 		}
 		data = []byte(*a.Text)
 		if mimeType == "" {
@@ -52,7 +52,7 @@ func inlineSource(a Attachment, label string, budget int) ([]byte, string, error
 			data, err = decodeBase64(a.Content, label, budget)
 		}
 	default:
-		return nil, "", refuse("%s has no content. Give a Drive file id, or name plus text, base64 or content.", label)
+		return nil, "", refuse(kindNoSource, "%s has no content. Give a Drive file id, or name plus text, base64 or content.", label)
 	}
 	if err != nil {
 		return nil, "", err
@@ -61,7 +61,7 @@ func inlineSource(a Attachment, label string, budget int) ([]byte, string, error
 		mimeType = exportfmt.MimeTypeByName(a.Name)
 	}
 	if !validMimeType(mimeType) {
-		return nil, "", refuse("%s: mime_type %q is not a MIME type such as \"text/csv\". Correct it or leave it out.", label, truncate(mimeType, 60))
+		return nil, "", refuse(kindBadMimeType, "%s: mime_type %q is not a MIME type such as \"text/csv\". Correct it or leave it out.", label, truncate(mimeType, 60))
 	}
 	if strings.HasPrefix(strings.ToLower(mimeType), "text/") && !strings.Contains(strings.ToLower(mimeType), "charset") && utf8.Valid(data) {
 		mimeType += "; charset=utf-8"
@@ -70,7 +70,7 @@ func inlineSource(a Attachment, label string, budget int) ([]byte, string, error
 }
 
 func tooMuchModelBytes(label string) error {
-	return refuse("%s: content written into the call is limited to 1 MiB per message, summed over all such attachments. "+
+	return refuse(kindContentTooLarge, "%s: content written into the call is limited to 1 MiB per message, summed over all such attachments. "+
 		"Put larger files in Google Drive (or use request_upload) and attach them by id.", label)
 }
 
@@ -94,7 +94,7 @@ func decodeBase64(s, label string, budget int) ([]byte, error) {
 	}
 	data, err := enc.DecodeString(s)
 	if err != nil {
-		return nil, refuse("%s: the content is not valid base64. Send the file's bytes base64-encoded, or attach it from Drive by id.", label)
+		return nil, refuse(kindBadBase64, "%s: the content is not valid base64. Send the file's bytes base64-encoded, or attach it from Drive by id.", label)
 	}
 	if len(data) > budget {
 		return nil, tooMuchModelBytes(label)
@@ -107,7 +107,7 @@ func decodeDataURI(s, label string, budget int) ([]byte, string, error) {
 	s = strings.TrimSpace(s)
 	head, payload, ok := strings.Cut(s[len("data:"):], ",")
 	if !ok {
-		return nil, "", refuse("%s: the data: URI has no comma before its content. Use data:TYPE;base64,CONTENT.", label)
+		return nil, "", refuse(kindBadDataURI, "%s: the data: URI has no comma before its content. Use data:TYPE;base64,CONTENT.", label)
 	}
 	params := strings.Split(head, ";")
 	mimeType := strings.TrimSpace(params[0])
@@ -126,7 +126,7 @@ func decodeDataURI(s, label string, budget int) ([]byte, string, error) {
 	}
 	text, err := url.PathUnescape(payload)
 	if err != nil {
-		return nil, "", refuse("%s: the data: URI's content is not valid percent-encoding. Use data:TYPE;base64,CONTENT.", label)
+		return nil, "", refuse(kindBadDataURI, "%s: the data: URI's content is not valid percent-encoding. Use data:TYPE;base64,CONTENT.", label)
 	}
 	if len(text) > budget {
 		return nil, "", tooMuchModelBytes(label)

@@ -61,26 +61,28 @@ func TestParseItemsRefusals(t *testing.T) {
 	for i := range many {
 		many[i] = Attachment{FileID: "1AbCdEfGhIjKlMnOpQrStUvWxYz012345"}
 	}
+	documented := DocumentedKinds(t)
 	tests := []struct {
 		name string
 		atts []Attachment
 		want string
+		kind kind
 	}{
-		{"too many entries", many, "lists 26 attachments"},
-		{"no source", []Attachment{{Name: "x"}}, "is empty"},
-		{"two sources", []Attachment{{FileID: "abcdefghijk", Text: strptr("x"), Name: "x"}}, "more than one source"},
-		{"bad id", []Attachment{{FileID: "not an id"}}, "is not a Drive file id"},
-		{"bad handle", []Attachment{{FileID: "mcp-file://host/a/b"}}, "is not a Drive file id"},
-		{"handle without host", []Attachment{{FileID: "mcp-file:///abcdefghijk"}}, "is not a Drive file id"},
-		{"content without name", []Attachment{{Text: strptr("x")}}, "has content but no name"},
-		{"as on text", []Attachment{{Name: "a.txt", Text: strptr("x"), As: "pdf"}}, "apply only to Drive files"},
-		{"bad base64", []Attachment{{Name: "a.bin", Base64: "@@@@"}}, "not valid base64"},
-		{"bad data URI", []Attachment{{Name: "a.bin", Content: "data:image/png;base64"}}, "no comma"},
-		{"bad mime type", []Attachment{{Name: "a.bin", Base64: "aGk=", MimeType: "text"}}, "is not a MIME type"},
-		{"text over 1 MiB", []Attachment{{Name: "a.txt", Text: strptr(big + "a")}}, "limited to 1 MiB"},
-		{"base64 over 1 MiB", []Attachment{{Name: "a.bin", Base64: base64.StdEncoding.EncodeToString([]byte(big + "a"))}}, "limited to 1 MiB"},
-		{"sum over 1 MiB", []Attachment{{Name: "a.txt", Text: strptr(half)}, {Name: "b.txt", Text: strptr(half + "a")}}, "Attachment 2"},
-		{"invalid UTF-8 text", []Attachment{{Name: "a.txt", Text: strptr("a\xffb")}}, "not valid UTF-8"},
+		{"too many entries", many, "lists 26 attachments", kindTooManyEntries},
+		{"no source", []Attachment{{Name: "x"}}, "is empty", kindNoSource},
+		{"two sources", []Attachment{{FileID: "abcdefghijk", Text: strptr("x"), Name: "x"}}, "more than one source", kindSeveralSources},
+		{"bad id", []Attachment{{FileID: "not an id"}}, "is not a Drive file id", kindBadFileID},
+		{"bad handle", []Attachment{{FileID: "mcp-file://host/a/b"}}, "is not a Drive file id", kindBadFileID},
+		{"handle without host", []Attachment{{FileID: "mcp-file:///abcdefghijk"}}, "is not a Drive file id", kindBadFileID},
+		{"content without name", []Attachment{{Text: strptr("x")}}, "has content but no name", kindNoName},
+		{"as on text", []Attachment{{Name: "a.txt", Text: strptr("x"), As: "pdf"}}, "apply only to Drive files", kindBadOption},
+		{"bad base64", []Attachment{{Name: "a.bin", Base64: "@@@@"}}, "not valid base64", kindBadBase64},
+		{"bad data URI", []Attachment{{Name: "a.bin", Content: "data:image/png;base64"}}, "no comma", kindBadDataURI},
+		{"bad mime type", []Attachment{{Name: "a.bin", Base64: "aGk=", MimeType: "text"}}, "is not a MIME type", kindBadMimeType},
+		{"text over 1 MiB", []Attachment{{Name: "a.txt", Text: strptr(big + "a")}}, "limited to 1 MiB", kindContentTooLarge},
+		{"base64 over 1 MiB", []Attachment{{Name: "a.bin", Base64: base64.StdEncoding.EncodeToString([]byte(big + "a"))}}, "limited to 1 MiB", kindContentTooLarge},
+		{"sum over 1 MiB", []Attachment{{Name: "a.txt", Text: strptr(half)}, {Name: "b.txt", Text: strptr(half + "a")}}, "Attachment 2", kindContentTooLarge},
+		{"invalid UTF-8 text", []Attachment{{Name: "a.txt", Text: strptr("a\xffb")}}, "not valid UTF-8", kindBadText},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +93,9 @@ func TestParseItemsRefusals(t *testing.T) {
 			}
 			if !strings.Contains(r.Error(), tt.want) {
 				t.Errorf("refusal %q does not mention %q", r.Error(), tt.want)
+			}
+			if r.kind != tt.kind || !documented[string(r.kind)] {
+				t.Errorf("kind = %q, want %q, listed in docs/operations.md", r.kind, tt.kind)
 			}
 		})
 	}

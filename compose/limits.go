@@ -66,15 +66,15 @@ func planMessage(req Request, items []*item) (*msgPlan, error) {
 		bodyEstimate += encodedLen(it.plan.size) + partOverhead
 	}
 	if mp.files > MaxFiles {
-		return nil, refuse("The message would carry %d files; Gmail takes at most %d per message. "+
+		return nil, refuse(kindTooManyFiles, "The message would carry %d files; Gmail takes at most %d per message. "+
 			"Send some as links (link: true, or a Google Doc without as), or split them over two messages.", mp.files, MaxFiles)
 	}
 	if mp.known > MaxAttachmentBytes {
-		return nil, refuse("The attachments add up to %s; Gmail takes at most 25 MiB (26,214,400 bytes) per message. "+
+		return nil, refuse(kindTooLarge, "The attachments add up to %s; Gmail takes at most 25 MiB (26,214,400 bytes) per message. "+
 			"Send the largest as links (link: true), or split them over several messages.", sizeText(mp.known))
 	}
 	if bodyEstimate > MaxMessageBytes {
-		return nil, refuse("The encoded message would be about %s, over Gmail's 35 MiB limit (attachments grow by a third when encoded). "+
+		return nil, refuse(kindMessageTooLarge, "The encoded message would be about %s, over Gmail's 35 MiB limit (attachments grow by a third when encoded). "+
 			"Send the largest attachments as links (link: true), or split them over several messages.", mib(bodyEstimate))
 	}
 	if !mp.exports {
@@ -95,11 +95,11 @@ func planInline(mp *msgPlan) error {
 	for _, name := range names {
 		it := matchCID(mp.items, name)
 		if it == nil {
-			return refuse("body_html refers to cid:%s, but no attachment is named %q. Attach that file (its name must match), "+
+			return refuse(kindDanglingCID, "body_html refers to cid:%s, but no attachment is named %q. Attach that file (its name must match), "+
 				"or change the reference to one of: %s.", truncate(name, 80), truncate(name, 80), fileNames(mp.items))
 		}
 		if !it.plan.isFile() {
-			return refuse("body_html shows cid:%s inline, but %s goes as a link. Give it as (for example as: \"png\") to attach an image, or drop the cid: reference.",
+			return refuse(kindCIDLink, "body_html shows cid:%s inline, but %s goes as a link. Give it as (for example as: \"png\") to attach an image, or drop the cid: reference.",
 				truncate(name, 80), it.label())
 		}
 		if !it.plan.inline {
@@ -126,7 +126,7 @@ func sameNameInline(a, b *item) error {
 	name := a.plan.name
 	ext := path.Ext(name)
 	other := strings.TrimSuffix(name, ext) + "-2" + ext
-	return refuse("body_html shows attachments %d and %d inline, but both are named %q, so the message cannot tell them apart. "+
+	return refuse(kindSameNameInline, "body_html shows attachments %d and %d inline, but both are named %q, so the message cannot tell them apart. "+
 		"Give attachment %d another name with \"name\" (for example \"name\": %q) and refer to it by that name in body_html: <img src=\"cid:%s\">.",
 		a.index, b.index, truncate(name, 80), b.index, truncate(other, 80), truncate(other, 80))
 }

@@ -46,11 +46,11 @@ func planItem(it *item) error {
 	}
 	f, a := it.file, it.att
 	if f.Trashed {
-		return refuse("%s is in the Drive trash. Restore it in Drive first, or pick another file.", it.label())
+		return refuse(kindTrashed, "%s is in the Drive trash. Restore it in Drive first, or pick another file.", it.label())
 	}
 	if a.Link {
 		if a.As != "" || a.Sheet != "" {
-			return refuse("%s: link sends a link to the file, so as and sheet do not apply. Leave out link to attach an export, or leave out as and sheet.", it.label())
+			return refuse(kindBadOption, "%s: link sends a link to the file, so as and sheet do not apply. Leave out link to attach an export, or leave out as and sheet.", it.label())
 		}
 		return planLink(it)
 	}
@@ -62,7 +62,7 @@ func planItem(it *item) error {
 
 func planLink(it *item) error {
 	if it.file.WebViewLink == "" {
-		return refuse("%s has no link Drive can share. Attach the file instead (leave out link).", it.label())
+		return refuse(kindNoLink, "%s has no link Drive can share. Attach the file instead (leave out link).", it.label())
 	}
 	it.plan = plan{action: actLink, name: displayName(it), url: it.file.WebViewLink, size: 0}
 	return nil
@@ -79,16 +79,16 @@ func planNative(it *item) error {
 	f, a := it.file, it.att
 	if strings.TrimSpace(a.As) == "" {
 		if a.Sheet != "" {
-			return refuse("%s: sheet picks the tab of a csv or tsv export; add as: \"csv\" (or \"tsv\"), or leave out sheet to send a link.", it.label())
+			return refuse(kindBadSheet, "%s: sheet picks the tab of a csv or tsv export; add as: \"csv\" (or \"tsv\"), or leave out sheet to send a link.", it.label())
 		}
 		return planLink(it)
 	}
 	format, err := exportfmt.Lookup(f.MimeType, a.As)
 	if err != nil {
-		return refuseErr(err, "%s: %s.", it.label(), strings.TrimSuffix(err.Error(), "."))
+		return refuseErr(err, kindBadFormat, "%s: %s.", it.label(), strings.TrimSuffix(err.Error(), "."))
 	}
 	if !f.CanDownload {
-		return refuse("%s: its owner has turned off downloading and exporting. Send it as a link instead (leave out as).", it.label())
+		return refuse(kindNotDownloadable, "%s: its owner has turned off downloading and exporting. Send it as a link instead (leave out as).", it.label())
 	}
 	p := plan{action: actExport, format: format, mimeType: format.MimeType, size: -1}
 	p.name = exportfmt.ExportName(orDefault(a.Name, f.Name), format)
@@ -99,7 +99,7 @@ func planNative(it *item) error {
 		}
 		p.tab = tab
 	} else if a.Sheet != "" {
-		return refuse("%s: sheet applies only to csv and tsv, which hold one tab; %s includes every tab. Leave out sheet, or use as: \"csv\".", it.label(), format.Name)
+		return refuse(kindBadSheet, "%s: sheet applies only to csv and tsv, which hold one tab; %s includes every tab. Leave out sheet, or use as: \"csv\".", it.label(), format.Name)
 	}
 	p.archive = blocked.KindOf(p.name, p.mimeType)
 	it.plan = p
@@ -113,7 +113,7 @@ func planNative(it *item) error {
 func pickTab(it *item) (*drive.Sheet, error) {
 	tabs := it.file.Sheets
 	if len(tabs) == 0 {
-		return nil, refuse("%s has no tabs to export. Send it as a link (leave out as), or use as: \"xlsx\".", it.label())
+		return nil, refuse(kindBadTab, "%s has no tabs to export. Send it as a link (leave out as), or use as: \"xlsx\".", it.label())
 	}
 	want := it.att.Sheet
 	if want == "" {
@@ -141,20 +141,20 @@ func pickTab(it *item) (*drive.Sheet, error) {
 	for i, t := range tabs {
 		names[i] = fmt.Sprintf("%q", t.Title)
 	}
-	return nil, refuse("%s has no tab named %q. Its tabs are: %s. Use one of those as sheet.", it.label(), truncate(want, 60), strings.Join(names, ", "))
+	return nil, refuse(kindBadTab, "%s has no tab named %q. Its tabs are: %s. Use one of those as sheet.", it.label(), truncate(want, 60), strings.Join(names, ", "))
 }
 
 func planBinary(it *item) error {
 	f, a := it.file, it.att
 	if a.As != "" && !sameFormat(f, a.As) {
 		err := &exportfmt.FormatError{NativeType: f.MimeType, Given: a.As}
-		return refuseErr(err, "%s: %s.", it.label(), strings.TrimSuffix(err.Error(), "."))
+		return refuseErr(err, kindBadFormat, "%s: %s.", it.label(), strings.TrimSuffix(err.Error(), "."))
 	}
 	if a.Sheet != "" {
-		return refuse("%s: sheet applies only to a Google Sheet exported as csv or tsv. Leave out sheet.", it.label())
+		return refuse(kindBadSheet, "%s: sheet applies only to a Google Sheet exported as csv or tsv. Leave out sheet.", it.label())
 	}
 	if !f.CanDownload {
-		return refuse("%s: its owner has turned off downloading. Send it as a link instead (link: true).", it.label())
+		return refuse(kindNotDownloadable, "%s: its owner has turned off downloading. Send it as a link instead (link: true).", it.label())
 	}
 	ext := path.Ext(exportfmt.CleanName(f.Name))
 	if ext == "" || ext == exportfmt.CleanName(f.Name) {
@@ -201,7 +201,7 @@ func checkName(it *item, name string) error {
 	if err := blocked.CheckName(name); err != nil {
 		var br *blocked.Refusal
 		if errors.As(err, &br) {
-			return refuseErr(err, "Attachment %d: %s", it.index, err.Error())
+			return refuseErr(err, blockedKind(br), "Attachment %d: %s", it.index, err.Error())
 		}
 		return err
 	}

@@ -15,6 +15,8 @@ type Refusal struct {
 	Reason string
 	// Err is the underlying cause, when there is one (for errors.Is).
 	Err error
+	// kind names the refusal in the log line (see kind).
+	kind kind
 }
 
 func (r *Refusal) Error() string { return r.Reason }
@@ -25,13 +27,13 @@ func (r *Refusal) Unwrap() error { return r.Err }
 // layer shows it as is).
 func (r *Refusal) ModelFacing() bool { return true }
 
-func refuse(format string, args ...any) *Refusal {
-	return &Refusal{Reason: capitalize(fmt.Sprintf(format, args...))}
+func refuse(k kind, format string, args ...any) *Refusal {
+	return &Refusal{Reason: capitalize(fmt.Sprintf(format, args...)), kind: k}
 }
 
 // refuseErr wraps cause with a sentence.
-func refuseErr(cause error, format string, args ...any) *Refusal {
-	return &Refusal{Reason: capitalize(fmt.Sprintf(format, args...)), Err: cause}
+func refuseErr(cause error, k kind, format string, args ...any) *Refusal {
+	return &Refusal{Reason: capitalize(fmt.Sprintf(format, args...)), Err: cause, kind: k}
 }
 
 // capitalize starts a sentence that begins with an entry's label

@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/drivemail/drivemail/compose"
@@ -38,6 +41,31 @@ func zipOf(t *testing.T, names ...string) []byte {
 	return buf.Bytes()
 }
 
+// syncBuffer is a log destination safe to write from a send's goroutines
+// while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *syncBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
+}
+
 // unchanged fails the test if anything was sent, drafted, uploaded or
 // downloaded between two snapshots.
 func unchanged(t *testing.T, before, after emulator.Stats) {
@@ -53,9 +81,12 @@ func unchanged(t *testing.T, before, after emulator.Stats) {
 
 // TestRefusalsSendNothing: every refusal the plan can foresee comes
 // before any download and any Gmail request, with a sentence that says
-// what to do.
+// what to do, and its "send refused" line names its kind, one that
+// docs/operations.md lists.
 func TestRefusalsSendNothing(t *testing.T) {
-	e := newEnv(t, compose.Config{})
+	logs := &syncBuffer{}
+	e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	documented := compose.DocumentedKinds(t)
 	small, _ := e.putBytes("small.pdf", 1000)
 	var eleven []compose.Attachment
 	for i := 0; i < 11; i++ {
@@ -86,39 +117,43 @@ func TestRefusalsSendNothing(t *testing.T) {
 		name string
 		req  compose.Request
 		want string
+		kind string
 	}{
-		{"11 files", with(eleven...), "11 files"},
-		{"26 MiB of known sizes", with(compose.Attachment{FileID: half.ID}, compose.Attachment{FileID: half2.ID}), "at most 25 MiB"},
-		{"a blocked .exe", with(compose.Attachment{FileID: exe.ID}), `"setup.exe" is a .exe file`},
-		{"an unknown id", with(compose.Attachment{FileID: unknownID}), "is visible to this Google account"},
-		{"another user's id", with(compose.Attachment{FileID: theirs.ID}), "is visible to this Google account"},
+		{"11 files", with(eleven...), "11 files", "too_many_files"},
+		{"26 MiB of known sizes", with(compose.Attachment{FileID: half.ID}, compose.Attachment{FileID: half2.ID}), "at most 25 MiB", "too_large"},
+		{"a blocked .exe", with(compose.Attachment{FileID: exe.ID}), `"setup.exe" is a .exe file`, "blocked_type"},
+		{"an unknown id", with(compose.Attachment{FileID: unknownID}), "is visible to this Google account", "unknown_file"},
+		{"another user's id", with(compose.Attachment{FileID: theirs.ID}), "is visible to this Google account", "unknown_file"},
 		{"a bad address", func() compose.Request {
 			r := with(compose.Attachment{FileID: small.ID})
 			r.To = []string{"not an address"}
 			return r
-		}(), "not an address"},
+		}(), "not an address", "invalid_address"},
 		{"CR/LF in the subject", func() compose.Request {
 			r := with(compose.Attachment{FileID: small.ID})
 			r.Subject = "Hi\r\nBcc: victim@example.org"
 			return r
-		}(), "ubject"},
-		{"an unknown export format", with(compose.Attachment{FileID: doc.ID, As: "xlsx"}), "pdf, docx"},
-		{"a bad tab name", with(compose.Attachment{FileID: sheet.ID, As: "csv", Sheet: "Q9"}), `"Summary", "Q1"`},
+		}(), "ubject", "invalid_subject"},
+		{"an unknown export format", with(compose.Attachment{FileID: doc.ID, As: "xlsx"}), "pdf, docx", "bad_format"},
+		{"a bad tab name", with(compose.Attachment{FileID: sheet.ID, As: "csv", Sheet: "Q9"}), `"Summary", "Q1"`, "bad_tab"},
 		{"two inline files of one name", func() compose.Request {
 			r := with(compose.Attachment{FileID: logo.ID}, compose.Attachment{FileID: photo.ID, Name: "logo.png"})
 			r.BodyHTML = `<img src="cid:logo.png"><img src="cid:photo.png">`
 			return r
-		}(), `attachments 1 and 2 inline, but both are named "logo.png"`},
+		}(), `attachments 1 and 2 inline, but both are named "logo.png"`, "same_name_inline"},
 		{"a dangling cid:", func() compose.Request {
 			r := with(compose.Attachment{FileID: small.ID})
 			r.BodyHTML = `<img src="cid:chart.png">`
 			return r
-		}(), "cid:chart.png"},
+		}(), "cid:chart.png", "dangling_cid"},
+		{"bad base64", with(compose.Attachment{Name: "scan.pdf", Base64: "@@@@"}), "not valid base64", "bad_base64"},
+		{"an entry with no source", with(compose.Attachment{Name: "scan.pdf"}), "is empty", "no_source"},
 	}
 	texts := map[string]string{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := e.Emu.Stats()
+			logs.Reset()
 			_, err := e.send(tt.req, compose.Options{})
 			if !compose.IsRefusal(err) {
 				t.Fatalf("err = %v, want a refusal", err)
@@ -129,6 +164,13 @@ func TestRefusalsSendNothing(t *testing.T) {
 			texts[tt.name] = err.Error()
 			t.Log(err)
 			unchanged(t, before, e.Emu.Stats())
+			line := logs.String()
+			if !strings.Contains(line, `msg="send refused"`) || !regexp.MustCompile(`(?m) refusal=`+tt.kind+`( |$)`).MatchString(line) {
+				t.Errorf("the send refused line does not name the kind %s:\n%s", tt.kind, line)
+			}
+			if !documented[tt.kind] {
+				t.Errorf("kind %q is not listed in docs/operations.md", tt.kind)
+			}
 		})
 	}
 	unknown := strings.ReplaceAll(texts["an unknown id"], unknownID, "ID")

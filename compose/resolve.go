@@ -49,7 +49,7 @@ func (it *item) label() string {
 // model-written ones within MaxModelBytes. No network.
 func parseItems(atts []Attachment) ([]*item, error) {
 	if len(atts) > MaxEntries {
-		return nil, refuse("The message lists %d attachments; at most %d files can be attached (%d entries in all, counting links). "+
+		return nil, refuse(kindTooManyEntries, "The message lists %d attachments; at most %d files can be attached (%d entries in all, counting links). "+
 			"Send the rest as links in the body, or in a second message.", len(atts), MaxFiles, MaxEntries)
 	}
 	items := make([]*item, 0, len(atts))
@@ -62,16 +62,16 @@ func parseItems(atts []Attachment) ([]*item, error) {
 		if a.FileID != "" {
 			ref, err := parseFileID(a.FileID)
 			if err != nil {
-				return nil, refuseErr(err, "%s: %q is not a Drive file id or mcp-file:// handle. Find the file with drive_search and pass its id.",
+				return nil, refuseErr(err, kindBadFileID, "%s: %q is not a Drive file id or mcp-file:// handle. Find the file with drive_search and pass its id.",
 					it.label(), truncate(a.FileID, 80))
 			}
 			it.ref = ref
 		} else {
 			if strings.TrimSpace(a.Name) == "" {
-				return nil, refuse("%s has content but no name. Give it a file name with an extension, such as \"notes.csv\".", it.label())
+				return nil, refuse(kindNoName, "%s has content but no name. Give it a file name with an extension, such as \"notes.csv\".", it.label())
 			}
 			if a.As != "" || a.Sheet != "" || a.Link {
-				return nil, refuse("%s: as, sheet and link apply only to Drive files. Leave them out for content written into the call.", it.label())
+				return nil, refuse(kindBadOption, "%s: as, sheet and link apply only to Drive files. Leave them out for content written into the call.", it.label())
 			}
 			data, mimeType, err := inlineSource(a, it.label(), budget)
 			if err != nil {
@@ -96,9 +96,9 @@ func checkOneSource(it *item) error {
 	}
 	switch {
 	case n == 0:
-		return refuse("%s is empty. Give a Drive file id, or a name with text, base64 or content.", it.label())
+		return refuse(kindNoSource, "%s is empty. Give a Drive file id, or a name with text, base64 or content.", it.label())
 	case n > 1:
-		return refuse("%s has more than one source. Give exactly one of file_id, text, base64 or content.", it.label())
+		return refuse(kindSeveralSources, "%s has more than one source. Give exactly one of file_id, text, base64 or content.", it.label())
 	}
 	return nil
 }
@@ -179,14 +179,14 @@ func resolve(ctx context.Context, dc driveAPI, items []*item, draft bool) error 
 func lookupError(it *item, err error, draft bool) error {
 	switch {
 	case errors.Is(err, drive.ErrNotFound):
-		return refuseErr(err, "Attachment %d: no Drive file with id %s is visible to this Google account: it does not exist or is not shared with it. "+
+		return refuseErr(err, kindUnknownFile, "Attachment %d: no Drive file with id %s is visible to this Google account: it does not exist or is not shared with it. "+
 			"Check the id, or find the file with drive_search.", it.index, it.ref.ID)
 	case errors.Is(err, drive.ErrScope):
-		return refuseErr(err, "This Google account has not given drivemail access to Drive files. Reconnect drivemail (sign in again) and allow Drive access.")
+		return refuseErr(err, kindDriveScope, "This Google account has not given drivemail access to Drive files. Reconnect drivemail (sign in again) and allow Drive access.")
 	case errors.Is(err, drive.ErrUnauthorized):
-		return refuseErr(err, "Google no longer accepts this account's authorization (it expired or was revoked). Reconnect drivemail (sign in again).")
+		return refuseErr(err, kindDriveUnauthorized, "Google no longer accepts this account's authorization (it expired or was revoked). Reconnect drivemail (sign in again).")
 	case errors.Is(err, drive.ErrRateLimited), errors.Is(err, drive.ErrUnavailable):
-		return refuseErr(err, "Google Drive is busy or unavailable right now. %s Try again in a minute.", nothing(draft))
+		return refuseErr(err, kindDriveUnavailable, "Google Drive is busy or unavailable right now. %s Try again in a minute.", nothing(draft))
 	}
 	// Drive's explained 403s read the same before and during the stream.
 	if errors.Is(err, drive.ErrForbidden) {

@@ -230,7 +230,9 @@ func (b budgetedRanges) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // logOutcome writes one line per send: sizes, counts and ids, never
-// addresses, subjects, bodies or Google's error bodies. The "message sent"
+// addresses, subjects, bodies or Google's error bodies. A refusal is
+// logged by its kind (refusal=too_many_files), never by its sentence,
+// with its cause's redacted text when it has one. The "message sent"
 // line is the audit record (docs/operations.md): user, recipients count,
 // attachment count and bytes, Gmail message id.
 func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res Result, err error, took time.Duration) {
@@ -255,7 +257,10 @@ func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res
 	case IsRefusal(err):
 		var r *Refusal
 		errors.As(err, &r)
-		attrs = append(attrs, "cause", causeText(r.Err))
+		attrs = append(attrs, "refusal", string(r.kind))
+		if cause := causeText(r.Err); cause != "" {
+			attrs = append(attrs, "cause", cause)
+		}
 		s.cfg.Logger.InfoContext(ctx, "send refused", attrs...)
 	default:
 		attrs = append(attrs, "err", redact.Quoted(err.Error()))

@@ -15,7 +15,7 @@ func TestMarkUnsent(t *testing.T) {
 		unsent bool
 	}{
 		{"no error", nil, false},
-		{"a refusal", refuse("no."), false},
+		{"a refusal", refuse(kindNoSource, "no."), false},
 		{"a writer failure after Gmail was contacted", &gmail.WriteError{Err: errors.New("drive broke"), Contacted: true}, true},
 		{"a Gmail error answer", &gmail.Error{Op: "messages.send", Code: 409}, true},
 		{"a final request with no answer", &gmail.Error{Op: "messages.send", Err: context.Canceled, MaybeSent: true}, false},

@@ -1,0 +1,109 @@
+package compose
+
+import "github.com/drivemail/drivemail/blocked"
+
+// kind names a refusal in the "send refused" log line (refusal=<kind>).
+// It is a fixed code, never the sentence: sentences quote what the caller
+// wrote (file names, some unquoted; addresses), which logs never carry.
+// docs/operations.md lists every kind; a test keeps the two in step.
+type kind string
+
+// The request and its entries, checked before any Google call.
+const (
+	kindTooManyEntries  kind = "too_many_entries"  // more entries than MaxEntries
+	kindBadFileID       kind = "bad_file_id"       // not a Drive id, link or mcp-file:// handle
+	kindNoSource        kind = "no_source"         // an entry with nothing to send
+	kindSeveralSources  kind = "several_sources"   // an entry with more than one source
+	kindNoName          kind = "no_name"           // model-written content without a name
+	kindBadOption       kind = "bad_option"        // as, sheet or link where they do not apply
+	kindBadText         kind = "bad_text"          // text that is not UTF-8
+	kindBadBase64       kind = "bad_base64"        // base64 or content that does not decode
+	kindBadDataURI      kind = "bad_data_uri"      // a malformed data: URI
+	kindBadMimeType     kind = "bad_mime_type"     // a mime_type that is not one
+	kindContentTooLarge kind = "content_too_large" // model-written bytes past MaxModelBytes
+	kindBodyTooLarge    kind = "body_too_large"    // body_text or body_html past MaxBodyBytes
+	kindBadThreadID     kind = "bad_thread_id"     // a thread_id not shaped like Gmail's
+	kindInvalidAddress  kind = "invalid_address"   // to, cc, bcc (or their count), from
+	kindInvalidSubject  kind = "invalid_subject"   // a line break, control character, too long
+	kindInvalidReplyTo  kind = "invalid_in_reply_to"
+	kindInvalidInline   kind = "invalid_inline" // inline parts the HTML cannot show
+	kindInvalidLink     kind = "invalid_link"   // a link that cannot go in the body
+	kindInvalidHeader   kind = "invalid_header" // any other header mimemsg refused
+)
+
+// The plan: what each Drive file is, and the message's limits.
+const (
+	kindUnknownFile       kind = "unknown_file"       // no such file for this account
+	kindTrashed           kind = "trashed"            // the file is in the Drive trash
+	kindNotDownloadable   kind = "not_downloadable"   // its owner turned downloads off
+	kindNoLink            kind = "no_link"            // a link asked for a file Drive gives none
+	kindBadFormat         kind = "bad_format"         // an export format the file has not
+	kindBadSheet          kind = "bad_sheet"          // sheet where no tab can be picked
+	kindBadTab            kind = "bad_tab"            // no tab of that name, or none at all
+	kindBlockedType       kind = "blocked_type"       // a file type Gmail blocks, also inside an archive
+	kindEncryptedArchive  kind = "encrypted_archive"  // a password-protected archive or entry
+	kindArchiveTooLarge   kind = "archive_too_large"  // an archive too large to check
+	kindUnreadableArchive kind = "unreadable_archive" // an archive whose listing cannot be read
+	kindTooManyFiles      kind = "too_many_files"     // more than MaxFiles files
+	kindTooLarge          kind = "too_large"          // attachments past 25 MiB (known, or as exports streamed)
+	kindMessageTooLarge   kind = "message_too_large"  // the encoded message past 35 MiB
+	kindDanglingCID       kind = "dangling_cid"       // cid: naming no attachment
+	kindCIDLink           kind = "cid_link"           // cid: naming a file that goes as a link
+	kindSameNameInline    kind = "same_name_inline"   // two inline files of one name
+	kindFileChanged       kind = "file_changed"       // a file's size changed while it was sent
+)
+
+// Google's answers.
+const (
+	kindDriveScope          kind = "drive_scope"           // no Drive scope granted
+	kindDriveUnauthorized   kind = "drive_unauthorized"    // Google refused the token (401)
+	kindDriveUnavailable    kind = "drive_unavailable"     // 5xx, rate limits, a cut download
+	kindDriveStalled        kind = "drive_stalled"         // no byte for DriveIdleTimeout
+	kindDriveCorrupt        kind = "drive_corrupt"         // a checksum mismatch
+	kindDriveAbusive        kind = "drive_abusive"         // flagged as malware or spam
+	kindDriveDownloadQuota  kind = "drive_download_quota"  // the file's download quota
+	kindDriveDomainPolicy   kind = "drive_domain_policy"   // the Workspace admin forbids the app
+	kindDriveAppNotAllowed  kind = "drive_app_not_allowed" // drive.file only, for a file not opened with the app
+	kindDriveFilePermission kind = "drive_file_permission" // the user may not download it
+	kindGmailScope          kind = "gmail_scope"           // no send or compose scope granted
+	kindGmailUnauthorized   kind = "gmail_unauthorized"    // Google refused the token (401)
+	kindGmailTooLarge       kind = "gmail_too_large"       // Gmail's 413
+	kindGmailRejected       kind = "gmail_rejected"        // Gmail's 400
+	kindThreadRejected      kind = "thread_rejected"       // Gmail's 400 for a message with a thread_id
+	kindUnknownThread       kind = "unknown_thread"        // Gmail's 404 for the thread
+	kindGmailForbidden      kind = "gmail_forbidden"       // any other 403: sending turned off
+	kindGmailStalled        kind = "gmail_stalled"         // an upload request unanswered
+	kindGmailUnavailable    kind = "gmail_unavailable"     // 5xx, rate limits
+	kindMaybeSent           kind = "maybe_sent"            // the whole message went, no answer came
+	kindSentUnconfirmed     kind = "sent_unconfirmed"      // Gmail's 200 came without its body
+)
+
+// inputKind is the kind of a header mimemsg refused, by its field.
+func inputKind(field string) kind {
+	switch field {
+	case "to", "cc", "bcc", "from":
+		return kindInvalidAddress
+	case "subject":
+		return kindInvalidSubject
+	case "in_reply_to", "in-reply-to", "references":
+		return kindInvalidReplyTo
+	case "inline":
+		return kindInvalidInline
+	case "link":
+		return kindInvalidLink
+	}
+	return kindInvalidHeader
+}
+
+// blockedKind is the kind of a file Gmail would block, by its reason.
+func blockedKind(br *blocked.Refusal) kind {
+	switch br.Reason {
+	case blocked.ReasonExtension:
+		return kindBlockedType
+	case blocked.ReasonEncrypted:
+		return kindEncryptedArchive
+	case blocked.ReasonTooLarge:
+		return kindArchiveTooLarge
+	}
+	return kindUnreadableArchive
+}
