@@ -146,11 +146,13 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		if rule.Delay > 0 {
-			t := time.NewTimer(time.Duration(rule.Delay))
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
+			var gone <-chan struct{}
+			if hasBody(r) {
+				p := newBodyPump(r.Body)
+				defer p.Close()
+				r.Body, gone = p, p.broken
+			}
+			if !sleep(r.Context(), time.Duration(rule.Delay), gone) {
 				return
 			}
 		}
