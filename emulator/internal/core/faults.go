@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Fault is one injected failure rule, matched by method and path prefix.
@@ -23,6 +25,11 @@ type Fault struct {
 	// Status, when set, answers the request with a Google-shaped error of
 	// this code instead of handling it.
 	Status int `json:"status,omitempty"`
+	// Reason and Message, with Status only, are the error's reason (such
+	// as "cannotDownloadAbusiveFile") and message; by default a reason
+	// for the code and "Injected fault: <status text>".
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
 	// CutResponseAfter, when set, lets the handler run but closes the
 	// connection after that many response body bytes.
 	CutResponseAfter *int64 `json:"cut_response_after,omitempty"`
@@ -76,6 +83,9 @@ func (f *Faults) Add(r Fault) error {
 	}
 	if r.Status != 0 && (r.Status < 400 || r.Status > 599) {
 		return errors.New("status must be an HTTP error code (400-599)")
+	}
+	if err := checkReason(r); err != nil {
+		return err
 	}
 	if r.Times < 0 || r.Delay < 0 || (r.CutResponseAfter != nil && *r.CutResponseAfter < 0) ||
 		(r.CutRequestAfter != nil && *r.CutRequestAfter < 0) {
@@ -163,7 +173,7 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 			// ErrAbortHandler makes net/http drop the connection without a response.
 			panic(http.ErrAbortHandler)
 		case rule.Status != 0:
-			WriteError(w, rule.Status, reasonFor(rule.Status), "Injected fault: "+http.StatusText(rule.Status))
+			WriteError(w, rule.Status, rule.errorReason(), rule.errorMessage())
 		case rule.CutResponseAfter != nil:
 			next.ServeHTTP(&cuttingWriter{ResponseWriter: w, left: *rule.CutResponseAfter}, r)
 		default:
@@ -184,6 +194,54 @@ func resetConnection(w http.ResponseWriter) {
 		_ = tc.SetLinger(0)
 	}
 	_ = conn.Close()
+}
+
+// Bounds of a fault's reason and message: Google's reasons are short
+// camelCase words, and a message is a sentence.
+const (
+	maxReasonLen  = 64
+	maxMessageLen = 300
+)
+
+// checkReason refuses a reason or message without a status, a reason
+// that is not a word of letters and digits, and a message too long or
+// with control characters.
+func checkReason(r Fault) error {
+	if r.Status == 0 && (r.Reason != "" || r.Message != "") {
+		return errors.New("reason and message need a status")
+	}
+	if len(r.Reason) > maxReasonLen {
+		return fmt.Errorf("reason must be at most %d characters", maxReasonLen)
+	}
+	for i, c := range r.Reason {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return errors.New(`reason must be letters and digits, starting with a letter, such as "cannotDownloadAbusiveFile"`)
+		}
+	}
+	if utf8.RuneCountInString(r.Message) > maxMessageLen {
+		return fmt.Errorf("message must be at most %d characters", maxMessageLen)
+	}
+	if !utf8.ValidString(r.Message) || strings.IndexFunc(r.Message, unicode.IsControl) >= 0 {
+		return errors.New("message must be UTF-8 text without control characters")
+	}
+	return nil
+}
+
+// errorReason is the reason of the rule's Google error.
+func (r Fault) errorReason() string {
+	if r.Reason != "" {
+		return r.Reason
+	}
+	return reasonFor(r.Status)
+}
+
+// errorMessage is the message of the rule's Google error.
+func (r Fault) errorMessage() string {
+	if r.Message != "" {
+		return r.Message
+	}
+	return "Injected fault: " + http.StatusText(r.Status)
 }
 
 func reasonFor(code int) string {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -152,6 +153,15 @@ func TestFaultAddRejectsBadRules(t *testing.T) {
 		{"negative cut_request_after", Fault{PathPrefix: "/x", CutRequestAfter: ptr(-1)}},
 		{"negative delay", Fault{PathPrefix: "/x", Delay: Duration(-time.Second)}},
 		{"negative times", Fault{PathPrefix: "/x", Status: 500, Times: -2}},
+		{"reason without status", Fault{PathPrefix: "/x", Delay: Duration(time.Second), Reason: "domainPolicy"}},
+		{"message without status", Fault{PathPrefix: "/x", CutResponseAfter: ptr(1), Message: "no"}},
+		{"reason with a space", Fault{PathPrefix: "/x", Status: 403, Reason: "domain policy"}},
+		{"reason with a quote", Fault{PathPrefix: "/x", Status: 403, Reason: `a"b`}},
+		{"reason starting with a digit", Fault{PathPrefix: "/x", Status: 403, Reason: "4xx"}},
+		{"reason of 65 characters", Fault{PathPrefix: "/x", Status: 403, Reason: strings.Repeat("r", 65)}},
+		{"message with a newline", Fault{PathPrefix: "/x", Status: 403, Message: "one\ntwo"}},
+		{"message not UTF-8", Fault{PathPrefix: "/x", Status: 403, Message: "caf\xe9"}},
+		{"message of 301 characters", Fault{PathPrefix: "/x", Status: 403, Message: strings.Repeat("é", 301)}},
 	} {
 		if err := f.Add(tc.rule); err == nil {
 			t.Errorf("%s: accepted", tc.name)
@@ -204,5 +214,59 @@ func TestFaultsPendingAreBounded(t *testing.T) {
 	f.Clear()
 	if err := f.Add(Fault{PathPrefix: "/x", Status: 500}); err != nil {
 		t.Errorf("after Clear: %v", err)
+	}
+}
+
+// TestFaultReasonAndMessage: a status fault carries the reason and
+// message given, in Google's error shape, up to their limits; without
+// them, the defaults.
+func TestFaultReasonAndMessage(t *testing.T) {
+	var f Faults
+	srv := faultServer(t, &f, "ok")
+	longReason, longMessage := "r"+strings.Repeat("9", 63), strings.Repeat("é", 300)
+	tests := []struct {
+		rule                Fault
+		wantReason, wantMsg string
+	}{
+		{Fault{Status: 403, Reason: "cannotDownloadAbusiveFile", Message: "This file has been identified as malware or spam."},
+			"cannotDownloadAbusiveFile", "This file has been identified as malware or spam."},
+		{Fault{Status: 403, Reason: longReason, Message: longMessage}, longReason, longMessage},
+		{Fault{Status: 403, Reason: "domainPolicy"}, "domainPolicy", "Injected fault: Forbidden"},
+		{Fault{Status: 429, Message: "Slow down."}, "rateLimitExceeded", "Slow down."},
+		{Fault{Status: 403}, "forbidden", "Injected fault: Forbidden"},
+	}
+	for _, tt := range tests {
+		tt.rule.PathPrefix = "/drive/"
+		if err := f.Add(tt.rule); err != nil {
+			t.Fatalf("%+v: %v", tt.rule, err)
+		}
+		resp, err := http.Get(srv.URL + "/drive/v3/files/x?alt=media")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body ErrorBody
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != tt.rule.Status || body.Error.Code != tt.rule.Status {
+			t.Fatalf("%+v: %d %+v (%v)", tt.rule, resp.StatusCode, body, err)
+		}
+		if body.Error.Message != tt.wantMsg || len(body.Error.Errors) != 1 ||
+			body.Error.Errors[0].Reason != tt.wantReason || body.Error.Errors[0].Message != tt.wantMsg {
+			t.Errorf("%+v: error %+v, want reason %q and message %q", tt.rule, body.Error, tt.wantReason, tt.wantMsg)
+		}
+	}
+}
+
+// TestFaultJSONNames: the names POST /_emulator/faults reads.
+func TestFaultJSONNames(t *testing.T) {
+	var got Fault
+	dec := json.NewDecoder(strings.NewReader(`{"path_prefix":"/drive/","method":"GET","times":2,"status":403,"reason":"domainPolicy","message":"Not here.","delay":"5ms"}`))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	want := Fault{PathPrefix: "/drive/", Method: "GET", Times: 2, Status: 403, Reason: "domainPolicy", Message: "Not here.", Delay: Duration(5 * time.Millisecond)}
+	if got != want {
+		t.Errorf("decoded %+v, want %+v", got, want)
 	}
 }
