@@ -3,8 +3,6 @@ package compose_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -13,22 +11,16 @@ import (
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 )
 
-// forbidding answers Drive requests for one file with Drive's 403 for
-// reason: its content requests only, or its metadata too.
-type forbidding struct {
-	base     http.RoundTripper
-	fileID   string
-	reason   string
-	metadata bool
-}
-
-func (f forbidding) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.URL.Path != "/drive/v3/files/"+f.fileID || !f.metadata && r.URL.Query().Get("alt") != "media" {
-		return f.base.RoundTrip(r)
+// forbidden is the faults that answer one file's next Drive request
+// with Drive's 403 for reason: the metadata call, or (after the metadata
+// call passes) its first content request, a download or a zip's Range read.
+func forbidden(fileID, reason string, metadata bool) []emulator.Fault {
+	path := "/drive/v3/files/" + fileID
+	deny := emulator.Fault{Method: "GET", PathPrefix: path, Status: 403, Reason: reason, Message: "Google's own text"}
+	if metadata {
+		return []emulator.Fault{deny}
 	}
-	body := `{"error":{"code":403,"message":"Google's own text","errors":[{"domain":"global","reason":"` + f.reason + `","message":"Google's own text"}]}}`
-	return &http.Response{StatusCode: 403, Status: "403 Forbidden", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+	return []emulator.Fault{{Method: "GET", PathPrefix: path, Delay: 1_000_000}, deny} // 1 ms: the metadata call passes
 }
 
 // TestDriveForbiddenSaysWhatToDo: Drive's 403s that have a known reason
@@ -68,9 +60,9 @@ func TestDriveForbiddenSaysWhatToDo(t *testing.T) {
 			if tt.zip {
 				f = zip
 			}
-			hc := &http.Client{Transport: forbidding{base: e.hc.Transport, fileID: f.ID, reason: tt.reason, metadata: tt.metadata}}
+			e.Inject(forbidden(f.ID, tt.reason, tt.metadata)...)
 			before := e.Emu.Stats()
-			_, err := e.svc.Send(context.Background(), hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "403", BodyText: "hi",
+			_, err := e.svc.Send(context.Background(), e.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "403", BodyText: "hi",
 				Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
 			if !compose.IsRefusal(err) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "Nothing was sent") {
 				t.Fatalf("err = %v, want a refusal with %q saying nothing was sent", err, tt.want)
@@ -91,9 +83,9 @@ func TestUnexplainedFailureAfterGmailIsUnsent(t *testing.T) {
 	// As in TestGmailFailureStopsDriveReads: a.pdf fills the first chunk.
 	a, _ := e.putBytes("a.pdf", 200_000)
 	b, _ := e.putBytes("b.pdf", 1000)
-	hc := &http.Client{Transport: forbidding{base: e.hc.Transport, fileID: b.ID, reason: "somethingNew"}}
+	e.Inject(forbidden(b.ID, "somethingNew", false)...)
 	before := e.Emu.Stats()
-	_, err := e.svc.Send(context.Background(), hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "odd 403", BodyText: "hi",
+	_, err := e.svc.Send(context.Background(), e.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "odd 403", BodyText: "hi",
 		Attachments: []compose.Attachment{{FileID: a.ID}, {FileID: b.ID}}}, compose.Options{})
 	var u *compose.Unsent
 	if err == nil || compose.IsRefusal(err) || !errors.As(err, &u) {
@@ -118,23 +110,22 @@ func TestDraftRefusalsSayNothingWasSaved(t *testing.T) {
 	tests := []struct {
 		name   string
 		file   drivesvc.File
-		hc     *http.Client
 		faults []emulator.Fault
 	}{
-		{"Drive busy on the metadata", pdf, e.hc, []emulator.Fault{{Method: "GET", PathPrefix: "/drive/v3/files/" + pdf.ID, Status: 503, Times: 3}}},
-		{"a 403 on a zip's Range read", zip, &http.Client{Transport: forbidding{base: e.hc.Transport, fileID: zip.ID, reason: "cannotDownloadAbusiveFile"}}, nil},
-		{"the file gone at download", pdf, e.hc, []emulator.Fault{
+		{"Drive busy on the metadata", pdf, []emulator.Fault{{Method: "GET", PathPrefix: "/drive/v3/files/" + pdf.ID, Status: 503, Times: 3}}},
+		{"a 403 on a zip's Range read", zip, forbidden(zip.ID, "cannotDownloadAbusiveFile", false)},
+		{"the file gone at download", pdf, []emulator.Fault{
 			{Method: "GET", PathPrefix: "/drive/v3/files/" + pdf.ID, Delay: 1_000_000}, // 1 ms: the metadata call passes
 			{Method: "GET", PathPrefix: "/drive/v3/files/" + pdf.ID, Status: 404},
 		}},
-		{"a blocked entry found while streaming", tgz, e.hc, nil},
-		{"Gmail busy", pdf, e.hc, []emulator.Fault{{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/drafts", Status: 503}}},
+		{"a blocked entry found while streaming", tgz, nil},
+		{"Gmail busy", pdf, []emulator.Fault{{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/drafts", Status: 503}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e.Inject(tt.faults...)
 			before := e.Emu.Stats()
-			_, err := e.svc.Send(context.Background(), tt.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "draft", BodyText: "hi",
+			_, err := e.svc.Send(context.Background(), e.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "draft", BodyText: "hi",
 				Attachments: []compose.Attachment{{FileID: tt.file.ID}}}, compose.Options{Draft: true})
 			if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Nothing was saved") && !strings.Contains(err.Error(), "nothing was saved") {
 				t.Fatalf("err = %v, want a refusal saying nothing was saved", err)

@@ -4,30 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
-	"github.com/drivemail/drivemail/emulator/emutest"
 )
-
-// forbiddingMedia answers every content request (alt=media) with Drive's
-// 403 for reason, as Google words it.
-type forbiddingMedia struct {
-	base   http.RoundTripper
-	reason string
-}
-
-func (f forbiddingMedia) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.URL.Query().Get("alt") != "media" {
-		return f.base.RoundTrip(r)
-	}
-	body := `{"error":{"code":403,"message":"secret message naming the file","errors":[{"domain":"global","reason":"` + f.reason + `","message":"secret message naming the file"}]}}`
-	return &http.Response{StatusCode: 403, Status: "403 Forbidden", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
-}
 
 // TestDownloadForbiddenReasons: Drive's 403 reasons for a download are
 // told apart, each still an ErrForbidden for callers that know only that,
@@ -54,23 +37,29 @@ func TestDownloadForbiddenReasons(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
-			hc := *e.Client(user, emutest.ScopeDriveReadonly)
-			hc.Transport = forbiddingMedia{base: hc.Transport, reason: tt.reason}
-			dc, err := drive.New(ctx, &hc, e.Endpoints)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = dc.Download(ctx, got)
+			// Two: the download, then the Range read; neither is retried.
+			e.Inject(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 2,
+				Status: 403, Reason: tt.reason, Message: "secret message naming the file"})
+			_, err := e.dc.Download(ctx, got)
 			if !errors.Is(err, tt.want) || !errors.Is(err, drive.ErrForbidden) || drive.IsTransient(err) {
 				t.Fatalf("err = %v, want %v (an ErrForbidden, not transient)", err, tt.want)
 			}
 			if strings.Contains(err.Error(), "secret") {
 				t.Errorf("error text %q carries Google's message", err)
 			}
-			_, err = dc.RangeReader(ctx, got, 1, 100).ReadAt(make([]byte, 10), 0)
+			_, err = e.dc.RangeReader(ctx, got, 1, 100).ReadAt(make([]byte, 10), 0)
 			if !errors.Is(err, tt.want) {
 				t.Errorf("range read: err = %v, want %v", err, tt.want)
 			}
 		})
+	}
+	// Every fault was used: the file downloads again.
+	rc, err := e.dc.Download(ctx, got)
+	if err != nil {
+		t.Fatalf("after the 403s: %v", err)
+	}
+	defer rc.Close()
+	if b, err := io.ReadAll(rc); err != nil || len(b) != 1000 {
+		t.Errorf("after the 403s: read %d bytes, %v", len(b), err)
 	}
 }
