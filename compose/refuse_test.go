@@ -8,12 +8,12 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/logtest"
 )
 
 // zeros is an endless reader of zero bytes.
@@ -41,31 +41,6 @@ func zipOf(t *testing.T, names ...string) []byte {
 	return buf.Bytes()
 }
 
-// syncBuffer is a log destination safe to write from a send's goroutines
-// while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *syncBuffer) Reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Reset()
-}
-
 // unchanged fails the test if anything was sent, drafted, uploaded or
 // downloaded between two snapshots.
 func unchanged(t *testing.T, before, after emulator.Stats) {
@@ -84,7 +59,7 @@ func unchanged(t *testing.T, before, after emulator.Stats) {
 // what to do, and its "send refused" line names its kind, one that
 // docs/operations.md lists.
 func TestRefusalsSendNothing(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	documented := compose.DocumentedKinds(t)
 	small, _ := e.putBytes("small.pdf", 1000)

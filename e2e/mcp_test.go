@@ -28,6 +28,7 @@ import (
 	"google.golang.org/api/gmail/v1"
 	"google.golang.org/api/option"
 
+	"github.com/drivemail/drivemail/logtest"
 	"github.com/drivemail/drivemail/server"
 )
 
@@ -76,7 +77,7 @@ func startDemo(t *testing.T) running {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	var logs syncBuffer
+	var logs logtest.Buffer
 	done := make(chan error, 1)
 	go func() {
 		err := server.Run(ctx, cfg, pw, &logs)
@@ -116,23 +117,6 @@ func startDemo(t *testing.T) running {
 	}
 	go io.Copy(io.Discard, pr)
 	return r
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type bearer struct{ token string }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,12 +9,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/drivemail/drivemail/logtest"
 	"github.com/drivemail/drivemail/tools"
 )
 
@@ -23,30 +22,13 @@ import (
 type testServer struct {
 	*httptest.Server
 	mail *fakeMail
-	logs *syncBuffer
+	logs *logtest.Buffer
 	srv  *Server
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newTestServer(t *testing.T, mutate func(*Deps)) *testServer {
 	t.Helper()
-	ts := &testServer{mail: &fakeMail{}, logs: &syncBuffer{}}
+	ts := &testServer{mail: &fakeMail{}, logs: &logtest.Buffer{}}
 	ts.Server = httptest.NewUnstartedServer(nil)
 	base, err := url.Parse("http://" + ts.Listener.Addr().String())
 	if err != nil {
@@ -435,7 +417,7 @@ func TestHealthz(t *testing.T) {
 }
 
 func TestPanicsBecome500WithTheRequestID(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	h := logRequests(logger, remoteIP)(recoverPanics(logger)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		panic("secret detail")

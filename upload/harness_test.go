@@ -14,7 +14,6 @@ import (
 	"net/textproto"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/logtest"
 	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/oauth/keyring"
@@ -54,7 +54,7 @@ type env struct {
 	svc    *upload.Service
 	srv    *httptest.Server
 	base   string
-	logs   *logSink
+	logs   *logtest.Buffer
 	cfg    upload.Config
 }
 
@@ -65,7 +65,7 @@ type user struct {
 
 func newEnv(t *testing.T, tune ...func(*upload.Config)) *env {
 	t.Helper()
-	e := &env{t: t, clock: storetest.NewClock(), logs: &logSink{}}
+	e := &env{t: t, clock: storetest.NewClock(), logs: &logtest.Buffer{}}
 	emu, err := emulator.New(emulator.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -345,24 +345,6 @@ func (e *env) waitLog(s string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	e.t.Fatalf("no log line with %q; logs:\n%s", s, e.logs.String())
-}
-
-// logSink collects log output safely across goroutines.
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 func sha(b []byte) string {

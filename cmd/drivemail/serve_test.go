@@ -12,9 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/drivemail/drivemail/logtest"
 )
 
 // TestServeDemo runs the whole program as a user would: `drivemail serve
@@ -69,7 +70,7 @@ func TestServeDemo(t *testing.T) {
 // demo is a running `drivemail serve --demo`.
 type demo struct {
 	base, token string
-	stderr      *lockedBuffer
+	stderr      *logtest.Buffer
 	stop        func() error // ends it, and says whether it stopped cleanly
 }
 
@@ -88,7 +89,7 @@ func startDemo(t *testing.T, args ...string) *demo {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	pr, pw := io.Pipe()
-	d := &demo{stderr: &lockedBuffer{}}
+	d := &demo{stderr: &logtest.Buffer{}}
 	done := make(chan error, 1)
 	go func() {
 		err := run(ctx, append([]string{"serve", "--demo", "--addr", "127.0.0.1:0", "--shutdown-grace", "2s"}, args...),
@@ -121,24 +122,6 @@ func startDemo(t *testing.T, args ...string) *demo {
 		}
 	}
 	return d
-}
-
-// lockedBuffer is a log sink the server writes while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestServeTrustedProxies: behind a trusted proxy, the per-address limit

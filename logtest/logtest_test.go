@@ -1,0 +1,30 @@
+package logtest
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestBufferConcurrentWrites(t *testing.T) {
+	var b Buffer
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				_, _ = b.Write([]byte("x\n"))
+				_ = b.String()
+			}
+		}()
+	}
+	wg.Wait()
+	if n := strings.Count(b.String(), "x\n"); n != 800 {
+		t.Fatalf("got %d lines, want 800", n)
+	}
+	b.Reset()
+	if b.String() != "" {
+		t.Error("Reset left content")
+	}
+}
