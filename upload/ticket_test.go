@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/tools"
 	"github.com/drivemail/drivemail/upload"
 )
@@ -356,5 +357,36 @@ func TestRequestUploadToolThenItsCurlLine(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "already used; each works once") {
 		t.Errorf("a second run: %v, printed %q; want a failure that shows the refusal", err, out)
+	}
+}
+
+// A ticket is spent when its upload starts, so a Drive failure after that
+// must not tell the caller to "try again" with the same URL.
+func TestTicketFailedInDriveSaysTheURLIsUsedUp(t *testing.T) {
+	e := newEnv(t)
+	u := e.signIn("ann@example.com")
+	data := pattern(1000)
+	tk := e.ticket(u, upload.Request{Name: "a.bin"})
+	if err := e.emu.InjectFault(emulator.Fault{Method: http.MethodPost, PathPrefix: "/upload/drive/v3/files",
+		Status: http.StatusInternalServerError}); err != nil {
+		t.Fatal(err)
+	}
+	e.mustRefuse(e.sendRaw(http.MethodPut, ticketPath(tk), "", data), http.StatusBadGateway, u,
+		"nothing was saved", "used up: ask request_upload for a new one")
+	again := e.sendRaw(http.MethodPut, ticketPath(tk), "", data)
+	if again.status != http.StatusConflict {
+		t.Errorf("the same URL again: %d %s, want 409 already used", again.status, again.raw)
+	}
+	fresh := e.ticket(u, upload.Request{Name: "a.bin"})
+	e.mustStore(e.sendRaw(http.MethodPut, ticketPath(fresh), "", data), data, "a.bin", "application/octet-stream")
+
+	// A direct upload has no URL to use up: its refusal says nothing of one.
+	if err := e.emu.InjectFault(emulator.Fault{Method: http.MethodPost, PathPrefix: "/upload/drive/v3/files",
+		Status: http.StatusInternalServerError}); err != nil {
+		t.Fatal(err)
+	}
+	a := e.sendRaw(http.MethodPost, "/upload?name=b.bin", u.token, data)
+	if a.status != http.StatusBadGateway || strings.Contains(a.errMsg, "used up") {
+		t.Errorf("direct upload refusal: %d %q", a.status, a.errMsg)
 	}
 }

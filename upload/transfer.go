@@ -16,7 +16,7 @@ import (
 // receive runs one upload: the checks that need no body, admission, the
 // request up to the file, the ticket's bindings, then the stream into
 // Drive. It returns the result or the refusal to answer with.
-func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (Result, error) {
+func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ Result, err error) {
 	if err := s.checkLength(r, p); err != nil {
 		return Result{}, err
 	}
@@ -49,6 +49,8 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (Res
 		if err := s.useTicket(ctx, p); err != nil {
 			return Result{}, err
 		}
+		// From here a failure cannot be retried with the same URL.
+		defer func() { err = spentTicket(err) }()
 	}
 	dc, err := s.driveFor(ctx, p.userID)
 	if err != nil {
@@ -79,6 +81,19 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (Res
 		return Result{}, err
 	}
 	return Result{FileID: f.ID, Name: f.Name, MimeType: f.MimeType, Size: c.n, SHA256: c.sum, Handle: s.handle(f.ID)}, nil
+}
+
+// spentTicket tells the caller of a failed ticket upload that the URL is
+// used up, unless the refusal already sends them to request_upload: "try
+// again" with the same URL would only meet "already used".
+func spentTicket(err error) error {
+	var e *Error
+	if !errors.As(err, &e) || strings.Contains(e.Msg, "request_upload") {
+		return err
+	}
+	again := *e
+	again.Msg += " This upload URL is now used up: ask request_upload for a new one to try again."
+	return &again
 }
 
 // checkLength refuses, before reading anything, a body whose announced
