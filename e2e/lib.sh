@@ -96,6 +96,22 @@ start_demo() {
 	log "demo server at $DEMO_URL"
 }
 
+# use_chromium installs Debian's chromium when it is missing (as root) and
+# sets CHROMIUM.
+use_chromium() {
+	CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+	if [ ! -x "$CHROMIUM" ]; then
+		[ "$(id -u)" = 0 ] || fail "$CHROMIUM is missing; install it as root: apt-get install -y chromium"
+		log "apt-get install chromium"
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >"$E2E_TMP/apt.log" 2>&1 || {
+			tail -n 30 "$E2E_TMP/apt.log" >&2
+			fail "could not install chromium with apt-get"
+		}
+	fi
+	export CHROMIUM
+	log "$("$CHROMIUM" --version 2>/dev/null || echo "$CHROMIUM")"
+}
+
 # json EXPR: evaluates a JavaScript expression over the JSON on stdin (as `d`).
 json() {
 	node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{const d=JSON.parse(s);const v=('"$1"');process.stdout.write(typeof v==="string"?v:JSON.stringify(v))})'
