@@ -331,7 +331,9 @@ func TestResumableProtocolByHand(t *testing.T) {
 		}
 		return resp
 	}
-	raw := basic("by hand").build()
+	big := basic("by hand")
+	big.text = strings.Repeat("a line of the body\r\n", chunk/10) // more than one chunk
+	raw := big.build()
 	resp := do("POST", f.srv.URL+"/upload/gmail/v1/users/me/messages/send?uploadType=resumable",
 		map[string]string{"Content-Type": "application/json", "X-Upload-Content-Type": "message/rfc822"}, []byte(`{}`))
 	resp.Body.Close()
@@ -339,13 +341,14 @@ func TestResumableProtocolByHand(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(loc, f.srv.URL+"/upload/gmail/v1/users/me/messages/send?") {
 		t.Fatalf("open: %d Location %q", resp.StatusCode, loc)
 	}
-	resp = do("PUT", loc, map[string]string{"Content-Range": "bytes 0-99/*", "X-GUploader-No-308": "yes"}, raw[:100])
+	// A middle chunk is a multiple of 256 KiB, as Google requires.
+	resp = do("PUT", loc, map[string]string{"Content-Range": "bytes 0-" + strconv.Itoa(chunk-1) + "/*", "X-GUploader-No-308": "yes"}, raw[:chunk])
 	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("X-HTTP-Status-Code-Override") != "308" || resp.Header.Get("Range") != "bytes=0-99" {
+	if resp.StatusCode != 200 || resp.Header.Get("X-HTTP-Status-Code-Override") != "308" || resp.Header.Get("Range") != "bytes=0-"+strconv.Itoa(chunk-1) {
 		t.Fatalf("middle chunk: %d override %q range %q", resp.StatusCode, resp.Header.Get("X-HTTP-Status-Code-Override"), resp.Header.Get("Range"))
 	}
 	final := func() (int, []byte) {
-		resp := do("PUT", loc, map[string]string{"Content-Range": "bytes 100-" + strconv.Itoa(len(raw)-1) + "/" + strconv.Itoa(len(raw))}, raw[100:])
+		resp := do("PUT", loc, map[string]string{"Content-Range": "bytes " + strconv.Itoa(chunk) + "-" + strconv.Itoa(len(raw)-1) + "/" + strconv.Itoa(len(raw))}, raw[chunk:])
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, b
