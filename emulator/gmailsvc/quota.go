@@ -41,6 +41,9 @@ const (
 	AtEnd = "end"
 )
 
+// Duration is a time.Duration that JSON spells "5h".
+type Duration = core.Duration
+
 // ProjectNumber is the consumer project Gmail's quota errors name.
 const ProjectNumber = "123456789012"
 
@@ -65,7 +68,7 @@ type QuotaFault struct {
 	Times int `json:"times,omitempty"`
 	// For is how long the sending limit lasts (default 24h); the
 	// "Retry after" time is its end.
-	For core.Duration `json:"for,omitempty"`
+	For Duration `json:"for,omitempty"`
 }
 
 // quotas holds the armed quota faults.
