@@ -55,28 +55,38 @@ const (
 
 // Google's answers.
 const (
-	kindDriveScope          kind = "drive_scope"           // no Drive scope granted
-	kindDriveUnauthorized   kind = "drive_unauthorized"    // Google refused the token (401)
-	kindDriveUnavailable    kind = "drive_unavailable"     // 5xx, rate limits, a cut download
-	kindDriveStalled        kind = "drive_stalled"         // no byte for DriveIdleTimeout
-	kindDriveCorrupt        kind = "drive_corrupt"         // a checksum mismatch
-	kindDriveAbusive        kind = "drive_abusive"         // flagged as malware or spam
-	kindDriveDownloadQuota  kind = "drive_download_quota"  // the file's download quota
-	kindDriveDomainPolicy   kind = "drive_domain_policy"   // the Workspace admin forbids the app
-	kindDriveAppNotAllowed  kind = "drive_app_not_allowed" // drive.file only, for a file not opened with the app
-	kindDriveFilePermission kind = "drive_file_permission" // the user may not download it
-	kindGmailScope          kind = "gmail_scope"           // no send or compose scope granted
-	kindGmailUnauthorized   kind = "gmail_unauthorized"    // Google refused the token (401)
-	kindGmailTooLarge       kind = "gmail_too_large"       // Gmail's 413
-	kindGmailRejected       kind = "gmail_rejected"        // Gmail's 400
-	kindThreadRejected      kind = "thread_rejected"       // Gmail's 400 for a message with a thread_id
-	kindUnknownThread       kind = "unknown_thread"        // Gmail's 404 for the thread
-	kindGmailForbidden      kind = "gmail_forbidden"       // any other 403: sending turned off
-	kindGmailStalled        kind = "gmail_stalled"         // an upload request unanswered
-	kindGmailUnavailable    kind = "gmail_unavailable"     // 5xx, rate limits
-	kindMaybeSent           kind = "maybe_sent"            // the whole message went, no answer came
-	kindSentUnconfirmed     kind = "sent_unconfirmed"      // Gmail's 200 came without its body
+	kindDriveScope            kind = "drive_scope"              // no Drive scope granted
+	kindDriveUnauthorized     kind = "drive_unauthorized"       // Google refused the token (401)
+	kindDriveUnavailable      kind = "drive_unavailable"        // 5xx, rate limits, a cut download
+	kindDriveStalled          kind = "drive_stalled"            // no byte for DriveIdleTimeout
+	kindDriveCorrupt          kind = "drive_corrupt"            // a checksum mismatch
+	kindDriveAbusive          kind = "drive_abusive"            // flagged as malware or spam
+	kindDriveDownloadQuota    kind = "drive_download_quota"     // the file's download quota
+	kindDriveDomainPolicy     kind = "drive_domain_policy"      // the Workspace admin forbids the app
+	kindDriveAppNotAllowed    kind = "drive_app_not_allowed"    // drive.file only, for a file not opened with the app
+	kindDriveFilePermission   kind = "drive_file_permission"    // the user may not download it
+	kindGmailScope            kind = "gmail_scope"              // no send or compose scope granted
+	kindGmailUnauthorized     kind = "gmail_unauthorized"       // Google refused the token (401)
+	kindGmailTooLarge         kind = "gmail_too_large"          // Gmail's 413
+	kindGmailRejected         kind = "gmail_rejected"           // Gmail's 400
+	kindThreadRejected        kind = "thread_rejected"          // Gmail's 400 for a message with a thread_id
+	kindUnknownThread         kind = "unknown_thread"           // Gmail's 404 for the thread
+	kindGmailForbidden        kind = "gmail_forbidden"          // any other 403: sending turned off
+	kindGmailStalled          kind = "gmail_stalled"            // an upload request unanswered
+	kindGmailUnavailable      kind = "gmail_unavailable"        // 5xx, a 429 naming no limit
+	kindGmailSendingLimit     kind = "gmail_sending_limit"      // the account's daily sending limit
+	kindGmailUserRateLimit    kind = "gmail_user_rate_limit"    // a per-user per-minute limit
+	kindGmailProjectRateLimit kind = "gmail_project_rate_limit" // the project's per-minute limit
+	kindGmailDailyQuota       kind = "gmail_daily_quota"        // the project's daily quota
+	kindMaybeSent             kind = "maybe_sent"               // the whole message went, no answer came
+	kindSentUnconfirmed       kind = "sent_unconfirmed"         // Gmail's 200 came without its body
 )
+
+// operators reports whether only the operator can end what k reports:
+// the Google Cloud project's quotas, which every user shares.
+func (k kind) operators() bool {
+	return k == kindGmailDailyQuota || k == kindGmailProjectRateLimit
+}
 
 // inputKind is the kind of a header mimemsg refused, by its field.
 func inputKind(field string) kind {

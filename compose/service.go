@@ -122,7 +122,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	}
 	from, err := s.sender(ctx, gc)
 	if err != nil {
-		return Result{}, gmailRefusal(err, opts.Draft, false)
+		return Result{}, gmailRefusal(err, opts.Draft, false, s.cfg.Now())
 	}
 	b := &builder{req: req, from: from, date: s.cfg.Now()}
 	if err := b.checkHeaders(); err != nil {
@@ -260,6 +260,11 @@ func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res
 		attrs = append(attrs, "refusal", string(r.kind))
 		if cause := causeText(r.Err); cause != "" {
 			attrs = append(attrs, "cause", cause)
+		}
+		if r.kind.operators() {
+			// Every user meets this until the operator acts.
+			s.cfg.Logger.WarnContext(ctx, "send refused", append(attrs, "operator", "the Google Cloud project's Gmail API quota is exhausted: request a higher quota in the Google Cloud console")...)
+			return
 		}
 		s.cfg.Logger.InfoContext(ctx, "send refused", attrs...)
 	default:
