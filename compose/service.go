@@ -108,6 +108,10 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err := checkRequest(req); err != nil {
 		return Result{}, err
 	}
+	req, err := replyHeaders(req)
+	if err != nil {
+		return Result{}, err
+	}
 	items, err := parseItems(req.Attachments)
 	if err != nil {
 		return Result{}, err
@@ -150,7 +154,9 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err != nil {
 		return Result{}, err
 	}
-	return result(mp, sent, written), nil
+	res := result(mp, sent, written)
+	res.MessageID, res.Subject = b.messageID, req.Subject
+	return res, nil
 }
 
 // sender is the From address: the signed-in Google account's address,
