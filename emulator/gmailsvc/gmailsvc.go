@@ -7,7 +7,10 @@
 // shared media package, capped at Gmail's 36,700,160 bytes) or as JSON
 // "raw" (base64url) for small ones. Each is stored as sent, byte for byte,
 // except where Gmail itself rewrites it: a missing or foreign From becomes
-// the sender, and a missing Date or Message-ID is added.
+// the sender, and a missing Date or Message-ID is added. A message joins
+// a thread only on Gmail's three criteria (threadFor). Gmail's sending
+// limit and rate limits can be armed as faults with Google's bodies
+// (QuotaFault, POST /_emulator/gmail/quota).
 package gmailsvc
 
 import (
