@@ -198,7 +198,7 @@ func sendText(req compose.Request, res compose.Result, draft bool) string {
 // was given a reply prefix, or the reply threads only for its recipients.
 func threadNote(req compose.Request, res compose.Result) string {
 	var notes []string
-	if res.Subject != "" && res.Subject != strings.TrimSpace(req.Subject) {
+	if res.Subject != "" && strings.TrimSpace(res.Subject) != strings.TrimSpace(req.Subject) {
 		notes = append(notes, fmt.Sprintf("The subject went as %q, as a reply's.", res.Subject))
 	}
 	switch {
