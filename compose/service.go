@@ -108,6 +108,10 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err := checkRequest(req); err != nil {
 		return Result{}, err
 	}
+	req, err := replyHeaders(req)
+	if err != nil {
+		return Result{}, err
+	}
 	items, err := parseItems(req.Attachments)
 	if err != nil {
 		return Result{}, err
@@ -122,7 +126,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	}
 	from, err := s.sender(ctx, gc)
 	if err != nil {
-		return Result{}, gmailRefusal(err, opts.Draft, false)
+		return Result{}, gmailRefusal(err, opts.Draft, false, s.cfg.Now())
 	}
 	b := &builder{req: req, from: from, date: s.cfg.Now()}
 	if err := b.checkHeaders(); err != nil {
@@ -150,7 +154,9 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err != nil {
 		return Result{}, err
 	}
-	return result(mp, sent, written), nil
+	res := result(mp, sent, written)
+	res.MessageID, res.Subject = b.messageID, req.Subject
+	return res, nil
 }
 
 // sender is the From address: the signed-in Google account's address,
@@ -260,6 +266,11 @@ func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res
 		attrs = append(attrs, "refusal", string(r.kind))
 		if cause := causeText(r.Err); cause != "" {
 			attrs = append(attrs, "cause", cause)
+		}
+		if r.kind.operators() {
+			// Every user meets this until the operator acts.
+			s.cfg.Logger.WarnContext(ctx, "send refused", append(attrs, "operator", "the Google Cloud project's Gmail API quota is exhausted: request a higher quota in the Google Cloud console")...)
+			return
 		}
 		s.cfg.Logger.InfoContext(ctx, "send refused", attrs...)
 	default:

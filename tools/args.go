@@ -89,6 +89,33 @@ func (m object) str(key string) (string, error) {
 	return s, nil
 }
 
+// maxStringList bounds a list of strings read from one field.
+const maxStringList = 1000
+
+// stringList reads a list of strings, or one string as a list of one;
+// absent or null gives nil. what describes the expected value.
+func (m object) stringList(key, what string) ([]string, error) {
+	raw, ok := m[key]
+	if !ok || isNull(raw) {
+		return nil, nil
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		if strings.TrimSpace(one) == "" {
+			return nil, nil
+		}
+		return []string{one}, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, refuse("%q must be %s, not %s.", key, what, jsonKind(raw))
+	}
+	if len(list) > maxStringList {
+		return nil, refuse("%q has %d entries; give at most %d.", key, len(list), maxStringList)
+	}
+	return list, nil
+}
+
 // requiredStr reads a string field that must be present and not blank.
 func (m object) requiredStr(key, hint string) (string, error) {
 	s, err := m.str(key)
