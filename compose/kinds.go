@@ -1,6 +1,9 @@
 package compose
 
-import "github.com/drivemail/drivemail/blocked"
+import (
+	"github.com/drivemail/drivemail/blocked"
+	"github.com/drivemail/drivemail/mimemsg"
+)
 
 // kind names a refusal in the "send refused" log line (refusal=<kind>).
 // It is a fixed code, never the sentence: sentences quote what the caller
@@ -10,25 +13,26 @@ type kind string
 
 // The request and its entries, checked before any Google call.
 const (
-	kindTooManyEntries  kind = "too_many_entries"  // more entries than MaxEntries
-	kindBadFileID       kind = "bad_file_id"       // not a Drive id, link or mcp-file:// handle
-	kindNoSource        kind = "no_source"         // an entry with nothing to send
-	kindSeveralSources  kind = "several_sources"   // an entry with more than one source
-	kindNoName          kind = "no_name"           // model-written content without a name
-	kindBadOption       kind = "bad_option"        // as, sheet or link where they do not apply
-	kindBadText         kind = "bad_text"          // text that is not UTF-8
-	kindBadBase64       kind = "bad_base64"        // base64 or content that does not decode
-	kindBadDataURI      kind = "bad_data_uri"      // a malformed data: URI
-	kindBadMimeType     kind = "bad_mime_type"     // a mime_type that is not one
-	kindContentTooLarge kind = "content_too_large" // model-written bytes past MaxModelBytes
-	kindBodyTooLarge    kind = "body_too_large"    // body_text or body_html past MaxBodyBytes
-	kindBadThreadID     kind = "bad_thread_id"     // a thread_id not shaped like Gmail's
-	kindInvalidAddress  kind = "invalid_address"   // to, cc, bcc (or their count), from
-	kindInvalidSubject  kind = "invalid_subject"   // a line break, control character, too long
-	kindInvalidReplyTo  kind = "invalid_in_reply_to"
-	kindInvalidInline   kind = "invalid_inline" // inline parts the HTML cannot show
-	kindInvalidLink     kind = "invalid_link"   // a link that cannot go in the body
-	kindInvalidHeader   kind = "invalid_header" // any other header mimemsg refused
+	kindTooManyEntries    kind = "too_many_entries"    // more entries than MaxEntries
+	kindBadFileID         kind = "bad_file_id"         // not a Drive id, link or mcp-file:// handle
+	kindNoSource          kind = "no_source"           // an entry with nothing to send
+	kindSeveralSources    kind = "several_sources"     // an entry with more than one source
+	kindNoName            kind = "no_name"             // model-written content without a name
+	kindBadOption         kind = "bad_option"          // as, sheet or link where they do not apply
+	kindBadText           kind = "bad_text"            // text that is not UTF-8
+	kindBadBase64         kind = "bad_base64"          // base64 or content that does not decode
+	kindBadDataURI        kind = "bad_data_uri"        // a malformed data: URI
+	kindBadMimeType       kind = "bad_mime_type"       // a mime_type that is not one
+	kindContentTooLarge   kind = "content_too_large"   // model-written bytes past MaxModelBytes
+	kindBodyTooLarge      kind = "body_too_large"      // body_text or body_html past MaxBodyBytes
+	kindBadThreadID       kind = "bad_thread_id"       // a thread_id not shaped like Gmail's
+	kindInvalidAddress    kind = "invalid_address"     // a to, cc, bcc or from address
+	kindTooManyRecipients kind = "too_many_recipients" // to, cc and bcc together past mimemsg.DefaultMaxRecipients
+	kindInvalidSubject    kind = "invalid_subject"     // a line break, control character, too long
+	kindInvalidReplyTo    kind = "invalid_in_reply_to"
+	kindInvalidInline     kind = "invalid_inline" // inline parts the HTML cannot show
+	kindInvalidLink       kind = "invalid_link"   // a link that cannot go in the body
+	kindInvalidHeader     kind = "invalid_header" // any other header mimemsg refused
 )
 
 // The plan: what each Drive file is, and the message's limits.
@@ -83,6 +87,8 @@ func inputKind(field string) kind {
 	switch field {
 	case "to", "cc", "bcc", "from":
 		return kindInvalidAddress
+	case mimemsg.FieldRecipients:
+		return kindTooManyRecipients
 	case "subject":
 		return kindInvalidSubject
 	case "in_reply_to", "in-reply-to", "references":

@@ -276,6 +276,8 @@ func causeText(err error) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, &ie) && ie.Field == mimemsg.FieldRecipients:
+		return "" // the kind says it all; no one address is at fault
 	case errors.As(err, &ie):
 		return "invalid " + ie.Field
 	}
