@@ -144,25 +144,27 @@ func parseSend(raw []byte, tool string) (compose.Request, error) {
 	return r, nil
 }
 
-// sendText says in a few lines what went out.
+// sendText says in a few lines what went out. File and tab names come
+// from Drive (anyone may choose them) and addresses from the caller: each
+// is one field that none of its characters can break (untrusted.go).
 func sendText(req compose.Request, res compose.Result, draft bool) string {
 	var b strings.Builder
 	if draft {
 		fmt.Fprintf(&b, "Draft saved (draft id %s, message id %s, thread %s, %s), addressed to %s.",
-			res.DraftID, res.ID, res.ThreadID, humanBytes(res.SizeBytes), strings.Join(req.To, ", "))
+			res.DraftID, res.ID, res.ThreadID, humanBytes(res.SizeBytes), recipientsText(req.To))
 	} else {
 		fmt.Fprintf(&b, "Sent to %s (message id %s, thread %s, %s).",
-			strings.Join(req.To, ", "), res.ID, res.ThreadID, humanBytes(res.SizeBytes))
+			recipientsText(req.To), res.ID, res.ThreadID, humanBytes(res.SizeBytes))
 	}
 	if len(res.Attached) > 0 {
 		parts := make([]string, len(res.Attached))
 		for i, a := range res.Attached {
-			parts[i] = fmt.Sprintf("%s (%s", a.Name, humanBytes(a.Bytes))
+			parts[i] = fmt.Sprintf("%s (%s", field(a.Name, ";"), humanBytes(a.Bytes))
 			if a.ExportedAs != "" {
 				parts[i] += ", exported as " + a.ExportedAs
 			}
 			if a.Sheet != "" {
-				parts[i] += ", tab " + a.Sheet
+				parts[i] += ", tab " + field(a.Sheet, ";")
 			}
 			parts[i] += ")"
 		}
@@ -171,16 +173,25 @@ func sendText(req compose.Request, res compose.Result, draft bool) string {
 	if len(res.Inline) > 0 {
 		names := make([]string, len(res.Inline))
 		for i, in := range res.Inline {
-			names[i] = in.Name
+			names[i] = field(in.Name, ",")
 		}
 		b.WriteString("\nShown inline: " + strings.Join(names, ", ") + ".")
 	}
 	if len(res.Linked) > 0 {
 		parts := make([]string, len(res.Linked))
 		for i, l := range res.Linked {
-			parts[i] = l.Name + " " + l.URL
+			parts[i] = field(l.Name, ";") + " " + field(l.URL, ";")
 		}
 		b.WriteString("\nLinked in the body: " + strings.Join(parts, "; ") + ".")
 	}
 	return b.String()
+}
+
+// recipientsText lists addresses for the result's text.
+func recipientsText(to []string) string {
+	out := make([]string, len(to))
+	for i, a := range to {
+		out[i] = field(a, "")
+	}
+	return strings.Join(out, ", ")
 }
