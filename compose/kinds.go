@@ -82,6 +82,12 @@ const (
 	kindSentUnconfirmed     kind = "sent_unconfirmed"      // Gmail's 200 came without its body
 )
 
+// The send slots (slots.go): a wait that ran out.
+const (
+	kindUserBusy   kind = "user_busy"   // the user's own sends held their MaxSendsPerUser slots
+	kindServerBusy kind = "server_busy" // every slot of this replica stayed taken
+)
+
 // inputKind is the kind of a header mimemsg refused, by its field.
 func inputKind(field string) kind {
 	switch field {
