@@ -91,7 +91,7 @@ func TestABusyUserIsRefusedInTime(t *testing.T) {
 	<-ann.entered
 	start := time.Now()
 	got := <-sendAs(e, annHC, "ann", user)
-	if !compose.IsRefusal(got.err) || got.err.Error() != "Your previous message is still sending; wait for one to finish and try again. Nothing was sent." {
+	if !compose.IsRefusal(got.err) || got.err.Error() != "Your previous message is still sending; wait for it to finish and try again. Nothing was sent." {
 		t.Fatalf("ann's second send: %v", got.err)
 	}
 	if d := time.Since(start); d > 10*time.Second {

@@ -58,7 +58,7 @@ func (s *slots) acquire(ctx context.Context, userID string) (release func(), err
 	case us.sem <- struct{}{}:
 	case <-timer.C:
 		s.leave(userID, us)
-		return nil, refuse(kindUserBusy, "%s; wait for one to finish and try again. Nothing was sent.", stillSending(s.perUser))
+		return nil, refuse(kindUserBusy, "%s and try again. Nothing was sent.", stillSending(s.perUser))
 	case <-ctx.Done():
 		s.leave(userID, us)
 		return nil, fmt.Errorf("waiting to send: %w", ctx.Err())
@@ -108,7 +108,7 @@ func (s *slots) leave(userID string, us *userSlots) {
 // stillSending says how many of the user's messages hold their slots.
 func stillSending(n int) string {
 	if n == 1 {
-		return "Your previous message is still sending"
+		return "Your previous message is still sending; wait for it to finish"
 	}
-	return fmt.Sprintf("%d of your messages are still sending", n)
+	return fmt.Sprintf("%d of your messages are still sending; wait for one to finish", n)
 }
