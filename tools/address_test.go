@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/drivemail/drivemail/compose"
-	"github.com/drivemail/drivemail/emulator/emutest"
 )
 
 func TestSplitAddressesKeepsQuotedSeparators(t *testing.T) {
@@ -35,12 +34,7 @@ func TestSplitAddressesKeepsQuotedSeparators(t *testing.T) {
 // display name reaches the recipient's To header as written, read back
 // from the sent message.
 func TestQuotedDisplayNameSurvivesSending(t *testing.T) {
-	env := emutest.Start(t)
-	const sender = "demo@example.com"
-	svc := compose.New(compose.Config{Endpoints: env.Endpoints})
-	h := newHarness(t, func(d *Deps) {
-		d.Mail = composeMail{svc: svc, hc: env.Client(sender, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend)}
-	})
+	h, env := endToEnd(t)
 	for _, to := range []any{
 		`"Smith; John" <john@example.com>; ana@example.com`,
 		[]string{`"Smith; John" <john@example.com>`, "ana@example.com"},
