@@ -29,7 +29,7 @@ func refusalKind(err error) kind {
 func TestSlotsPerUserCapAtItsEdge(t *testing.T) {
 	s := newSlots(8, 2, 50*time.Millisecond)
 	a1, a2 := mustTake(t, s, "ann"), mustTake(t, s, "ann") // at the cap
-	_, err := s.acquire(context.Background(), "ann")         // just past it
+	_, err := s.acquire(context.Background(), "ann")       // just past it
 	if refusalKind(err) != kindUserBusy || err.Error() != "2 of your messages are still sending; wait for one to finish and try again. Nothing was sent." {
 		t.Fatalf("a third send of ann: %v", err)
 	}
