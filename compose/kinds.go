@@ -1,6 +1,9 @@
 package compose
 
-import "github.com/drivemail/drivemail/blocked"
+import (
+	"github.com/drivemail/drivemail/blocked"
+	"github.com/drivemail/drivemail/mimemsg"
+)
 
 // kind names a refusal in the "send refused" log line (refusal=<kind>).
 // It is a fixed code, never the sentence: sentences quote what the caller
@@ -24,7 +27,8 @@ const (
 	kindBodyTooLarge       kind = "body_too_large"       // body_text or body_html past MaxBodyBytes
 	kindBadThreadID        kind = "bad_thread_id"        // a thread_id not shaped like Gmail's
 	kindThreadWithoutReply kind = "thread_without_reply" // thread_id without in_reply_to or references
-	kindInvalidAddress     kind = "invalid_address"      // to, cc, bcc (or their count), from
+	kindInvalidAddress     kind = "invalid_address"      // a to, cc, bcc or from address
+	kindTooManyRecipients  kind = "too_many_recipients"  // to, cc and bcc together past mimemsg.DefaultMaxRecipients
 	kindInvalidSubject     kind = "invalid_subject"      // a line break, control character, too long
 	kindInvalidReplyTo     kind = "invalid_in_reply_to"
 	kindInvalidInline      kind = "invalid_inline" // inline parts the HTML cannot show
@@ -89,11 +93,19 @@ func (k kind) operators() bool {
 	return k == kindGmailDailyQuota || k == kindGmailProjectRateLimit
 }
 
+// The send slots (slots.go): a wait that ran out.
+const (
+	kindUserBusy   kind = "user_busy"   // the user's own sends held their MaxSendsPerUser slots
+	kindServerBusy kind = "server_busy" // every slot of this replica stayed taken
+)
+
 // inputKind is the kind of a header mimemsg refused, by its field.
 func inputKind(field string) kind {
 	switch field {
 	case "to", "cc", "bcc", "from":
 		return kindInvalidAddress
+	case mimemsg.FieldRecipients:
+		return kindTooManyRecipients
 	case "subject":
 		return kindInvalidSubject
 	case "in_reply_to", "in-reply-to", "references":

@@ -26,6 +26,12 @@ type Config struct {
 	// one upload chunk (ChunkSize) plus small buffers, so this bounds the
 	// memory of sending. Extra sends wait their turn. Default 8.
 	MaxConcurrentSends int
+	// MaxSendsPerUser caps one user's messages streaming at once, so that
+	// one user cannot hold every slot while others wait. Default 3.
+	MaxSendsPerUser int
+	// SendQueueTimeout bounds a send's wait for its slots; past it the
+	// send is refused with nothing sent. Default 30 s.
+	SendQueueTimeout time.Duration
 	// ChunkSize is the Gmail upload chunk (default 5 MiB).
 	ChunkSize int
 	// DriveIdleTimeout fails a Drive download, export or Range read that
@@ -59,14 +65,20 @@ type Options struct {
 // Service sends messages. It is safe for concurrent use.
 type Service struct {
 	cfg      Config
-	sem      chan struct{}
+	slots    *slots
 	profiles *profileCache
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
 	if cfg.MaxConcurrentSends <= 0 {
-		cfg.MaxConcurrentSends = 8
+		cfg.MaxConcurrentSends = DefaultMaxConcurrentSends
+	}
+	if cfg.MaxSendsPerUser <= 0 {
+		cfg.MaxSendsPerUser = DefaultMaxSendsPerUser
+	}
+	if cfg.SendQueueTimeout <= 0 {
+		cfg.SendQueueTimeout = DefaultSendQueueTimeout
 	}
 	if cfg.ChunkSize <= 0 {
 		cfg.ChunkSize = gmail.DefaultChunkSize
@@ -82,7 +94,7 @@ func New(cfg Config) *Service {
 	}
 	return &Service{
 		cfg:      cfg,
-		sem:      make(chan struct{}, cfg.MaxConcurrentSends),
+		slots:    newSlots(cfg.MaxConcurrentSends, cfg.MaxSendsPerUser, cfg.SendQueueTimeout),
 		profiles: newProfileCache(cfg.ProfileTTL, cfg.Now),
 	}
 }
@@ -98,13 +110,16 @@ func New(cfg Config) *Service {
 // an *Unsent (errors.As) provably sent nothing.
 func (s *Service) Send(ctx context.Context, httpClient *http.Client, req Request, opts Options) (Result, error) {
 	start := s.cfg.Now()
-	res, err := s.send(ctx, httpClient, req, opts)
+	var queued time.Duration
+	res, err := s.send(ctx, httpClient, req, opts, &queued)
 	err = markUnsent(err)
-	s.logOutcome(ctx, req, opts, res, err, s.cfg.Now().Sub(start))
+	s.logOutcome(ctx, req, opts, res, err, s.cfg.Now().Sub(start), queued)
 	return res, err
 }
 
-func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts Options) (Result, error) {
+// send does Send's work; it sets *queued to the time it waited for its
+// slots.
+func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts Options, queued *time.Duration) (Result, error) {
 	if err := checkRequest(req); err != nil {
 		return Result{}, err
 	}
@@ -146,10 +161,13 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err := checkArchives(ctx, drv, mp, opts.Draft); err != nil {
 		return Result{}, err
 	}
-	if err := s.acquire(ctx); err != nil {
+	waitFrom := s.cfg.Now()
+	release, err := s.slots.acquire(ctx, userID(ctx))
+	*queued = s.cfg.Now().Sub(waitFrom)
+	if err != nil {
 		return Result{}, err
 	}
-	defer s.release()
+	defer release()
 	sent, written, err := s.stream(ctx, gc, drv, b, mp, opts)
 	if err != nil {
 		return Result{}, err
@@ -171,23 +189,12 @@ func (s *Service) sender(ctx context.Context, gc *gmail.Client) (string, error) 
 	return s.profiles.from(ctx, gc.Profile)
 }
 
-// acquire waits for a streaming slot, or for ctx.
-func (s *Service) acquire(ctx context.Context) error {
-	select {
-	case s.sem <- struct{}{}:
-		return nil
-	default:
-	}
-	s.cfg.Logger.DebugContext(ctx, "send waiting for a slot", "max_concurrent", cap(s.sem))
-	select {
-	case s.sem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting to send: %w", ctx.Err())
-	}
+// userID is whose slots a send takes: the signed-in user ("" when the
+// context has none, as in some tests).
+func userID(ctx context.Context) string {
+	u, _ := identity.FromContext(ctx)
+	return u.ID
 }
-
-func (s *Service) release() { <-s.sem }
 
 // driveAPI is what compose needs of Drive; *drive.Client via driveAdapter.
 type driveAPI interface {
@@ -241,12 +248,13 @@ func (b budgetedRanges) ReadAt(p []byte, off int64) (int, error) {
 // with its cause's redacted text when it has one. The "message sent"
 // line is the audit record (docs/operations.md): user, recipients count,
 // attachment count and bytes, Gmail message id.
-func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res Result, err error, took time.Duration) {
+func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res Result, err error, took, queued time.Duration) {
 	attrs := []any{
 		"draft", opts.Draft,
 		"recipients", len(req.To) + len(req.Cc) + len(req.Bcc),
 		"entries", len(req.Attachments),
 		"took_ms", took.Milliseconds(),
+		"queued_ms", queued.Milliseconds(),
 	}
 	if u, ok := identity.FromContext(ctx); ok {
 		attrs = append(attrs, "user", u.ID)
@@ -287,6 +295,8 @@ func causeText(err error) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, &ie) && ie.Field == mimemsg.FieldRecipients:
+		return "" // the kind says it all; no one address is at fault
 	case errors.As(err, &ie):
 		return "invalid " + ie.Field
 	}

@@ -96,7 +96,7 @@ func IsTransient(err error) bool {
 	}
 	// A call that got no HTTP answer at all failed in transport.
 	var de *Error
-	return errors.As(err, &de) && de.Code == 0 && !errors.Is(de.Err, ErrBadExportLink) &&
+	return errors.As(err, &de) && de.Code == 0 && !errors.Is(de.Err, ErrBadExportLink) && !errors.Is(de.Err, google.ErrTokenHost) &&
 		!errors.Is(de.Err, ErrRangeBudget) && !errors.Is(de.Err, ErrBadID)
 }
 

@@ -118,27 +118,16 @@ func (c *Client) exportLink(ctx context.Context, f File, mimeType string, tab *S
 	return watchBody(res.Body, w, op), nil
 }
 
-// googleExportHosts are the hosts Google's exportLinks use.
-var googleExportHosts = map[string]bool{
-	"docs.google.com":    true,
-	"drive.google.com":   true,
-	"www.googleapis.com": true,
-}
-
+// checkExportLink refuses a link the user's token may not go to
+// (google.Endpoints.TokenAllowed, which the user's transport enforces
+// again on every redirect hop).
 func (c *Client) checkExportLink(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
-	if err != nil || u.User != nil {
+	if err != nil {
 		return nil, ErrBadExportLink
 	}
-	if c.endpoints.Emulated() {
-		base, err := url.Parse(c.endpoints.Base)
-		if err != nil || u.Scheme != base.Scheme || u.Host != base.Host {
-			return nil, ErrBadExportLink
-		}
-		return u, nil
-	}
-	if u.Scheme != "https" || !googleExportHosts[strings.ToLower(u.Host)] {
-		return nil, ErrBadExportLink
+	if err := c.endpoints.TokenAllowed(u); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadExportLink, err)
 	}
 	return u, nil
 }

@@ -31,6 +31,8 @@ type Config struct {
 	Drafts             bool
 	MaxUploadBytes     int64
 	MaxConcurrentSends int
+	MaxSendsPerUser    int           // 0: compose's default
+	SendQueueTimeout   time.Duration // 0: compose's default
 	ShutdownGrace      time.Duration
 	DriveIdleTimeout   time.Duration // 0: compose's default
 	GmailChunkTimeout  time.Duration // 0: compose's default
@@ -83,6 +85,10 @@ func (c Config) check() error {
 		return errors.New("--demo starts its own Google emulator: leave out --google-endpoint")
 	case c.MaxConcurrentSends < 1:
 		return fmt.Errorf("--max-concurrent-sends is %d: use 1 or more", c.MaxConcurrentSends)
+	case c.MaxSendsPerUser < 0:
+		return fmt.Errorf("--max-sends-per-user is %d: use 1 or more", c.MaxSendsPerUser)
+	case c.SendQueueTimeout < 0 || c.SendQueueTimeout > 0 && c.SendQueueTimeout < time.Second:
+		return fmt.Errorf("--send-queue-timeout is %v: use 1s or more", c.SendQueueTimeout)
 	case c.MaxUploadBytes < 1:
 		return fmt.Errorf("--max-upload-bytes is %d: use 1 or more", c.MaxUploadBytes)
 	case c.ShutdownGrace < 0:

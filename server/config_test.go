@@ -63,6 +63,8 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.Demo, c.GoogleEndpoint = true, "http://127.0.0.1:9090" }, "leave out --google-endpoint"},
 		{func(c *Config) { c.MaxConcurrentSends = 0 }, "--max-concurrent-sends is 0"},
 		{func(c *Config) { c.MaxUploadBytes = 0 }, "--max-upload-bytes is 0"},
+		{func(c *Config) { c.MaxSendsPerUser = -1 }, "--max-sends-per-user is -1: use 1 or more"},
+		{func(c *Config) { c.SendQueueTimeout = 999 * time.Millisecond }, "--send-queue-timeout is 999ms: use 1s or more"},
 		{func(c *Config) { c.ShutdownGrace = -time.Second }, "--shutdown-grace is -1s"},
 		{func(c *Config) { c.LogLevel = "loud" }, `--log-level "loud"`},
 		{func(c *Config) { c.DriveIdleTimeout = 999 * time.Millisecond }, "--drive-idle-timeout is 999ms: use 1s or more"},

@@ -98,6 +98,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		return fmt.Errorf("authorization server: %w", err)
 	}
 	mail := compose.New(compose.Config{Endpoints: endpoints, MaxConcurrentSends: cfg.MaxConcurrentSends,
+		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout,
 		DriveIdleTimeout: cfg.DriveIdleTimeout, GmailChunkTimeout: cfg.GmailChunkTimeout, Logger: logger})
 	uploads, err := upload.New(upload.Config{
 		BaseURL:   base,

@@ -149,15 +149,17 @@ func parseSend(raw []byte, tool string) (compose.Request, error) {
 	return r, nil
 }
 
-// sendText says in a few lines what went out.
+// sendText says in a few lines what went out. File and tab names come
+// from Drive (anyone may choose them) and addresses from the caller: each
+// is one field that none of its characters can break (untrusted.go).
 func sendText(req compose.Request, res compose.Result, draft bool) string {
 	var b strings.Builder
 	if draft {
 		fmt.Fprintf(&b, "Draft saved (draft id %s, message id %s, thread %s, Message-ID %s, %s), addressed to %s.",
-			res.DraftID, res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes), strings.Join(req.To, ", "))
+			res.DraftID, res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes), recipientsText(req.To))
 	} else {
 		fmt.Fprintf(&b, "Sent to %s (message id %s, thread %s, Message-ID %s, %s).",
-			strings.Join(req.To, ", "), res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes))
+			recipientsText(req.To), res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes))
 	}
 	if note := threadNote(req, res); note != "" {
 		b.WriteString("\n" + note)
@@ -165,12 +167,12 @@ func sendText(req compose.Request, res compose.Result, draft bool) string {
 	if len(res.Attached) > 0 {
 		parts := make([]string, len(res.Attached))
 		for i, a := range res.Attached {
-			parts[i] = fmt.Sprintf("%s (%s", a.Name, humanBytes(a.Bytes))
+			parts[i] = fmt.Sprintf("%s (%s", field(a.Name, ";"), humanBytes(a.Bytes))
 			if a.ExportedAs != "" {
 				parts[i] += ", exported as " + a.ExportedAs
 			}
 			if a.Sheet != "" {
-				parts[i] += ", tab " + a.Sheet
+				parts[i] += ", tab " + field(a.Sheet, ";")
 			}
 			parts[i] += ")"
 		}
@@ -179,14 +181,14 @@ func sendText(req compose.Request, res compose.Result, draft bool) string {
 	if len(res.Inline) > 0 {
 		names := make([]string, len(res.Inline))
 		for i, in := range res.Inline {
-			names[i] = in.Name
+			names[i] = field(in.Name, ",")
 		}
 		b.WriteString("\nShown inline: " + strings.Join(names, ", ") + ".")
 	}
 	if len(res.Linked) > 0 {
 		parts := make([]string, len(res.Linked))
 		for i, l := range res.Linked {
-			parts[i] = l.Name + " " + l.URL
+			parts[i] = field(l.Name, ";") + " " + field(l.URL, ";")
 		}
 		b.WriteString("\nLinked in the body: " + strings.Join(parts, "; ") + ".")
 	}
@@ -211,4 +213,13 @@ func threadNote(req compose.Request, res compose.Result) string {
 			"as no thread_id was given.")
 	}
 	return strings.Join(notes, " ")
+}
+
+// recipientsText lists addresses for the result's text.
+func recipientsText(to []string) string {
+	out := make([]string, len(to))
+	for i, a := range to {
+		out[i] = field(a, "")
+	}
+	return strings.Join(out, ", ")
 }

@@ -31,7 +31,7 @@ func TestParseSendAccepts(t *testing.T) {
 		{
 			name: "comma-separated string and lists",
 			args: `{"to":"ana@example.com, \"Lima, Bo\" <bo@example.com>","cc":["c@example.com"],"bcc":"d@example.com","subject":"s","body_html":"<p>x</p>"}`,
-			want: compose.Request{To: []string{"<ana@example.com>", `"Lima, Bo" <bo@example.com>`}, Cc: []string{"c@example.com"},
+			want: compose.Request{To: []string{"ana@example.com", `"Lima, Bo" <bo@example.com>`}, Cc: []string{"c@example.com"},
 				Bcc: []string{"d@example.com"}, Subject: "s", BodyHTML: "<p>x</p>"},
 		},
 		{

@@ -88,9 +88,11 @@ func (s *Service) Client(ctx context.Context, userID string) (*http.Client, erro
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	// The guard sits under oauth2.Transport, which adds the token to every
+	// request and every redirect hop: it sees each of them.
 	return &http.Client{Transport: &oauth2.Transport{
 		Source: oauth2.ReuseTokenSource(t.oauth2(), src),
-		Base:   base,
+		Base:   s.cfg.Endpoints.GuardToken(base),
 	}}, nil
 }
 
