@@ -27,8 +27,8 @@ func TestAccessTokenExpiresAndRefreshes(t *testing.T) {
 	if err != nil || tok.Email != "a@example.com" || !tok.HasAnyScope("s1") {
 		t.Fatalf("refresh: %v %+v", err, tok)
 	}
-	if !a.Revoke(ref) {
-		t.Fatal("revoke of a live refresh token reported false")
+	if got := a.Revoke(ref); got != "a@example.com" {
+		t.Fatalf("revoke of a live refresh token reported %q, want its account", got)
 	}
 	if _, ok := a.Lookup(acc2); ok {
 		t.Error("access token survives the revocation of its refresh token")
