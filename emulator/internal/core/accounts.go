@@ -160,6 +160,24 @@ func (a *Accounts) Revoke(token string) string {
 	return ""
 }
 
+// RevokeAll removes every token of email, as the user's "Remove access"
+// at myaccount.google.com/permissions does, and returns how many.
+func (a *Accounts) RevokeAll(email string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	email = strings.ToLower(email)
+	n := 0
+	for _, m := range []map[string]Token{a.refresh, a.access} {
+		for k, v := range m {
+			if v.Email == email {
+				delete(m, k)
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // ExpireAccess makes every access token of email expire now (tests use it to
 // force a refresh).
 func (a *Accounts) ExpireAccess(email string) {

@@ -36,6 +36,22 @@ func TestAccessTokenExpiresAndRefreshes(t *testing.T) {
 	if _, _, err := a.Refresh(ref, "client-1"); err != ErrInvalidGrant {
 		t.Errorf("revoked refresh token: %v", err)
 	}
+
+	// Removing access ends every token of the account, and only its.
+	ref2, other := a.IssueRefresh("a@example.com", "client-1", []string{"s1"}), a.IssueRefresh("b@example.com", "client-1", []string{"s1"})
+	acc3 := a.IssueAccess("a@example.com", "client-1", []string{"s1"})
+	if n := a.RevokeAll("A@example.com"); n != 2 {
+		t.Errorf("RevokeAll removed %d tokens, want 2", n)
+	}
+	if _, _, err := a.Refresh(ref2, "client-1"); err != ErrInvalidGrant {
+		t.Errorf("a refresh token after RevokeAll: %v", err)
+	}
+	if _, ok := a.Lookup(acc3); ok {
+		t.Error("an access token survives RevokeAll")
+	}
+	if _, _, err := a.Refresh(other, "client-1"); err != nil {
+		t.Errorf("another account's token after RevokeAll: %v", err)
+	}
 }
 
 func TestAuthenticate(t *testing.T) {
