@@ -131,6 +131,11 @@ func (e *Emulator) RefreshToken(email, clientID string, scopes ...string) string
 	return e.deps.Accounts.IssueRefresh(email, clientID, scopes)
 }
 
+// RemoveAccess revokes every token of email, as the user removing the app
+// at myaccount.google.com/permissions would: refreshes then answer
+// invalid_grant. It returns how many tokens went.
+func (e *Emulator) RemoveAccess(email string) int { return e.deps.Accounts.RevokeAll(email) }
+
 // ExpireAccessTokens makes every access token of email expire now.
 func (e *Emulator) ExpireAccessTokens(email string) { e.deps.Accounts.ExpireAccess(email) }
 

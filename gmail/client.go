@@ -243,9 +243,9 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 		}
 		// An HTTP error answer is Gmail saying no. Only a request that
 		// carried the end of the message and got no answer at all leaves
-		// the outcome unknown.
+		// the outcome unknown; one that found no token never left.
 		var ge *googleapi.Error
-		e.MaybeSent = w.final.Load() && !errors.As(err, &ge)
+		e.MaybeSent = w.final.Load() && !errors.As(err, &ge) && !errors.Is(err, google.ErrNoToken)
 		// A 200 to the final request is Gmail saying yes; only its body
 		// (the ids) was lost.
 		if e.MaybeSent && w.finalStatus.Load() == http.StatusOK {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/identity"
 	"github.com/drivemail/drivemail/oauth/googleauth"
@@ -86,7 +87,23 @@ func (m userMail) Send(ctx context.Context, req compose.Request, opts tools.Send
 		return compose.Result{}, unsent(err)
 	}
 	res, err := m.compose.Send(ctx, hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress})
-	return res, reconnectRefusal(err)
+	return res, sendReconnectRefusal(err, opts.Draft)
+}
+
+// sendReconnectRefusal is reconnectRefusal for a send or a draft. A lost
+// grant stops each Google request before it leaves (google.ErrNoToken),
+// so unless Gmail may already have had the message, nothing went out,
+// and the sentence says so.
+func sendReconnectRefusal(err error, draft bool) error {
+	var ge *gmail.Error
+	if !errors.Is(err, googleauth.ErrReconnect) || errors.As(err, &ge) && (ge.MaybeSent || ge.Accepted) {
+		return err
+	}
+	nothing := "Nothing was sent."
+	if draft {
+		nothing = "Nothing was saved."
+	}
+	return &tools.Refusal{Reason: googleauth.ErrReconnect.Error() + " " + nothing}
 }
 
 // unsent marks a failure before compose ran, when nothing can have

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/drivemail/drivemail/store"
 )
 
 // DefaultDemoSeed is where the demo's sample files live, relative to the
@@ -41,6 +43,9 @@ type Config struct {
 	// TrustedProxies lists the reverse proxies (CIDRs or addresses, comma
 	// separated) whose X-Forwarded-For names the client.
 	TrustedProxies string
+	// RefreshGrace is how long a spent refresh token still gets the pair
+	// it was exchanged for (0: off).
+	RefreshGrace time.Duration
 }
 
 // baseURL returns the public origin: --base-url, or http://ADDR of the
@@ -97,6 +102,8 @@ func (c Config) check() error {
 		return fmt.Errorf("--drive-idle-timeout is %v: use 1s or more", c.DriveIdleTimeout)
 	case c.GmailChunkTimeout < 0 || c.GmailChunkTimeout > 0 && c.GmailChunkTimeout < time.Second:
 		return fmt.Errorf("--gmail-chunk-timeout is %v: use 1s or more", c.GmailChunkTimeout)
+	case c.RefreshGrace < 0 || c.RefreshGrace > store.MaxRefreshGrace:
+		return fmt.Errorf("--refresh-grace is %v: use 0 (off) up to %v", c.RefreshGrace, store.MaxRefreshGrace)
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err

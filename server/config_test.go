@@ -45,7 +45,7 @@ func TestConfigCheck(t *testing.T) {
 		t.Fatalf("good config refused: %v", err)
 	}
 	edge := good
-	edge.DriveIdleTimeout, edge.GmailChunkTimeout = time.Second, time.Second
+	edge.DriveIdleTimeout, edge.GmailChunkTimeout, edge.RefreshGrace = time.Second, time.Second, time.Hour
 	if err := edge.check(); err != nil {
 		t.Fatalf("1s timeouts (the edge) refused: %v", err)
 	}
@@ -69,6 +69,8 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.LogLevel = "loud" }, `--log-level "loud"`},
 		{func(c *Config) { c.DriveIdleTimeout = 999 * time.Millisecond }, "--drive-idle-timeout is 999ms: use 1s or more"},
 		{func(c *Config) { c.GmailChunkTimeout = -time.Second }, "--gmail-chunk-timeout is -1s"},
+		{func(c *Config) { c.RefreshGrace = -time.Second }, "--refresh-grace is -1s: use 0 (off) up to 1h0m0s"},
+		{func(c *Config) { c.RefreshGrace = time.Hour + time.Second }, "--refresh-grace is 1h0m1s"},
 	}
 	for _, cs := range cases {
 		c := good

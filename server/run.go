@@ -93,7 +93,12 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	client := clientIP(trusted)
-	auth, err := oauth.New(oauth.Config{BaseURL: base.String(), Store: st, Google: gauth, Logger: logger, ClientIP: client})
+	refreshKeys, err := keyring.New(cfg.Secrets, oauth.RefreshKeyPurpose)
+	if err != nil {
+		return fmt.Errorf("--secret: %w", err)
+	}
+	auth, err := oauth.New(oauth.Config{BaseURL: base.String(), Store: st, Google: gauth, Logger: logger, ClientIP: client,
+		RefreshGrace: cfg.RefreshGrace, Keys: refreshKeys, Demo: cfg.Demo})
 	if err != nil {
 		return fmt.Errorf("authorization server: %w", err)
 	}

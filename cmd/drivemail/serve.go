@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/server"
 )
 
@@ -73,6 +74,11 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 		return cfg, err
 	}
 	fs.DurationVar(&cfg.GmailChunkTimeout, "gmail-chunk-timeout", gmailChunk, "longest wait for one Gmail upload request; a stalled chunk is retried once, then the send is abandoned [DRIVEMAIL_GMAIL_CHUNK_TIMEOUT]")
+	grace, err := envDuration(getenv, "DRIVEMAIL_REFRESH_GRACE", oauth.DefaultRefreshGrace)
+	if err != nil {
+		return cfg, err
+	}
+	fs.DurationVar(&cfg.RefreshGrace, "refresh-grace", grace, "how long a spent refresh token still gets the pair it was exchanged for, so a client refreshing from several processes at once is not logged out; a reuse later revokes the grant; 0 turns it off, at most 1h [DRIVEMAIL_REFRESH_GRACE]")
 	fs.StringVar(&cfg.LogLevel, "log-level", envString(getenv, "DRIVEMAIL_LOG_LEVEL", "info"), "debug, info, warn or error [DRIVEMAIL_LOG_LEVEL]")
 	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", envString(getenv, "DRIVEMAIL_TRUSTED_PROXIES", ""), "your reverse proxies' addresses, comma-separated CIDRs or IPs (10.0.0.0/8,192.168.1.10): from them, the client is the last X-Forwarded-For address not in the list, for per-address rate limits and logs [DRIVEMAIL_TRUSTED_PROXIES]")
 	if err := parseFlags(fs, args); err != nil {

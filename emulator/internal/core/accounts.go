@@ -138,9 +138,10 @@ func (a *Accounts) Refresh(refresh, clientID string) (access string, tok Token, 
 	return access, tok, nil
 }
 
-// Revoke removes an access or refresh token. Revoking a refresh token also
-// revokes the access tokens issued to the same user and client, as Google does.
-func (a *Accounts) Revoke(token string) bool {
+// Revoke removes an access or refresh token and returns its account's
+// email ("" for an unknown token). Revoking a refresh token also revokes
+// the access tokens issued to the same user and client, as Google does.
+func (a *Accounts) Revoke(token string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if t, ok := a.refresh[token]; ok {
@@ -150,13 +151,31 @@ func (a *Accounts) Revoke(token string) bool {
 				delete(a.access, k)
 			}
 		}
-		return true
+		return t.Email
 	}
-	if _, ok := a.access[token]; ok {
+	if t, ok := a.access[token]; ok {
 		delete(a.access, token)
-		return true
+		return t.Email
 	}
-	return false
+	return ""
+}
+
+// RevokeAll removes every token of email, as the user's "Remove access"
+// at myaccount.google.com/permissions does, and returns how many.
+func (a *Accounts) RevokeAll(email string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	email = strings.ToLower(email)
+	n := 0
+	for _, m := range []map[string]Token{a.refresh, a.access} {
+		for k, v := range m {
+			if v.Email == email {
+				delete(m, k)
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // ExpireAccess makes every access token of email expire now (tests use it to

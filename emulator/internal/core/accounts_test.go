@@ -27,14 +27,30 @@ func TestAccessTokenExpiresAndRefreshes(t *testing.T) {
 	if err != nil || tok.Email != "a@example.com" || !tok.HasAnyScope("s1") {
 		t.Fatalf("refresh: %v %+v", err, tok)
 	}
-	if !a.Revoke(ref) {
-		t.Fatal("revoke of a live refresh token reported false")
+	if got := a.Revoke(ref); got != "a@example.com" {
+		t.Fatalf("revoke of a live refresh token reported %q, want its account", got)
 	}
 	if _, ok := a.Lookup(acc2); ok {
 		t.Error("access token survives the revocation of its refresh token")
 	}
 	if _, _, err := a.Refresh(ref, "client-1"); err != ErrInvalidGrant {
 		t.Errorf("revoked refresh token: %v", err)
+	}
+
+	// Removing access ends every token of the account, and only its.
+	ref2, other := a.IssueRefresh("a@example.com", "client-1", []string{"s1"}), a.IssueRefresh("b@example.com", "client-1", []string{"s1"})
+	acc3 := a.IssueAccess("a@example.com", "client-1", []string{"s1"})
+	if n := a.RevokeAll("A@example.com"); n != 2 {
+		t.Errorf("RevokeAll removed %d tokens, want 2", n)
+	}
+	if _, _, err := a.Refresh(ref2, "client-1"); err != ErrInvalidGrant {
+		t.Errorf("a refresh token after RevokeAll: %v", err)
+	}
+	if _, ok := a.Lookup(acc3); ok {
+		t.Error("an access token survives RevokeAll")
+	}
+	if _, _, err := a.Refresh(other, "client-1"); err != nil {
+		t.Errorf("another account's token after RevokeAll: %v", err)
 	}
 }
 
