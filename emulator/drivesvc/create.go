@@ -305,7 +305,7 @@ func (s *Service) uploadEndpoint() media.Endpoint {
 		MaxSize: 5 << 40, // drive/v3 discovery: maxSize 5497558138880
 		Authorize: func(w http.ResponseWriter, r *http.Request) (core.Token, bool) {
 			tok, ok := s.deps.Accounts.Authenticate(w, r)
-			if !ok || !core.RequireScope(w, tok, scopesWrite...) {
+			if !ok || !core.RequireScopeFor(w, r, tok, scopesWrite...) {
 				return core.Token{}, false
 			}
 			s.ensureRoot(tok.Email)

@@ -83,7 +83,7 @@ func (s *Service) authorize(w http.ResponseWriter, r *http.Request, scopes, broa
 	if !ok {
 		return caller{}, false
 	}
-	if !core.RequireScope(w, tok, scopes...) {
+	if !core.RequireScopeFor(w, r, tok, scopes...) {
 		return caller{}, false
 	}
 	s.ensureRoot(tok.Email)
