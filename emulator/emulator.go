@@ -132,6 +132,12 @@ func (e *Emulator) AccessToken(email string, scopes ...string) string {
 	return e.deps.Accounts.IssueAccess(email, "emulator-test", scopes)
 }
 
+// AccessTokenFor is AccessToken for a given OAuth client: Drive's
+// drive.file scope reaches only the files of the token's client.
+func (e *Emulator) AccessTokenFor(email, clientID string, scopes ...string) string {
+	return e.deps.Accounts.IssueAccess(email, clientID, scopes)
+}
+
 // RefreshToken mints a Google refresh token for email and clientID.
 func (e *Emulator) RefreshToken(email, clientID string, scopes ...string) string {
 	return e.deps.Accounts.IssueRefresh(email, clientID, scopes)

@@ -87,11 +87,14 @@ type file struct {
 	// creatorClient is the OAuth client id that created the file through
 	// the API; a drive.file token sees only its own client's files.
 	creatorClient string
-	sharedWith    []string
-	linkShared    bool
-	resourceKey   string
-	noDownload    bool
-	version       int64
+	// openedWith are OAuth clients the user opened the file with (Drive's
+	// "Open with", the Picker): drive.file reaches the file through them too.
+	openedWith  []string
+	sharedWith  []string
+	linkShared  bool
+	resourceKey string
+	noDownload  bool
+	version     int64
 
 	blob    core.Blob // binary content, or a Doc's body (see docbody.go)
 	hasBlob bool

@@ -43,6 +43,11 @@ type Fault struct {
 	// to, as if the project had not enabled it. Switches turns an API off
 	// for good instead.
 	ServiceDisabled bool `json:"service_disabled,omitempty"`
+	// SignInPage answers 200 text/html with a Google sign-in page instead
+	// of handling the request: what Google's web endpoints send when the
+	// credentials do not reach the file, and what a client that does not
+	// check the Content-Type would attach as the file.
+	SignInPage bool `json:"sign_in_page,omitempty"`
 }
 
 // Duration is a time.Duration that reads and writes JSON as "250ms".
@@ -87,8 +92,11 @@ func (f *Faults) Add(r Fault) error {
 	if r.PathPrefix == "" || r.PathPrefix[0] != '/' {
 		return errors.New("path_prefix must start with /")
 	}
-	if r.Status == 0 && r.CutResponseAfter == nil && r.CutRequestAfter == nil && r.Delay == 0 && !r.ServiceDisabled {
-		return errors.New("a fault needs status, service_disabled, cut_response_after, cut_request_after or delay")
+	if r.Status == 0 && r.CutResponseAfter == nil && r.CutRequestAfter == nil && r.Delay == 0 && !r.ServiceDisabled && !r.SignInPage {
+		return errors.New("a fault needs status, service_disabled, sign_in_page, cut_response_after, cut_request_after or delay")
+	}
+	if r.SignInPage && (r.ServiceDisabled || r.Status != 0 || r.CutResponseAfter != nil || r.CutRequestAfter != nil) {
+		return errors.New("sign_in_page answers the request itself: leave out status, service_disabled and the cuts")
 	}
 	if r.ServiceDisabled {
 		if r.Status != 0 || r.CutResponseAfter != nil || r.CutRequestAfter != nil {
@@ -189,6 +197,8 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 			resetConnection(w)
 			// ErrAbortHandler makes net/http drop the connection without a response.
 			panic(http.ErrAbortHandler)
+		case rule.SignInPage:
+			WriteSignInPage(w, r.URL.String())
 		case rule.ServiceDisabled:
 			api, _ := APIOf(r.URL.Path)
 			WriteErrorBody(w, ServiceDisabled(api, f.project(r)))
