@@ -41,7 +41,7 @@ type operation struct {
 	fileID      string
 	resourceKey string // the key the start request presented, if any
 	mimeType    string // the export format; "" for a binary file
-	pollsLeft   int
+	polled      int    // operations.get answers given
 	created     time.Time
 	contentHost string // the host downloadUri names
 }
@@ -58,10 +58,10 @@ func newOperations() *operations {
 	return &operations{byID: map[string]*operation{}, polls: DefaultDownloadPolls}
 }
 
-// SetDownloadPolls sets how many operations.get answers of a new
+// SetDownloadPolls sets how many operations.get answers of a
 // files.download operation say it is not done yet (default
-// DefaultDownloadPolls; 0 makes the first poll done). A test of a
-// client's patience sets it high.
+// DefaultDownloadPolls; 0 makes the next poll done), for the operations
+// under way too. A test of a client's patience sets it high.
 func (s *Service) SetDownloadPolls(n int) {
 	s.ops.mu.Lock()
 	defer s.ops.mu.Unlock()
@@ -72,7 +72,6 @@ func (s *Service) SetDownloadPolls(n int) {
 func (o *operations) add(op *operation, now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	op.pollsLeft = o.polls
 	for len(o.order) > 0 {
 		oldest := o.byID[o.order[0]]
 		if oldest != nil && len(o.order) < maxOperations && now.Sub(oldest.created) < operationTTL {
@@ -94,9 +93,9 @@ func (o *operations) get(name, email string, now time.Time, poll bool) (op opera
 	if p == nil || p.email != email || now.Sub(p.created) >= operationTTL {
 		return operation{}, false, false
 	}
-	done = p.pollsLeft <= 0
+	done = p.polled >= o.polls
 	if poll && !done {
-		p.pollsLeft--
+		p.polled++
 	}
 	return *p, done, true
 }

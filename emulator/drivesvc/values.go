@@ -70,7 +70,7 @@ func (s *Service) readValues(c caller, id, raw, majorDimension string) (map[stri
 	var values [][]string
 	for ri := g.startRow; ri < min(endRow, nRows); ri++ {
 		row := g.tab.rows[ri]
-		var out []string
+		out := []string{} // an empty row is [], never null
 		for ci := g.startCol; ci < min(endCol, len(row)); ci++ {
 			out = append(out, row[ci])
 		}
