@@ -21,7 +21,7 @@ func (c *Client) Get(ctx context.Context, id string) (File, error) {
 	if err != nil || f.MimeType != MimeSpreadsheet {
 		return f, err
 	}
-	tabs, err := c.sheetTabs(ctx, f, wrapErr) // the tabs are extra here: no log line for the operator
+	tabs, err := c.OptionalSheetTabs(ctx, f)
 	switch {
 	case errors.Is(err, ErrAPIDisabled):
 		f.TabsUnknown = true
@@ -92,6 +92,13 @@ func (c *Client) followShortcut(ctx context.Context, sc File) (File, error) {
 // drivemail's project has not enabled is ErrAPIDisabled.
 func (c *Client) SheetTabs(ctx context.Context, f File) ([]Sheet, error) {
 	return c.sheetTabs(ctx, f, c.wrap)
+}
+
+// OptionalSheetTabs is SheetTabs where the tabs only inform (a tab's
+// name in a result): a Sheets API that is not enabled is not logged for
+// the operator, since nothing failed for want of it.
+func (c *Client) OptionalSheetTabs(ctx context.Context, f File) ([]Sheet, error) {
+	return c.sheetTabs(ctx, f, wrapErr)
 }
 
 func (c *Client) sheetTabs(ctx context.Context, f File, wrap func(string, error) error) ([]Sheet, error) {

@@ -30,8 +30,9 @@ const (
 	operationTTL  = 24 * time.Hour // "Operations are valid for 24 hours from the time of creation."
 	maxOperations = 10_000         // oldest dropped past this; Google documents no bound
 	// DefaultDownloadPolls is how many operations.get answers say "not
-	// done" before one says done, so that a client's polling is exercised.
-	DefaultDownloadPolls = 1
+	// done" before one says done. The first answer, files.download's own,
+	// is always pending, so a client polls at least once.
+	DefaultDownloadPolls = 0
 )
 
 // operation is one files.download in flight or finished.

@@ -54,6 +54,7 @@ func TestFilesDownloadOperation(t *testing.T) {
 	tok := e.token(ann)
 	c := e.driveClient(tok)
 	doc := e.put(ann, drivesvc.FileSpec{Name: "Big doc", Kind: drivesvc.KindDoc, DocFillBytes: drivesvc.ExportLimit + 1})
+	e.drive.SetDownloadPolls(1)
 
 	op, err := c.Files.Download(doc.ID).MimeType("text/plain").Do()
 	if err != nil {
@@ -66,7 +67,7 @@ func TestFilesDownloadOperation(t *testing.T) {
 	}
 	again, err := c.Operations.Get(op.Name).Do()
 	if err != nil || again.Done {
-		t.Fatalf("first poll: %+v, %v; want still pending (DefaultDownloadPolls)", again, err)
+		t.Fatalf("first poll: %+v, %v; want still pending (SetDownloadPolls(1))", again, err)
 	}
 	op, res := finish(t, c, again, 3)
 	if res.Type != "type.googleapis.com/google.apps.drive.v3.DownloadFileResponse" || res.PartialDownloadAllowed {
