@@ -19,7 +19,7 @@ import (
 // FileSpec describes a file put straight into Drive by PutFile: the way
 // tests, seeds and POST /_emulator/files create files without the API.
 type FileSpec struct {
-	// ID fixes the file id (10 to 100 of A-Z a-z 0-9 _ -); empty makes a
+	// ID fixes the file id (10 to 128 of A-Z a-z 0-9 _ -); empty makes a
 	// Google-shaped one.
 	ID   string
 	Name string
@@ -159,7 +159,7 @@ func (s *Service) build(spec FileSpec) (*file, error) {
 		return nil, fmt.Errorf("name longer than %d bytes", maxNameLen)
 	}
 	if spec.ID != "" && !validID(spec.ID) {
-		return nil, fmt.Errorf("id %q: want 10 to 100 of A-Z a-z 0-9 _ -", spec.ID)
+		return nil, fmt.Errorf("id %q: want 10 to 128 of A-Z a-z 0-9 _ -", spec.ID)
 	}
 	now := s.now()
 	f := &file{

@@ -150,7 +150,7 @@ const (
 // 403 exportSizeLimitExceeded; exportLinks have no cap.
 const ExportLimit = 10 << 20
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{10,100}$`)
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{10,128}$`)
 
 // validID reports whether s may be a file, drive or root id.
 func validID(s string) bool { return idPattern.MatchString(s) }
