@@ -44,6 +44,18 @@ func paths(e *env, before emulator.Stats) map[string]int64 {
 	return out
 }
 
+// longDoc puts a Doc whose text export is over files.export's 10 MB cap
+// in user's Drive and returns it as drive sees it.
+func longDoc(t *testing.T, e *env) drive.File {
+	t.Helper()
+	doc := e.Put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
+	f, err := e.dc.Get(context.Background(), doc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // TestExportPastTheCapUsesFilesDownload: files.export refuses past 10
 // MB; files.download's operation, polled until done, serves the whole
 // document from its downloadUri on the content host. No export link is
@@ -52,11 +64,7 @@ func TestExportPastTheCapUsesFilesDownload(t *testing.T) {
 	e := newEnvWith(t, fastPolls)
 	e.Emu.Drive().SetDownloadPolls(3)
 	ctx := context.Background()
-	doc := e.Put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
-	got, err := e.dc.Get(ctx, doc.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := longDoc(t, e)
 	before := e.Emu.Stats()
 	b := readAll(t)(e.dc.Export(ctx, got, "text/plain", nil))
 	if len(b) < 11<<20 || !strings.HasPrefix(string(b), "\ufeff") {
@@ -81,14 +89,10 @@ func TestExportOperationPollingIsBounded(t *testing.T) {
 	e := newEnvWith(t, drive.WithOperationPolling(5*time.Millisecond, 20*time.Millisecond, 300*time.Millisecond))
 	e.Emu.Drive().SetDownloadPolls(1 << 20)
 	ctx := context.Background()
-	doc := e.Put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
-	got, err := e.dc.Get(ctx, doc.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := longDoc(t, e)
 	before := e.Emu.Stats()
 	start := time.Now()
-	_, err = e.dc.Export(ctx, got, "text/plain", nil)
+	_, err := e.dc.Export(ctx, got, "text/plain", nil)
 	if !errors.Is(err, drive.ErrExportNotReady) || drive.IsTransient(err) {
 		t.Fatalf("err = %v, want ErrExportNotReady, not transient", err)
 	}
@@ -106,19 +110,19 @@ func TestExportOperationOfAGoneFile(t *testing.T) {
 	e := newEnvWith(t, fastPolls)
 	e.Emu.Drive().SetDownloadPolls(1 << 20)
 	ctx := context.Background()
-	doc := e.Put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
-	got, err := e.dc.Get(ctx, doc.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := longDoc(t, e)
 	done := make(chan error, 1)
 	go func() { _, err := e.dc.Export(ctx, got, "text/plain", nil); done <- err }()
 	// Wait for the operation to be polled, then delete the file and let
 	// the operation finish.
+	deadline := time.Now().Add(10 * time.Second)
 	for e.Emu.Stats().Paths["GET /drive/v3/operations/{name}"] == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the operation was never polled")
+		}
 		time.Sleep(time.Millisecond)
 	}
-	if err := deleteAs(e, user, doc.ID); err != nil {
+	if err := deleteAs(e, user, got.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.Emu.Drive().SetDownloadPolls(0)

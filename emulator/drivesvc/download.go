@@ -161,7 +161,7 @@ func downloadFormat(f *file, mimeType string) (string, *apiError) {
 	if mimeType == "" {
 		mimeType = mimePDF // "downloaded with a default MIME type"; the emulator picks PDF
 	}
-	ef, aerr := exportable(f, func(k Kind) (exportFormat, bool) { return formatByMime(k, mimeType) })
+	ef, aerr := exportable(f, byMime(mimeType))
 	if aerr != nil {
 		return "", aerr
 	}
@@ -247,17 +247,7 @@ func (s *Service) handleDownloadContent(w http.ResponseWriter, r *http.Request) 
 		s.serveMedia(w, r, c, op.fileID)
 		return
 	}
-	s.mu.RLock()
-	f, aerr := s.lookup(c, op.fileID)
-	var ef exportFormat
-	var sn *snapshot
-	if aerr == nil {
-		ef, aerr = exportable(f, func(k Kind) (exportFormat, bool) { return formatByMime(k, op.mimeType) })
-	}
-	if aerr == nil {
-		sn = s.snapshotOf(f)
-	}
-	s.mu.RUnlock()
+	ef, sn, aerr := s.exportOf(c, op.fileID, byMime(op.mimeType), "")
 	if aerr != nil {
 		aerr.write(w)
 		return

@@ -79,17 +79,7 @@ func (s *Service) handleExport(w http.ResponseWriter, r *http.Request) {
 		errRequired("mimeType").write(w)
 		return
 	}
-	s.mu.RLock()
-	f, aerr := s.lookup(c, id)
-	var sn *snapshot
-	var ef exportFormat
-	if aerr == nil {
-		ef, aerr = exportable(f, func(k Kind) (exportFormat, bool) { return formatByMime(k, mimeType) })
-	}
-	if aerr == nil {
-		sn = s.snapshotOf(f)
-	}
-	s.mu.RUnlock()
+	ef, sn, aerr := s.exportOf(c, id, byMime(mimeType), "")
 	if aerr != nil {
 		aerr.write(w)
 		return
@@ -115,6 +105,37 @@ func (s *Service) handleExport(w http.ResponseWriter, r *http.Request) {
 		// Headers are gone; a short body against Content-Length tells the client.
 		slog.Warn("drive export cut", "file", id, "err", err)
 	}
+}
+
+// exportOf finds the file id as c sees it and the export find picks (with
+// gid, one tab): the format and a snapshot to render without the lock,
+// or Google's error.
+func (s *Service) exportOf(c caller, id string, find func(Kind) (exportFormat, bool), gid string) (exportFormat, *snapshot, *apiError) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	f, aerr := s.lookup(c, id)
+	if aerr != nil {
+		return exportFormat{}, nil, aerr
+	}
+	ef, aerr := exportable(f, find)
+	if aerr != nil {
+		return exportFormat{}, nil, aerr
+	}
+	sn := s.snapshotOf(f)
+	if aerr := sn.chooseTab(gid); aerr != nil {
+		return exportFormat{}, nil, aerr
+	}
+	return ef, sn, nil
+}
+
+// byMime and byParam pick an export by files.export's mimeType or an
+// export link's exportFormat.
+func byMime(mimeType string) func(Kind) (exportFormat, bool) {
+	return func(k Kind) (exportFormat, bool) { return formatByMime(k, mimeType) }
+}
+
+func byParam(param string) func(Kind) (exportFormat, bool) {
+	return func(k Kind) (exportFormat, bool) { return formatByParam(k, param) }
 }
 
 // exportable checks that f can be exported in the format find picks.
@@ -186,7 +207,7 @@ func (s *Service) linkTicket(r *http.Request, kind Kind, id, param, gid string) 
 	case f.kind != kind:
 		return "", http.StatusNotFound
 	}
-	if _, aerr := exportable(f, func(k Kind) (exportFormat, bool) { return formatByParam(k, param) }); aerr != nil {
+	if _, aerr := exportable(f, byParam(param)); aerr != nil {
 		return "", http.StatusBadRequest
 	}
 	if aerr := s.snapshotOf(f).chooseTab(gid); aerr != nil {
@@ -215,18 +236,7 @@ func (s *Service) handleLinkContent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := caller{email: t.email, client: t.client, allDrives: true, keys: map[string]string{t.id: t.key}}
-	s.mu.RLock()
-	f, aerr := s.lookup(c, t.id)
-	var ef exportFormat
-	var sn *snapshot
-	if aerr == nil {
-		ef, aerr = exportable(f, func(k Kind) (exportFormat, bool) { return formatByParam(k, t.param) })
-	}
-	if aerr == nil {
-		sn = s.snapshotOf(f)
-		aerr = sn.chooseTab(t.gid)
-	}
-	s.mu.RUnlock()
+	ef, sn, aerr := s.exportOf(c, t.id, byParam(t.param), t.gid)
 	if aerr != nil {
 		http.NotFound(w, r)
 		return
