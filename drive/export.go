@@ -159,14 +159,21 @@ func (c *Client) downloadExport(ctx context.Context, f File, mimeType string) (i
 }
 
 // awaitOperation polls op until it is done, with doubling waits, within
-// the poll policy. A transient failure of one poll is polled again.
+// the poll policy: the total bounds the waits and the polls themselves,
+// so a poll Google never answers cannot hold the send. A transient
+// failure of one poll is polled again.
 func (c *Client) awaitOperation(ctx context.Context, f File, op *gdrive.Operation) (*gdrive.Operation, error) {
 	const what = "operations.get"
 	deadline := time.Now().Add(c.poll.total)
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	notReady := func(polls int) error {
+		return &Error{Op: what, Err: fmt.Errorf("%w (%d polls)", ErrExportNotReady, polls)}
+	}
 	wait := c.poll.first
 	for polls := 0; !op.Done; polls++ {
 		if polls == maxPolls || time.Now().Add(wait).After(deadline) {
-			return nil, &Error{Op: what, Err: fmt.Errorf("%w (%d polls)", ErrExportNotReady, polls)}
+			return nil, notReady(polls)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -176,16 +183,20 @@ func (c *Client) awaitOperation(ctx context.Context, f File, op *gdrive.Operatio
 		case <-t.C:
 		}
 		wait = min(2*wait, c.poll.most)
-		call := c.ops.Get(op.Name).Context(ctx)
+		call := c.ops.Get(op.Name).Context(pctx)
 		setResourceKey(call.Header(), f.ID, f.ResourceKey)
 		next, err := call.Do()
-		switch err = c.wrap(what, err); {
+		switch {
 		case err == nil:
 			op = next
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
-		case !IsTransient(err):
-			return nil, err
+		case pctx.Err() != nil:
+			return nil, notReady(polls + 1)
+		default:
+			if err = c.wrap(what, err); !IsTransient(err) {
+				return nil, err
+			}
 		}
 	}
 	return op, nil

@@ -323,3 +323,19 @@ func TestSharedDriveExport(t *testing.T) {
 		t.Errorf("export = %q", b)
 	}
 }
+
+// TestExportOperationPollThatHangsIsBounded: a poll Google never answers
+// ends with the polling total, not with the send's own deadline.
+func TestExportOperationPollThatHangsIsBounded(t *testing.T) {
+	e := newEnvWith(t, drive.WithOperationPolling(5*time.Millisecond, 20*time.Millisecond, 300*time.Millisecond))
+	got := longDoc(t, e)
+	e.Inject(emulator.Fault{PathPrefix: "/drive/v3/operations/", Delay: 60_000_000_000})
+	start := time.Now()
+	_, err := e.dc.Export(context.Background(), got, "text/plain", nil)
+	if !errors.Is(err, drive.ErrExportNotReady) {
+		t.Fatalf("err = %v, want ErrExportNotReady", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("gave up after %s; the total was 300ms", took)
+	}
+}
