@@ -96,12 +96,43 @@ func driveFailure(it *item, err error, draft bool) error {
 	case errors.Is(err, drive.ErrFilePermission):
 		return refuseErr(err, kindDriveFilePermission, "This Google account is not allowed to download %s. %s "+
 			"Ask the file's owner for access that allows downloading, or send it as a link instead (link: true).", it.label(), nothingDone)
+	case errors.Is(err, drive.ErrWrongType):
+		return refuseErr(err, kindDriveWrongType, "%s: Google answered with something other than the %s asked for (a web page, most likely), so it was not attached. %s "+
+			"Try again in a minute, or send it as a link (leave out as).", it.label(), formatName(it), nothingDone)
+	case errors.Is(err, drive.ErrExportNotReady):
+		return refuseErr(err, kindExportNotReady, "Google took too long to prepare %s as %s, so the message was abandoned. %s "+
+			"Try again in a few minutes, or send it as a link (leave out as).", it.label(), formatName(it), nothingDone)
+	case errors.Is(err, drive.ErrBadContentURL):
+		return refuseErr(err, kindDriveUntrustedURL, "Google gave a download address for %s that is not one of its own, so drivemail did not fetch it. %s "+
+			"Send it as a link instead (leave out as).", it.label(), nothingDone)
+	case errors.Is(err, drive.ErrAPIDisabled):
+		if svc, _ := drive.DisabledAPI(err); svc == drive.SheetsService {
+			return refuseErr(err, kindSheetsAPIDisabled, "%s: reading one tab needs the Google Sheets API, which this drivemail server's Google Cloud project has not enabled. %s "+
+				"Leave out sheet to send the first tab, use as: \"xlsx\" for every tab, or ask whoever runs drivemail to enable the Google Sheets API.", it.label(), nothingDone)
+		}
+		return driveAPIDisabled(err, draft)
 	case errors.Is(err, drive.ErrStalled):
 		return refuseErr(err, kindDriveStalled, "Google Drive stalled while sending %s (no data came for a long while), so the message was abandoned. %s Try again in a minute.", it.label(), nothingDone)
 	case drive.IsTransient(err):
 		return refuseErr(err, kindDriveUnavailable, "Google Drive stopped sending %s part-way, so the message was abandoned. %s Try again in a minute.", it.label(), nothingDone)
 	}
 	return nil
+}
+
+// driveAPIDisabled is the refusal when drivemail's Google Cloud project
+// has not enabled the Drive API: no Drive file can go, and only the
+// operator can fix it (the drive client has logged which API).
+func driveAPIDisabled(err error, draft bool) error {
+	return refuseErr(err, kindDriveAPIDisabled, "This drivemail server's Google Cloud project has not enabled the Google Drive API, so no Drive file can be attached. %s "+
+		"Ask whoever runs drivemail to enable the Google Drive API; content written into the call (text, base64) can still be sent.", nothing(draft))
+}
+
+// formatName is an export entry's format for a sentence ("csv").
+func formatName(it *item) string {
+	if it.plan.format.Name != "" {
+		return it.plan.format.Name
+	}
+	return "format"
 }
 
 // gmailRefusal words a Gmail failure. threaded says the message named a

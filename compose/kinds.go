@@ -70,6 +70,11 @@ const (
 	kindDriveDomainPolicy     kind = "drive_domain_policy"      // the Workspace admin forbids the app
 	kindDriveAppNotAllowed    kind = "drive_app_not_allowed"    // drive.file only, for a file not opened with the app
 	kindDriveFilePermission   kind = "drive_file_permission"    // the user may not download it
+	kindDriveWrongType        kind = "drive_wrong_type"         // an export answered with another Content-Type (a web page)
+	kindExportNotReady        kind = "export_not_ready"         // files.download's operation did not finish in time
+	kindDriveUntrustedURL     kind = "drive_untrusted_url"      // a download URL off Google's download hosts
+	kindDriveAPIDisabled      kind = "drive_api_disabled"       // the project has not enabled the Drive API
+	kindSheetsAPIDisabled     kind = "sheets_api_disabled"      // a named tab needs the Sheets API, not enabled
 	kindGmailScope            kind = "gmail_scope"              // no send or compose scope granted
 	kindGmailUnauthorized     kind = "gmail_unauthorized"       // Google refused the token (401)
 	kindGmailTooLarge         kind = "gmail_too_large"          // Gmail's 413

@@ -131,7 +131,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err != nil {
 		return Result{}, err
 	}
-	dc, err := drive.New(ctx, hc, s.cfg.Endpoints, drive.WithIdleTimeout(s.cfg.DriveIdleTimeout))
+	dc, err := drive.New(ctx, hc, s.cfg.Endpoints, drive.WithIdleTimeout(s.cfg.DriveIdleTimeout), drive.WithLogger(s.cfg.Logger))
 	if err != nil {
 		return Result{}, err
 	}
@@ -199,6 +199,10 @@ func userID(ctx context.Context) string {
 // driveAPI is what compose needs of Drive; *drive.Client via driveAdapter.
 type driveAPI interface {
 	Lookup(ctx context.Context, ref drive.Ref) (drive.File, error)
+	// SheetTabs lists a spreadsheet's tabs; needed says a tab choice
+	// depends on them (a disabled Sheets API is then logged for the
+	// operator), not only a tab's name in the result.
+	SheetTabs(ctx context.Context, f drive.File, needed bool) ([]drive.Sheet, error)
 	Download(ctx context.Context, f drive.File) (io.ReadCloser, error)
 	Export(ctx context.Context, f drive.File, mimeType string, tab *drive.Sheet) (io.ReadCloser, error)
 	ReaderAt(ctx context.Context, f drive.File) io.ReaderAt
@@ -214,6 +218,13 @@ type driveAdapter struct{ c *drive.Client }
 
 func (d driveAdapter) Lookup(ctx context.Context, ref drive.Ref) (drive.File, error) {
 	return d.c.Lookup(ctx, ref)
+}
+
+func (d driveAdapter) SheetTabs(ctx context.Context, f drive.File, needed bool) ([]drive.Sheet, error) {
+	if needed {
+		return d.c.SheetTabs(ctx, f)
+	}
+	return d.c.OptionalSheetTabs(ctx, f)
 }
 
 func (d driveAdapter) Download(ctx context.Context, f drive.File) (io.ReadCloser, error) {

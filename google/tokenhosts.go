@@ -2,6 +2,7 @@ package google
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -26,6 +27,15 @@ var tokenHosts = map[string]bool{
 	"openidconnect.googleapis.com": true, // userinfo
 	"docs.google.com":              true, // exportLinks of Docs, Sheets, Slides
 	"drive.google.com":             true, // exportLinks of other types
+	"drive.usercontent.google.com": true, // files.download's downloadUri
+}
+
+// contentHosts are where files.download's operation may send drivemail
+// for the bytes (its downloadUri): Google's download hosts, apart from
+// the API hosts that merely accept the token.
+var contentHosts = map[string]bool{
+	"www.googleapis.com":           true,
+	"drive.usercontent.google.com": true,
 }
 
 // ErrTokenHost is the error (via errors.Is) of a request that GuardToken
@@ -53,8 +63,7 @@ func (e Endpoints) TokenAllowed(u *url.URL) error {
 	}
 	if u.User == nil {
 		if e.Emulated() {
-			base, err := url.Parse(e.Base)
-			if err == nil && u.Scheme == base.Scheme && strings.EqualFold(u.Host, base.Host) {
+			if e.sameEmulator(u) {
 				return nil
 			}
 		} else if u.Scheme == "https" && (u.Port() == "" || u.Port() == "443") && tokenHosts[strings.ToLower(u.Hostname())] {
@@ -62,6 +71,50 @@ func (e Endpoints) TokenAllowed(u *url.URL) error {
 		}
 	}
 	return &TokenHostError{Origin: u.Scheme + "://" + u.Host}
+}
+
+// ContentURLAllowed reports whether u may be fetched as a download's
+// content (files.download's downloadUri): https on Google's download hosts
+// or a signed *.googleusercontent.com URL, or, with an emulator, its own
+// listener. Anything else is a *TokenHostError naming the origin.
+func (e Endpoints) ContentURLAllowed(u *url.URL) error {
+	if u == nil {
+		return &TokenHostError{Origin: "(no URL)"}
+	}
+	if u.User == nil {
+		if e.Emulated() {
+			if e.sameEmulator(u) {
+				return nil
+			}
+		} else if u.Scheme == "https" && (u.Port() == "" || u.Port() == "443") &&
+			(contentHosts[strings.ToLower(u.Hostname())] || signedContentHost(u)) {
+			return nil
+		}
+	}
+	return &TokenHostError{Origin: u.Scheme + "://" + u.Host}
+}
+
+// sameEmulator reports whether u is on the emulator's origin, or on its
+// port under another loopback name: the same listener, which answers
+// there as Google's content hosts (a second host name, as Google serves
+// content apart from its APIs).
+func (e Endpoints) sameEmulator(u *url.URL) bool {
+	base, err := url.Parse(e.Base)
+	if err != nil || u.Scheme != base.Scheme {
+		return false
+	}
+	if strings.EqualFold(u.Host, base.Host) {
+		return true
+	}
+	return u.Port() != "" && u.Port() == base.Port() && isLoopback(u.Hostname()) && isLoopback(base.Hostname())
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // signedContentHost reports whether u is where Google sends a download
@@ -100,8 +153,9 @@ func (g *tokenGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil {
 		return g.base.RoundTrip(req)
 	}
-	// req.Response is set on a request that follows a redirect.
-	if req.Response != nil && !g.endpoints.Emulated() && signedContentHost(req.URL) {
+	// A signed content URL needs no token: Google redirects there, and a
+	// downloadUri may name one.
+	if !g.endpoints.Emulated() && signedContentHost(req.URL) {
 		bare := req.Clone(req.Context())
 		bare.Header.Del("Authorization")
 		return g.base.RoundTrip(bare)

@@ -40,7 +40,8 @@ func TestTokenAllowed(t *testing.T) {
 		{emu, "http://127.0.0.1:9090/upload/gmail/v1/users/me/messages/send?upload_id=1", true},
 		{emu, "http://127.0.0.1:9091/upload/gmail/v1/users/me/messages/send?upload_id=1", false},
 		{emu, "https://127.0.0.1:9090/drive/v3/files", false},
-		{emu, "http://localhost:9090/drive/v3/files", false},
+		{emu, "http://localhost:9090/drive/v3/files", true}, // the same listener under its other loopback name (its content host)
+		{emu, "http://localhost.evil:9090/drive/v3/files", false},
 		{emu, "https://www.googleapis.com/drive/v3/files", false},
 	}
 	for _, c := range cases {
@@ -144,5 +145,46 @@ func TestGuardTokenStopsEveryHop(t *testing.T) {
 	}
 	if got := foreign.requests(); len(got) != 0 {
 		t.Errorf("the foreign listener was reached: %q", got)
+	}
+}
+
+// TestContentURLAllowed: a download's content is fetched only from
+// Google's download hosts over https (or a signed googleusercontent URL),
+// or from the emulator's own listener under either loopback name; never
+// another host, port or scheme, nor a URL with credentials.
+func TestContentURLAllowed(t *testing.T) {
+	real := Endpoints{}
+	emu := Endpoints{Base: "http://127.0.0.1:9090"}
+	tests := []struct {
+		e    Endpoints
+		url  string
+		want bool
+	}{
+		{real, "https://www.googleapis.com/drive/v3/files/abc?alt=media&source=downloadUrl", true},
+		{real, "https://drive.usercontent.google.com/download?id=abc&export=download", true},
+		{real, "https://doc-0s-sheets.googleusercontent.com/export/x", true},
+		{real, "http://www.googleapis.com/drive/v3/files/abc", false},
+		{real, "https://www.googleapis.com:8443/x", false},
+		{real, "https://evil.example/googleusercontent.com", false},
+		{real, "https://googleusercontent.com.evil.example/x", false},
+		{real, "https://user:pw@www.googleapis.com/x", false},
+		{real, "https://docs.google.com/spreadsheets/export?id=abc", false},
+		{emu, "http://127.0.0.1:9090/download?id=a&op=b", true},
+		{emu, "http://localhost:9090/download?id=a&op=b", true},
+		{emu, "http://[::1]:9090/download", true},
+		{emu, "http://localhost:9091/download", false},
+		{emu, "https://localhost:9090/download", false},
+		{emu, "http://example.com:9090/download", false},
+		{emu, "https://www.googleapis.com/drive/v3/files/abc", false},
+	}
+	for _, tt := range tests {
+		u, err := url.Parse(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tt.e.ContentURLAllowed(u)
+		if (err == nil) != tt.want || (err != nil && !errors.Is(err, ErrTokenHost)) {
+			t.Errorf("ContentURLAllowed(%q) against %q = %v, want allowed %v", tt.url, tt.e.Base, err, tt.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/drivemail/drivemail/compose"
@@ -47,6 +48,7 @@ func reconnectRefusal(err error) error {
 type userDrive struct {
 	clients   GoogleClients
 	endpoints google.Endpoints
+	logger    *slog.Logger // for what the operator must fix (a disabled API)
 }
 
 func (d userDrive) client(ctx context.Context) (*drive.Client, error) {
@@ -54,7 +56,7 @@ func (d userDrive) client(ctx context.Context) (*drive.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return drive.New(ctx, hc, d.endpoints)
+	return drive.New(ctx, hc, d.endpoints, drive.WithLogger(d.logger))
 }
 
 func (d userDrive) Search(ctx context.Context, q drive.Query) (drive.Page, error) {

@@ -124,7 +124,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		Version: cfg.Version,
 		Auth:    auth,
 		Tools: tools.Deps{
-			Drive:         userDrive{clients: gauth, endpoints: endpoints},
+			Drive:         userDrive{clients: gauth, endpoints: endpoints, logger: logger},
 			Mail:          userMail{clients: gauth, compose: mail},
 			Uploads:       uploads,
 			DraftsEnabled: cfg.Drafts,

@@ -277,6 +277,8 @@ func driveError(err error, id string) error {
 	case errors.Is(err, drive.ErrQueryText), errors.Is(err, drive.ErrQueryMimeType),
 		errors.Is(err, drive.ErrQueryPageSize), errors.Is(err, drive.ErrQueryToken), errors.Is(err, drive.ErrQueryType):
 		return &Refusal{Reason: sentence(err.Error())}
+	case errors.Is(err, drive.ErrAPIDisabled):
+		return refuse("This drivemail server's Google Cloud project has not enabled the Google Drive API, so Drive cannot be searched or read. Ask whoever runs drivemail to enable it.")
 	case errors.Is(err, drive.ErrScope):
 		return refuse("This Google account has not given drivemail access to Drive. Reconnect drivemail (sign in again) and allow Drive access.")
 	case errors.Is(err, drive.ErrUnauthorized):

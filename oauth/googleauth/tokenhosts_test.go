@@ -54,12 +54,23 @@ func TestGoogleTokenReachesOnlyGoogle(t *testing.T) {
 	defer foreign.srv.Close()
 	foreignHost := strings.TrimPrefix(foreign.srv.URL, "http://")
 
-	// A Google endpoint that sends export links and upload sessions to
-	// the foreign listener.
-	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// A Google endpoint that sends a download's content and upload
+	// sessions to the foreign listener: an export past files.export's cap
+	// goes through files.download, whose downloadUri redirects there.
+	var fake *httptest.Server
+	fake = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case r.URL.Path == "/export":
-			http.Redirect(w, r, foreign.srv.URL+"/export?"+r.URL.RawQuery, http.StatusTemporaryRedirect)
+		case r.URL.Path == "/drive/v3/files/sheet1/export":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"error":{"code":403,"message":"This file is too large to be exported.",`+
+				`"errors":[{"domain":"global","reason":"exportSizeLimitExceeded","message":"This file is too large to be exported."}]}}`)
+		case r.URL.Path == "/drive/v3/files/sheet1/download":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"name":"op1","done":true,"response":{"@type":"type.googleapis.com/google.apps.drive.v3.DownloadFileResponse",`+
+				`"downloadUri":"`+fake.URL+`/content?id=sheet1","partialDownloadAllowed":false}}`)
+		case r.URL.Path == "/content":
+			http.Redirect(w, r, foreign.srv.URL+"/content?"+r.URL.RawQuery, http.StatusTemporaryRedirect)
 		case strings.HasPrefix(r.URL.Path, "/upload/") && r.URL.Query().Get("uploadType") == "resumable":
 			w.Header().Set("Location", foreign.srv.URL+r.URL.Path+"?uploadType=resumable&upload_id=stolen")
 		default:
@@ -75,8 +86,7 @@ func TestGoogleTokenReachesOnlyGoogle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sheet := drive.File{ID: "sheet1", CanDownload: true, MimeType: "application/vnd.google-apps.spreadsheet",
-		ExportLinks: map[string]string{"text/csv": fake.URL + "/export?id=sheet1&exportFormat=csv"}}
+	sheet := drive.File{ID: "sheet1", CanDownload: true, MimeType: "application/vnd.google-apps.spreadsheet"}
 	gc, err := gmail.New(ctx, hc, endpoints, 256<<10)
 	if err != nil {
 		t.Fatal(err)
@@ -92,8 +102,8 @@ func TestGoogleTokenReachesOnlyGoogle(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"export link that redirects", func() error {
-			rc, err := dc.Export(ctx, sheet, "text/csv", &drive.Sheet{ID: 7, Title: "Q3"})
+		{"download URI that redirects", func() error {
+			rc, err := dc.Export(ctx, sheet, "text/csv", nil)
 			if err == nil {
 				rc.Close()
 			}

@@ -60,12 +60,13 @@ func TestAuthenticate(t *testing.T) {
 	for _, tc := range []struct {
 		name, header string
 		ok           bool
+		reason       string // the legacy reason of the 401
 	}{
-		{"valid", "Bearer " + tok, true},
-		{"case-insensitive scheme", "bearer " + tok, true},
-		{"missing", "", false},
-		{"unknown", "Bearer ya29.nope", false},
-		{"basic", "Basic " + tok, false},
+		{"valid", "Bearer " + tok, true, ""},
+		{"case-insensitive scheme", "bearer " + tok, true, ""},
+		{"missing", "", false, "required"},
+		{"unknown", "Bearer ya29.nope", false, "authError"},
+		{"basic", "Basic " + tok, false, "required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/drive/v3/files", nil)
@@ -78,7 +79,7 @@ func TestAuthenticate(t *testing.T) {
 				t.Fatalf("ok = %v, want %v", ok, tc.ok)
 			}
 			if !ok {
-				if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), `"reason": "authError"`) {
+				if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), `"reason": "`+tc.reason+`"`) {
 					t.Errorf("401 not Google-shaped: %d %s", w.Code, w.Body)
 				}
 			}
