@@ -373,7 +373,10 @@ func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duratio
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The deadline and the transport's header timeout are the same
+		// length: whichever fires first, the document was too slow.
+		var ne net.Error
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 			return Document{}, 0, refuse("the client metadata document at %s did not arrive within %v", u, f.cfg.Timeout)
 		}
 		var refused *Error
