@@ -54,14 +54,15 @@ func validThreadID(s string) bool {
 
 func (b *builder) headers() mimemsg.Message {
 	m := mimemsg.Message{
-		From:      b.from,
-		To:        b.req.To,
-		Cc:        b.req.Cc,
-		Bcc:       b.req.Bcc,
-		Subject:   b.req.Subject,
-		Date:      b.date,
-		MessageID: b.messageID,
-		InReplyTo: b.req.InReplyTo,
+		From:       b.from,
+		To:         b.req.To,
+		Cc:         b.req.Cc,
+		Bcc:        b.req.Bcc,
+		Subject:    b.req.Subject,
+		Date:       b.date,
+		MessageID:  b.messageID,
+		InReplyTo:  b.req.InReplyTo,
+		References: b.req.References,
 		Limits: mimemsg.Limits{
 			MaxFileBytes: MaxAttachmentBytes,
 			MaxBytes:     MaxMessageBytes,

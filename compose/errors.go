@@ -3,6 +3,7 @@ package compose
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/drivemail/drivemail/blocked"
 	"github.com/drivemail/drivemail/drive"
@@ -55,7 +56,7 @@ func streamError(err error, b *builder, draft bool) error {
 	}
 	var ge *gmail.Error
 	if errors.As(err, &ge) {
-		return gmailRefusal(err, draft, b.req.ThreadID != "")
+		return gmailRefusal(err, draft, b.req.ThreadID != "", b.date)
 	}
 	var we *gmail.WriteError
 	if errors.As(err, &we) {
@@ -95,6 +96,21 @@ func driveFailure(it *item, err error, draft bool) error {
 	case errors.Is(err, drive.ErrFilePermission):
 		return refuseErr(err, kindDriveFilePermission, "This Google account is not allowed to download %s. %s "+
 			"Ask the file's owner for access that allows downloading, or send it as a link instead (link: true).", it.label(), nothingDone)
+	case errors.Is(err, drive.ErrWrongType):
+		return refuseErr(err, kindDriveWrongType, "%s: Google answered with something other than the %s asked for (a web page, most likely), so it was not attached. %s "+
+			"Try again in a minute, or send it as a link (leave out as).", it.label(), formatName(it), nothingDone)
+	case errors.Is(err, drive.ErrExportNotReady):
+		return refuseErr(err, kindExportNotReady, "Google took too long to prepare %s as %s, so the message was abandoned. %s "+
+			"Try again in a few minutes, or send it as a link (leave out as).", it.label(), formatName(it), nothingDone)
+	case errors.Is(err, drive.ErrBadContentURL):
+		return refuseErr(err, kindDriveUntrustedURL, "Google gave a download address for %s that is not one of its own, so drivemail did not fetch it. %s "+
+			"Send it as a link instead (leave out as).", it.label(), nothingDone)
+	case errors.Is(err, drive.ErrAPIDisabled):
+		if svc, _ := drive.DisabledAPI(err); svc == drive.SheetsService {
+			return refuseErr(err, kindSheetsAPIDisabled, "%s: reading one tab needs the Google Sheets API, which this drivemail server's Google Cloud project has not enabled. %s "+
+				"Leave out sheet to send the first tab, use as: \"xlsx\" for every tab, or ask whoever runs drivemail to enable the Google Sheets API.", it.label(), nothingDone)
+		}
+		return driveAPIDisabled(err, draft)
 	case errors.Is(err, drive.ErrStalled):
 		return refuseErr(err, kindDriveStalled, "Google Drive stalled while sending %s (no data came for a long while), so the message was abandoned. %s Try again in a minute.", it.label(), nothingDone)
 	case drive.IsTransient(err):
@@ -103,10 +119,27 @@ func driveFailure(it *item, err error, draft bool) error {
 	return nil
 }
 
+// driveAPIDisabled is the refusal when drivemail's Google Cloud project
+// has not enabled the Drive API: no Drive file can go, and only the
+// operator can fix it (the drive client has logged which API).
+func driveAPIDisabled(err error, draft bool) error {
+	return refuseErr(err, kindDriveAPIDisabled, "This drivemail server's Google Cloud project has not enabled the Google Drive API, so no Drive file can be attached. %s "+
+		"Ask whoever runs drivemail to enable the Google Drive API; content written into the call (text, base64) can still be sent.", nothing(draft))
+}
+
+// formatName is an export entry's format for a sentence ("csv").
+func formatName(it *item) string {
+	if it.plan.format.Name != "" {
+		return it.plan.format.Name
+	}
+	return "format"
+}
+
 // gmailRefusal words a Gmail failure. threaded says the message named a
 // thread_id: Gmail answers an unknown one (or another account's) with a
 // bare 400 "Invalid thread_id value", so a 400 then most likely means it.
-func gmailRefusal(err error, draft, threaded bool) error {
+// now dates a retry time Gmail gave.
+func gmailRefusal(err error, draft, threaded bool, now time.Time) error {
 	nothingDone := nothing(draft)
 	var ge *gmail.Error
 	if !errors.As(err, &ge) {
@@ -147,6 +180,17 @@ func gmailRefusal(err error, draft, threaded bool) error {
 		return refuseErr(err, kindGmailRejected, "Gmail refused the message as invalid. %s Check the recipients and headers.", nothingDone)
 	case errors.Is(err, gmail.ErrStalled):
 		return refuseErr(err, kindGmailStalled, "Gmail stopped answering while the message was being uploaded, so it was abandoned. %s Try again in a minute.", nothingDone)
+	case errors.Is(err, gmail.ErrSendingLimit):
+		return refuseErr(err, kindGmailSendingLimit, "This Gmail account has reached its daily sending limit (Google caps how many messages an account may send a day), so Gmail refused the message. %s "+
+			"%s; trying sooner does not help. Send it then, or from another account. Messages sent just before the limit may also come back as bounces.", nothingDone, whenAgain(ge.RetryAfter, now))
+	case errors.Is(err, gmail.ErrDailyQuota):
+		return refuseErr(err, kindGmailDailyQuota, "drivemail has used up its daily Gmail quota, which all its users share, so Gmail refused the message. %s "+
+			"Google resets it at midnight Pacific time; until then drivemail cannot send for anyone. Tell whoever runs drivemail: they can ask Google for a higher quota in the Google Cloud console.", nothingDone)
+	case errors.Is(err, gmail.ErrUserRateLimit):
+		return refuseErr(err, kindGmailUserRateLimit, "Gmail is limiting how many requests this account can make per minute, so it refused the message. %s %s.", nothingDone, tryAgainSoon(ge.RetryAfter, now))
+	case errors.Is(err, gmail.ErrProjectRateLimit):
+		return refuseErr(err, kindGmailProjectRateLimit, "Gmail is limiting how many requests drivemail can make per minute for all its users together, so it refused the message. %s "+
+			"%s; if this keeps happening, tell whoever runs drivemail, who can ask Google for a higher quota.", nothingDone, tryAgainSoon(ge.RetryAfter, now))
 	case errors.Is(err, gmail.ErrRateLimited), errors.Is(err, gmail.ErrUnavailable):
 		return refuseErr(err, kindGmailUnavailable, "Gmail is busy or unavailable right now. %s Try again in a minute.", nothingDone)
 	case errors.Is(err, gmail.ErrForbidden):
@@ -154,6 +198,33 @@ func gmailRefusal(err error, draft, threaded bool) error {
 			"Ask the account's Google Workspace administrator whether it may send mail through apps.", nothingDone)
 	}
 	return err
+}
+
+// whenAgain says when Gmail takes messages again after the sending limit.
+func whenAgain(retry, now time.Time) string {
+	if retry.IsZero() || !retry.After(now) {
+		return "Gmail lifts the limit within about 24 hours"
+	}
+	return "Gmail takes messages from it again after " + retry.UTC().Format("2006-01-02 15:04 UTC") + " (" + inAbout(retry.Sub(now)) + ")"
+}
+
+// tryAgainSoon is the advice after a per-minute rate limit.
+func tryAgainSoon(retry, now time.Time) string {
+	if retry.IsZero() || !retry.After(now.Add(time.Minute)) {
+		return "Try again in a minute"
+	}
+	return "Try again after " + retry.UTC().Format("15:04 UTC") + " (" + inAbout(retry.Sub(now)) + ")"
+}
+
+// inAbout words a wait: "in about 5 hours", "in about 20 minutes".
+func inAbout(d time.Duration) string {
+	switch {
+	case d >= 90*time.Minute:
+		return fmt.Sprintf("in about %d hours", int((d+30*time.Minute)/time.Hour))
+	case d >= 2*time.Minute:
+		return fmt.Sprintf("in about %d minutes", int((d+30*time.Second)/time.Minute))
+	}
+	return "in a minute or two"
 }
 
 // result says what went out.

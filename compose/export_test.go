@@ -30,3 +30,13 @@ func DocumentedKinds(t *testing.T) map[string]bool {
 	}
 	return kinds
 }
+
+// SendsOf counts the user's sends holding or waiting for their slots.
+func (s *Service) SendsOf(userID string) int {
+	s.slots.mu.Lock()
+	defer s.slots.mu.Unlock()
+	if us := s.slots.users[userID]; us != nil {
+		return us.refs
+	}
+	return 0
+}

@@ -1,6 +1,9 @@
 package compose
 
-import "github.com/drivemail/drivemail/blocked"
+import (
+	"github.com/drivemail/drivemail/blocked"
+	"github.com/drivemail/drivemail/mimemsg"
+)
 
 // kind names a refusal in the "send refused" log line (refusal=<kind>).
 // It is a fixed code, never the sentence: sentences quote what the caller
@@ -10,25 +13,27 @@ type kind string
 
 // The request and its entries, checked before any Google call.
 const (
-	kindTooManyEntries  kind = "too_many_entries"  // more entries than MaxEntries
-	kindBadFileID       kind = "bad_file_id"       // not a Drive id, link or mcp-file:// handle
-	kindNoSource        kind = "no_source"         // an entry with nothing to send
-	kindSeveralSources  kind = "several_sources"   // an entry with more than one source
-	kindNoName          kind = "no_name"           // model-written content without a name
-	kindBadOption       kind = "bad_option"        // as, sheet or link where they do not apply
-	kindBadText         kind = "bad_text"          // text that is not UTF-8
-	kindBadBase64       kind = "bad_base64"        // base64 or content that does not decode
-	kindBadDataURI      kind = "bad_data_uri"      // a malformed data: URI
-	kindBadMimeType     kind = "bad_mime_type"     // a mime_type that is not one
-	kindContentTooLarge kind = "content_too_large" // model-written bytes past MaxModelBytes
-	kindBodyTooLarge    kind = "body_too_large"    // body_text or body_html past MaxBodyBytes
-	kindBadThreadID     kind = "bad_thread_id"     // a thread_id not shaped like Gmail's
-	kindInvalidAddress  kind = "invalid_address"   // to, cc, bcc (or their count), from
-	kindInvalidSubject  kind = "invalid_subject"   // a line break, control character, too long
-	kindInvalidReplyTo  kind = "invalid_in_reply_to"
-	kindInvalidInline   kind = "invalid_inline" // inline parts the HTML cannot show
-	kindInvalidLink     kind = "invalid_link"   // a link that cannot go in the body
-	kindInvalidHeader   kind = "invalid_header" // any other header mimemsg refused
+	kindTooManyEntries     kind = "too_many_entries"     // more entries than MaxEntries
+	kindBadFileID          kind = "bad_file_id"          // not a Drive id, link or mcp-file:// handle
+	kindNoSource           kind = "no_source"            // an entry with nothing to send
+	kindSeveralSources     kind = "several_sources"      // an entry with more than one source
+	kindNoName             kind = "no_name"              // model-written content without a name
+	kindBadOption          kind = "bad_option"           // as, sheet or link where they do not apply
+	kindBadText            kind = "bad_text"             // text that is not UTF-8
+	kindBadBase64          kind = "bad_base64"           // base64 or content that does not decode
+	kindBadDataURI         kind = "bad_data_uri"         // a malformed data: URI
+	kindBadMimeType        kind = "bad_mime_type"        // a mime_type that is not one
+	kindContentTooLarge    kind = "content_too_large"    // model-written bytes past MaxModelBytes
+	kindBodyTooLarge       kind = "body_too_large"       // body_text or body_html past MaxBodyBytes
+	kindBadThreadID        kind = "bad_thread_id"        // a thread_id not shaped like Gmail's
+	kindThreadWithoutReply kind = "thread_without_reply" // thread_id without in_reply_to or references
+	kindInvalidAddress     kind = "invalid_address"      // a to, cc, bcc or from address
+	kindTooManyRecipients  kind = "too_many_recipients"  // to, cc and bcc together past mimemsg.DefaultMaxRecipients
+	kindInvalidSubject     kind = "invalid_subject"      // a line break, control character, too long
+	kindInvalidReplyTo     kind = "invalid_in_reply_to"
+	kindInvalidInline      kind = "invalid_inline" // inline parts the HTML cannot show
+	kindInvalidLink        kind = "invalid_link"   // a link that cannot go in the body
+	kindInvalidHeader      kind = "invalid_header" // any other header mimemsg refused
 )
 
 // The plan: what each Drive file is, and the message's limits.
@@ -55,27 +60,48 @@ const (
 
 // Google's answers.
 const (
-	kindDriveScope          kind = "drive_scope"           // no Drive scope granted
-	kindDriveUnauthorized   kind = "drive_unauthorized"    // Google refused the token (401)
-	kindDriveUnavailable    kind = "drive_unavailable"     // 5xx, rate limits, a cut download
-	kindDriveStalled        kind = "drive_stalled"         // no byte for DriveIdleTimeout
-	kindDriveCorrupt        kind = "drive_corrupt"         // a checksum mismatch
-	kindDriveAbusive        kind = "drive_abusive"         // flagged as malware or spam
-	kindDriveDownloadQuota  kind = "drive_download_quota"  // the file's download quota
-	kindDriveDomainPolicy   kind = "drive_domain_policy"   // the Workspace admin forbids the app
-	kindDriveAppNotAllowed  kind = "drive_app_not_allowed" // drive.file only, for a file not opened with the app
-	kindDriveFilePermission kind = "drive_file_permission" // the user may not download it
-	kindGmailScope          kind = "gmail_scope"           // no send or compose scope granted
-	kindGmailUnauthorized   kind = "gmail_unauthorized"    // Google refused the token (401)
-	kindGmailTooLarge       kind = "gmail_too_large"       // Gmail's 413
-	kindGmailRejected       kind = "gmail_rejected"        // Gmail's 400
-	kindThreadRejected      kind = "thread_rejected"       // Gmail's 400 for a message with a thread_id
-	kindUnknownThread       kind = "unknown_thread"        // Gmail's 404 for the thread
-	kindGmailForbidden      kind = "gmail_forbidden"       // any other 403: sending turned off
-	kindGmailStalled        kind = "gmail_stalled"         // an upload request unanswered
-	kindGmailUnavailable    kind = "gmail_unavailable"     // 5xx, rate limits
-	kindMaybeSent           kind = "maybe_sent"            // the whole message went, no answer came
-	kindSentUnconfirmed     kind = "sent_unconfirmed"      // Gmail's 200 came without its body
+	kindDriveScope            kind = "drive_scope"              // no Drive scope granted
+	kindDriveUnauthorized     kind = "drive_unauthorized"       // Google refused the token (401)
+	kindDriveUnavailable      kind = "drive_unavailable"        // 5xx, rate limits, a cut download
+	kindDriveStalled          kind = "drive_stalled"            // no byte for DriveIdleTimeout
+	kindDriveCorrupt          kind = "drive_corrupt"            // a checksum mismatch
+	kindDriveAbusive          kind = "drive_abusive"            // flagged as malware or spam
+	kindDriveDownloadQuota    kind = "drive_download_quota"     // the file's download quota
+	kindDriveDomainPolicy     kind = "drive_domain_policy"      // the Workspace admin forbids the app
+	kindDriveAppNotAllowed    kind = "drive_app_not_allowed"    // drive.file only, for a file not opened with the app
+	kindDriveFilePermission   kind = "drive_file_permission"    // the user may not download it
+	kindDriveWrongType        kind = "drive_wrong_type"         // an export answered with another Content-Type (a web page)
+	kindExportNotReady        kind = "export_not_ready"         // files.download's operation did not finish in time
+	kindDriveUntrustedURL     kind = "drive_untrusted_url"      // a download URL off Google's download hosts
+	kindDriveAPIDisabled      kind = "drive_api_disabled"       // the project has not enabled the Drive API
+	kindSheetsAPIDisabled     kind = "sheets_api_disabled"      // a named tab needs the Sheets API, not enabled
+	kindGmailScope            kind = "gmail_scope"              // no send or compose scope granted
+	kindGmailUnauthorized     kind = "gmail_unauthorized"       // Google refused the token (401)
+	kindGmailTooLarge         kind = "gmail_too_large"          // Gmail's 413
+	kindGmailRejected         kind = "gmail_rejected"           // Gmail's 400
+	kindThreadRejected        kind = "thread_rejected"          // Gmail's 400 for a message with a thread_id
+	kindUnknownThread         kind = "unknown_thread"           // Gmail's 404 for the thread
+	kindGmailForbidden        kind = "gmail_forbidden"          // any other 403: sending turned off
+	kindGmailStalled          kind = "gmail_stalled"            // an upload request unanswered
+	kindGmailUnavailable      kind = "gmail_unavailable"        // 5xx, a 429 naming no limit
+	kindGmailSendingLimit     kind = "gmail_sending_limit"      // the account's daily sending limit
+	kindGmailUserRateLimit    kind = "gmail_user_rate_limit"    // a per-user per-minute limit
+	kindGmailProjectRateLimit kind = "gmail_project_rate_limit" // the project's per-minute limit
+	kindGmailDailyQuota       kind = "gmail_daily_quota"        // the project's daily quota
+	kindMaybeSent             kind = "maybe_sent"               // the whole message went, no answer came
+	kindSentUnconfirmed       kind = "sent_unconfirmed"         // Gmail's 200 came without its body
+)
+
+// operators reports whether only the operator can end what k reports:
+// the Google Cloud project's quotas, which every user shares.
+func (k kind) operators() bool {
+	return k == kindGmailDailyQuota || k == kindGmailProjectRateLimit
+}
+
+// The send slots (slots.go): a wait that ran out.
+const (
+	kindUserBusy   kind = "user_busy"   // the user's own sends held their MaxSendsPerUser slots
+	kindServerBusy kind = "server_busy" // every slot of this replica stayed taken
 )
 
 // inputKind is the kind of a header mimemsg refused, by its field.
@@ -83,6 +109,8 @@ func inputKind(field string) kind {
 	switch field {
 	case "to", "cc", "bcc", "from":
 		return kindInvalidAddress
+	case mimemsg.FieldRecipients:
+		return kindTooManyRecipients
 	case "subject":
 		return kindInvalidSubject
 	case "in_reply_to", "in-reply-to", "references":

@@ -83,8 +83,10 @@ func TestDriveTransientErrorsRetried(t *testing.T) {
 	e.sendFileOnce("retry", f, b)
 }
 
-// TestReplyThreads: thread_id joins the thread, in_reply_to becomes
-// In-Reply-To and References.
+// TestReplyThreads: a reply given thread_id and in_reply_to (the
+// message_id a send returned) carries In-Reply-To and References, a reply
+// subject, and lands in the thread: the emulator applies Gmail's three
+// threading criteria, so a reply missing any of them would not.
 func TestReplyThreads(t *testing.T) {
 	e := newEnv(t, compose.Config{})
 	first, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Plan", BodyText: "v1"}, compose.Options{})
@@ -95,28 +97,95 @@ func TestReplyThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgID := m.Header.Get("Message-Id")
-	reply, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Re: Plan", BodyText: "v2",
-		ThreadID: first.ThreadID, InReplyTo: msgID}, compose.Options{})
+	if got := m.Header.Get("Message-Id"); first.MessageID == "" || got != first.MessageID {
+		t.Fatalf("result message_id %q, the message carries %q", first.MessageID, got)
+	}
+	reply, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Plan", BodyText: "v2",
+		ThreadID: first.ThreadID, InReplyTo: first.MessageID}, compose.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reply.ThreadID != first.ThreadID {
-		t.Errorf("reply thread %q, want %q", reply.ThreadID, first.ThreadID)
+	if reply.ThreadID != first.ThreadID || reply.Subject != "Re: Plan" {
+		t.Errorf("reply thread %q subject %q, want %q and \"Re: Plan\"", reply.ThreadID, reply.Subject, first.ThreadID)
 	}
 	r, err := mail.ReadMessage(bytes.NewReader(e.Message(user, reply.ID)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Header.Get("In-Reply-To") != msgID || r.Header.Get("References") != msgID {
-		t.Errorf("In-Reply-To %q, References %q; want %q", r.Header.Get("In-Reply-To"), r.Header.Get("References"), msgID)
+	if r.Header.Get("In-Reply-To") != first.MessageID || r.Header.Get("References") != first.MessageID || r.Header.Get("Subject") != "Re: Plan" {
+		t.Errorf("In-Reply-To %q, References %q, Subject %q; want %q twice and Re: Plan",
+			r.Header.Get("In-Reply-To"), r.Header.Get("References"), r.Header.Get("Subject"), first.MessageID)
 	}
-	if r.Header.Get("Message-Id") == msgID {
-		t.Errorf("the reply reused the first message's id")
+	if reply.MessageID == first.MessageID || r.Header.Get("Message-Id") != reply.MessageID {
+		t.Errorf("the reply's message_id %q (header %q) is not its own", reply.MessageID, r.Header.Get("Message-Id"))
 	}
+
+	// references alone: the last one is the parent, also In-Reply-To; the
+	// third message threads on the reply.
+	third, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Re: Plan", BodyText: "v3",
+		ThreadID: first.ThreadID, References: []string{first.MessageID + " " + reply.MessageID}}, compose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := mail.ReadMessage(bytes.NewReader(e.Message(user, third.ID)))
+	if third.ThreadID != first.ThreadID || h.Header.Get("In-Reply-To") != reply.MessageID ||
+		h.Header.Get("References") != first.MessageID+" "+reply.MessageID {
+		t.Errorf("references only: thread %q, In-Reply-To %q, References %q", third.ThreadID, h.Header.Get("In-Reply-To"), h.Header.Get("References"))
+	}
+	// in_reply_to missing from references is added at their end.
+	fourth, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "RE: plan", BodyText: "v4",
+		ThreadID: first.ThreadID, InReplyTo: strings.Trim(third.MessageID, "<>"), References: []string{first.MessageID}}, compose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ = mail.ReadMessage(bytes.NewReader(e.Message(user, fourth.ID)))
+	if fourth.ThreadID != first.ThreadID || h.Header.Get("References") != first.MessageID+" "+third.MessageID || h.Header.Get("Subject") != "RE: plan" {
+		t.Errorf("in_reply_to beside references: thread %q, References %q, Subject %q", fourth.ThreadID, h.Header.Get("References"), h.Header.Get("Subject"))
+	}
+
 	_, err = e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "x", BodyText: "x", ThreadID: "not a thread!"}, compose.Options{})
 	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "thread_id") {
 		t.Errorf("bad thread id: err = %v", err)
+	}
+}
+
+// TestRepliesGmailWouldNotThread: thread_id without a Message-ID to
+// answer is refused, saying what to pass; a subject of another topic
+// sends, and Gmail starts a new conversation (its thread_id differs);
+// in_reply_to without thread_id threads for the recipients only.
+func TestRepliesGmailWouldNotThread(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	first, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Plan", BodyText: "v1"}, compose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.Emu.Stats()
+	_, err = e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Re: Plan", BodyText: "v2", ThreadID: first.ThreadID}, compose.Options{})
+	if !compose.IsRefusal(err) {
+		t.Fatalf("thread_id alone: err = %v, want a refusal", err)
+	}
+	for _, want := range []string{"Pass in_reply_to", "message_id", "cannot look it up", "leave thread_id out"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not say %q", err, want)
+		}
+	}
+	unchanged(t, before, e.Emu.Stats())
+
+	other, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Budget", BodyText: "v2",
+		ThreadID: first.ThreadID, InReplyTo: first.MessageID}, compose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.ThreadID == first.ThreadID || other.Subject != "Re: Budget" {
+		t.Errorf("another subject: thread %q subject %q, want a new thread (Gmail's subject criterion)", other.ThreadID, other.Subject)
+	}
+	loose, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Plan", BodyText: "v3", InReplyTo: first.MessageID}, compose.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := mail.ReadMessage(bytes.NewReader(e.Message(user, loose.ID)))
+	if loose.ThreadID == first.ThreadID || h.Header.Get("In-Reply-To") != first.MessageID || h.Header.Get("Subject") != "Re: Plan" {
+		t.Errorf("in_reply_to alone: thread %q, In-Reply-To %q, Subject %q", loose.ThreadID, h.Header.Get("In-Reply-To"), h.Header.Get("Subject"))
 	}
 }
 
@@ -128,7 +197,7 @@ func TestUnknownThreadIDNamesIt(t *testing.T) {
 	e := newEnv(t, compose.Config{})
 	for _, draft := range []bool{false, true} {
 		before := e.Emu.Stats()
-		_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Re: Plan", BodyText: "v2", ThreadID: "18f3a2b4c5d6e7f8"},
+		_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Re: Plan", BodyText: "v2", ThreadID: "18f3a2b4c5d6e7f8", InReplyTo: "<m1@example.org>"},
 			compose.Options{Draft: draft})
 		if !compose.IsRefusal(err) {
 			t.Fatalf("draft=%v: err = %v, want a refusal", draft, err)

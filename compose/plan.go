@@ -29,8 +29,9 @@ type plan struct {
 	name      string // the file name in the message
 	mimeType  string // the part's Content-Type
 	format    exportfmt.Format
-	tab       *drive.Sheet
-	size      int64 // known size in bytes; -1 for exports
+	tab       *drive.Sheet // the tab a csv or tsv holds, when known
+	namedTab  bool         // sheet named it: read through the Sheets API
+	size      int64        // known size in bytes; -1 for exports
 	archive   blocked.Kind
 	url       string // for links
 }
@@ -97,7 +98,7 @@ func planNative(it *item) error {
 		if err != nil {
 			return err
 		}
-		p.tab = tab
+		p.tab, p.namedTab = tab, strings.TrimSpace(a.Sheet) != ""
 	} else if a.Sheet != "" {
 		return refuse(kindBadSheet, "%s: sheet applies only to csv and tsv, which hold one tab; %s includes every tab. Leave out sheet, or use as: \"csv\".", it.label(), format.Name)
 	}
@@ -108,10 +109,13 @@ func planNative(it *item) error {
 
 // pickTab finds the tab named by sheet. Without sheet, a spreadsheet's
 // first tab goes, as Drive's own csv export does, and the result says
-// which one went. The match is exact, else case- and space-insensitive if
-// that names one tab.
+// which one went (unless the tabs are unknown: see withTabs). The match
+// is exact, else case- and space-insensitive if that names one tab.
 func pickTab(it *item) (*drive.Sheet, error) {
 	tabs := it.file.Sheets
+	if len(tabs) == 0 && it.file.TabsUnknown && strings.TrimSpace(it.att.Sheet) == "" {
+		return nil, nil
+	}
 	if len(tabs) == 0 {
 		return nil, refuse(kindBadTab, "%s has no tabs to export. Send it as a link (leave out as), or use as: \"xlsx\".", it.label())
 	}

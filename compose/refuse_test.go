@@ -109,6 +109,33 @@ func TestRefusalsSendNothing(t *testing.T) {
 			r.Subject = "Hi\r\nBcc: victim@example.org"
 			return r
 		}(), "ubject", "invalid_subject"},
+		{"thread_id without a Message-ID to answer", func() compose.Request {
+			r := with(compose.Attachment{FileID: small.ID})
+			r.ThreadID = "18f3a2b4c5d6e7f8"
+			return r
+		}(), "Pass in_reply_to", "thread_without_reply"},
+		{"in_reply_to that is not a Message-ID", func() compose.Request {
+			r := with(compose.Attachment{FileID: small.ID})
+			r.ThreadID, r.InReplyTo = "18f3a2b4c5d6e7f8", "the last message"
+			return r
+		}(), "is not a valid message id for in_reply_to", "invalid_in_reply_to"},
+		{"in_reply_to of 501 characters", func() compose.Request {
+			r := with(compose.Attachment{FileID: small.ID})
+			r.InReplyTo = "<" + strings.Repeat("a", 490) + "@example.org>"
+			return r
+		}(), "it is too long", "invalid_in_reply_to"},
+		{"a reference with a line break", func() compose.Request {
+			r := with(compose.Attachment{FileID: small.ID})
+			r.InReplyTo, r.References = "<a@example.org>", []string{"<b@example.org>\r\nBcc: victim@example.org"}
+			return r
+		}(), "is not a valid message id for references", "invalid_in_reply_to"},
+		{"101 references", func() compose.Request {
+			r := with(compose.Attachment{FileID: small.ID})
+			for i := range 101 {
+				r.References = append(r.References, fmt.Sprintf("<m%d@example.org>", i))
+			}
+			return r
+		}(), "references has 101 entries; give at most 100", "invalid_in_reply_to"},
 		{"an unknown export format", with(compose.Attachment{FileID: doc.ID, As: "xlsx"}), "pdf, docx", "bad_format"},
 		{"a bad tab name", with(compose.Attachment{FileID: sheet.ID, As: "csv", Sheet: "Q9"}), `"Summary", "Q1"`, "bad_tab"},
 		{"two inline files of one name", func() compose.Request {

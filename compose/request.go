@@ -9,8 +9,13 @@ type Request struct {
 	BodyText    string
 	BodyHTML    string
 	Attachments []Attachment
-	ThreadID    string
-	InReplyTo   string
+	// ThreadID, InReplyTo and References make the message a reply: see
+	// replyHeaders for what Gmail needs and what drivemail completes.
+	ThreadID  string
+	InReplyTo string
+	// References are the Message-IDs of the conversation, oldest first;
+	// an entry may hold several, separated by spaces or commas.
+	References []string
 }
 
 // Attachment is one entry of the attachments list as the caller gave it
@@ -33,13 +38,19 @@ type Attachment struct {
 
 // Result says exactly what went out.
 type Result struct {
-	ID        string     `json:"id"`
-	ThreadID  string     `json:"thread_id"`
+	ID       string `json:"id"`
+	ThreadID string `json:"thread_id"`
+	// MessageID is the RFC 5322 Message-ID the message carries, with its
+	// angle brackets: a reply passes it as in_reply_to.
+	MessageID string     `json:"message_id"`
 	DraftID   string     `json:"draft_id,omitempty"`
 	SizeBytes int64      `json:"size_bytes"`
 	Attached  []Attached `json:"attached"`
 	Inline    []Inline   `json:"inline"`
 	Linked    []Linked   `json:"linked"`
+	// Subject is the subject sent: a reply's gets "Re: " when it had no
+	// reply prefix.
+	Subject string `json:"-"`
 }
 
 // Attached is a file that went in as an attachment.

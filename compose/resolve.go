@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/exportfmt"
 )
 
 // MaxEntries bounds the attachments list before any call is made: the 10
@@ -156,8 +157,14 @@ func resolve(ctx context.Context, dc driveAPI, items []*item, draft bool) error 
 			}
 			defer func() { <-sem }()
 			f, err := withRetry(ctx, func() (drive.File, error) { return dc.Lookup(ctx, it.ref) })
+			if err == nil {
+				f, err = withTabs(ctx, dc, it, f, draft)
+			}
 			if err != nil {
-				errs <- lookupError(it, err, draft)
+				if !IsRefusal(err) {
+					err = lookupError(it, err, draft)
+				}
+				errs <- err
 				cancel()
 				return
 			}
@@ -174,10 +181,42 @@ func resolve(ctx context.Context, dc driveAPI, items []*item, draft bool) error 
 	return first
 }
 
+// withTabs lists a spreadsheet's tabs when the entry exports one tab
+// (csv or tsv): only that needs the Sheets API. A named tab cannot go
+// without it; without sheet the first tab goes through files.export, and
+// the tabs only name it, so a Sheets API that is not enabled leaves it
+// unnamed (TabsUnknown).
+func withTabs(ctx context.Context, dc driveAPI, it *item, f drive.File, draft bool) (drive.File, error) {
+	if f.MimeType != drive.MimeSpreadsheet || it.att.Link {
+		return f, nil
+	}
+	if format, err := exportfmt.Lookup(f.MimeType, it.att.As); err != nil || !format.NeedsTab {
+		return f, nil
+	}
+	named := strings.TrimSpace(it.att.Sheet) != ""
+	tabs, err := withRetry(ctx, func() ([]drive.Sheet, error) { return dc.SheetTabs(ctx, f, named) })
+	switch {
+	case err == nil:
+		f.Sheets = tabs
+		return f, nil
+	case errors.Is(err, drive.ErrAPIDisabled) && !named:
+		f.TabsUnknown = true
+		return f, nil
+	case errors.Is(err, drive.ErrAPIDisabled):
+		it.file = f
+		return f, refuseErr(err, kindSheetsAPIDisabled, "%s: picking the tab %q needs the Google Sheets API, which this drivemail server's Google Cloud project has not enabled. %s "+
+			"Leave out sheet to send the first tab, use as: \"xlsx\" for every tab, or ask whoever runs drivemail to enable the Google Sheets API.",
+			it.label(), truncate(it.att.Sheet, 60), nothing(draft))
+	}
+	return f, err
+}
+
 // lookupError words a metadata failure. A missing file and one the user
 // cannot see get the same sentence, as Drive gives them the same 404.
 func lookupError(it *item, err error, draft bool) error {
 	switch {
+	case errors.Is(err, drive.ErrAPIDisabled):
+		return driveAPIDisabled(err, draft)
 	case errors.Is(err, drive.ErrNotFound):
 		return refuseErr(err, kindUnknownFile, "Attachment %d: no Drive file with id %s is visible to this Google account: it does not exist or is not shared with it. "+
 			"Check the id, or find the file with drive_search.", it.index, it.ref.ID)

@@ -26,6 +26,12 @@ type Config struct {
 	// one upload chunk (ChunkSize) plus small buffers, so this bounds the
 	// memory of sending. Extra sends wait their turn. Default 8.
 	MaxConcurrentSends int
+	// MaxSendsPerUser caps one user's messages streaming at once, so that
+	// one user cannot hold every slot while others wait. Default 3.
+	MaxSendsPerUser int
+	// SendQueueTimeout bounds a send's wait for its slots; past it the
+	// send is refused with nothing sent. Default 30 s.
+	SendQueueTimeout time.Duration
 	// ChunkSize is the Gmail upload chunk (default 5 MiB).
 	ChunkSize int
 	// DriveIdleTimeout fails a Drive download, export or Range read that
@@ -59,14 +65,20 @@ type Options struct {
 // Service sends messages. It is safe for concurrent use.
 type Service struct {
 	cfg      Config
-	sem      chan struct{}
+	slots    *slots
 	profiles *profileCache
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
 	if cfg.MaxConcurrentSends <= 0 {
-		cfg.MaxConcurrentSends = 8
+		cfg.MaxConcurrentSends = DefaultMaxConcurrentSends
+	}
+	if cfg.MaxSendsPerUser <= 0 {
+		cfg.MaxSendsPerUser = DefaultMaxSendsPerUser
+	}
+	if cfg.SendQueueTimeout <= 0 {
+		cfg.SendQueueTimeout = DefaultSendQueueTimeout
 	}
 	if cfg.ChunkSize <= 0 {
 		cfg.ChunkSize = gmail.DefaultChunkSize
@@ -82,7 +94,7 @@ func New(cfg Config) *Service {
 	}
 	return &Service{
 		cfg:      cfg,
-		sem:      make(chan struct{}, cfg.MaxConcurrentSends),
+		slots:    newSlots(cfg.MaxConcurrentSends, cfg.MaxSendsPerUser, cfg.SendQueueTimeout),
 		profiles: newProfileCache(cfg.ProfileTTL, cfg.Now),
 	}
 }
@@ -98,21 +110,28 @@ func New(cfg Config) *Service {
 // an *Unsent (errors.As) provably sent nothing.
 func (s *Service) Send(ctx context.Context, httpClient *http.Client, req Request, opts Options) (Result, error) {
 	start := s.cfg.Now()
-	res, err := s.send(ctx, httpClient, req, opts)
+	var queued time.Duration
+	res, err := s.send(ctx, httpClient, req, opts, &queued)
 	err = markUnsent(err)
-	s.logOutcome(ctx, req, opts, res, err, s.cfg.Now().Sub(start))
+	s.logOutcome(ctx, req, opts, res, err, s.cfg.Now().Sub(start), queued)
 	return res, err
 }
 
-func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts Options) (Result, error) {
+// send does Send's work; it sets *queued to the time it waited for its
+// slots.
+func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts Options, queued *time.Duration) (Result, error) {
 	if err := checkRequest(req); err != nil {
+		return Result{}, err
+	}
+	req, err := replyHeaders(req)
+	if err != nil {
 		return Result{}, err
 	}
 	items, err := parseItems(req.Attachments)
 	if err != nil {
 		return Result{}, err
 	}
-	dc, err := drive.New(ctx, hc, s.cfg.Endpoints, drive.WithIdleTimeout(s.cfg.DriveIdleTimeout))
+	dc, err := drive.New(ctx, hc, s.cfg.Endpoints, drive.WithIdleTimeout(s.cfg.DriveIdleTimeout), drive.WithLogger(s.cfg.Logger))
 	if err != nil {
 		return Result{}, err
 	}
@@ -122,7 +141,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	}
 	from, err := s.sender(ctx, gc)
 	if err != nil {
-		return Result{}, gmailRefusal(err, opts.Draft, false)
+		return Result{}, gmailRefusal(err, opts.Draft, false, s.cfg.Now())
 	}
 	b := &builder{req: req, from: from, date: s.cfg.Now()}
 	if err := b.checkHeaders(); err != nil {
@@ -142,15 +161,20 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err := checkArchives(ctx, drv, mp, opts.Draft); err != nil {
 		return Result{}, err
 	}
-	if err := s.acquire(ctx); err != nil {
+	waitFrom := s.cfg.Now()
+	release, err := s.slots.acquire(ctx, userID(ctx))
+	*queued = s.cfg.Now().Sub(waitFrom)
+	if err != nil {
 		return Result{}, err
 	}
-	defer s.release()
+	defer release()
 	sent, written, err := s.stream(ctx, gc, drv, b, mp, opts)
 	if err != nil {
 		return Result{}, err
 	}
-	return result(mp, sent, written), nil
+	res := result(mp, sent, written)
+	res.MessageID, res.Subject = b.messageID, req.Subject
+	return res, nil
 }
 
 // sender is the From address: the signed-in Google account's address,
@@ -165,27 +189,20 @@ func (s *Service) sender(ctx context.Context, gc *gmail.Client) (string, error) 
 	return s.profiles.from(ctx, gc.Profile)
 }
 
-// acquire waits for a streaming slot, or for ctx.
-func (s *Service) acquire(ctx context.Context) error {
-	select {
-	case s.sem <- struct{}{}:
-		return nil
-	default:
-	}
-	s.cfg.Logger.DebugContext(ctx, "send waiting for a slot", "max_concurrent", cap(s.sem))
-	select {
-	case s.sem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting to send: %w", ctx.Err())
-	}
+// userID is whose slots a send takes: the signed-in user ("" when the
+// context has none, as in some tests).
+func userID(ctx context.Context) string {
+	u, _ := identity.FromContext(ctx)
+	return u.ID
 }
-
-func (s *Service) release() { <-s.sem }
 
 // driveAPI is what compose needs of Drive; *drive.Client via driveAdapter.
 type driveAPI interface {
 	Lookup(ctx context.Context, ref drive.Ref) (drive.File, error)
+	// SheetTabs lists a spreadsheet's tabs; needed says a tab choice
+	// depends on them (a disabled Sheets API is then logged for the
+	// operator), not only a tab's name in the result.
+	SheetTabs(ctx context.Context, f drive.File, needed bool) ([]drive.Sheet, error)
 	Download(ctx context.Context, f drive.File) (io.ReadCloser, error)
 	Export(ctx context.Context, f drive.File, mimeType string, tab *drive.Sheet) (io.ReadCloser, error)
 	ReaderAt(ctx context.Context, f drive.File) io.ReaderAt
@@ -201,6 +218,13 @@ type driveAdapter struct{ c *drive.Client }
 
 func (d driveAdapter) Lookup(ctx context.Context, ref drive.Ref) (drive.File, error) {
 	return d.c.Lookup(ctx, ref)
+}
+
+func (d driveAdapter) SheetTabs(ctx context.Context, f drive.File, needed bool) ([]drive.Sheet, error) {
+	if needed {
+		return d.c.SheetTabs(ctx, f)
+	}
+	return d.c.OptionalSheetTabs(ctx, f)
 }
 
 func (d driveAdapter) Download(ctx context.Context, f drive.File) (io.ReadCloser, error) {
@@ -235,12 +259,13 @@ func (b budgetedRanges) ReadAt(p []byte, off int64) (int, error) {
 // with its cause's redacted text when it has one. The "message sent"
 // line is the audit record (docs/operations.md): user, recipients count,
 // attachment count and bytes, Gmail message id.
-func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res Result, err error, took time.Duration) {
+func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res Result, err error, took, queued time.Duration) {
 	attrs := []any{
 		"draft", opts.Draft,
 		"recipients", len(req.To) + len(req.Cc) + len(req.Bcc),
 		"entries", len(req.Attachments),
 		"took_ms", took.Milliseconds(),
+		"queued_ms", queued.Milliseconds(),
 	}
 	if u, ok := identity.FromContext(ctx); ok {
 		attrs = append(attrs, "user", u.ID)
@@ -261,6 +286,11 @@ func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res
 		if cause := causeText(r.Err); cause != "" {
 			attrs = append(attrs, "cause", cause)
 		}
+		if r.kind.operators() {
+			// Every user meets this until the operator acts.
+			s.cfg.Logger.WarnContext(ctx, "send refused", append(attrs, "operator", "the Google Cloud project's Gmail API quota is exhausted: request a higher quota in the Google Cloud console")...)
+			return
+		}
 		s.cfg.Logger.InfoContext(ctx, "send refused", attrs...)
 	default:
 		attrs = append(attrs, "err", redact.Quoted(err.Error()))
@@ -276,6 +306,8 @@ func causeText(err error) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, &ie) && ie.Field == mimemsg.FieldRecipients:
+		return "" // the kind says it all; no one address is at fault
 	case errors.As(err, &ie):
 		return "invalid " + ie.Field
 	}

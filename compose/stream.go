@@ -98,8 +98,12 @@ func openPart(ctx context.Context, d driveAPI, it *item) (io.ReadCloser, error) 
 	case actAttach:
 		rc, err = withRetry(ctx, func() (io.ReadCloser, error) { return d.Download(ctx, it.file) })
 	case actExport:
+		var tab *drive.Sheet
+		if it.plan.namedTab {
+			tab = it.plan.tab // a named tab's values; without one, files.export gives the first
+		}
 		rc, err = withRetry(ctx, func() (io.ReadCloser, error) {
-			return d.Export(ctx, it.file, it.plan.format.MimeType, it.plan.tab)
+			return d.Export(ctx, it.file, it.plan.format.MimeType, tab)
 		})
 	default:
 		return nil, fmt.Errorf("compose: %s has no content to open", it.label())

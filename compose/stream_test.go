@@ -28,8 +28,8 @@ func outboxUnchanged(t *testing.T, before, after emulator.Stats) {
 }
 
 // TestExportPastLimitSendsNothing: a Doc whose export grows past 25 MiB
-// (through the exportLinks fallback, past files.export's 10 MB cap) is
-// abandoned while it streams.
+// (through files.download's operation, past files.export's 10 MB cap) is
+// counted as it streams and abandoned before Gmail would send it.
 func TestExportPastLimitSendsNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams 25 MiB")
@@ -45,6 +45,9 @@ func TestExportPastLimitSendsNothing(t *testing.T) {
 	after := e.Emu.Stats()
 	outboxUnchanged(t, before, after)
 	served := after.BytesServed - before.BytesServed
+	if after.Paths["GET /download"]-before.Paths["GET /download"] != 1 {
+		t.Errorf("paths %v: want the export read from files.download's downloadUri", after.Paths)
+	}
 	if served < compose.MaxAttachmentBytes {
 		t.Errorf("only %d export bytes were served; the breach must come from streaming past 25 MiB", served)
 	}

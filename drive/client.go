@@ -9,6 +9,7 @@ package drive
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -38,8 +39,11 @@ type Client struct {
 	http      *http.Client
 	endpoints google.Endpoints
 	files     *gdrive.FilesService
+	ops       *gdrive.OperationsService
 	sheets    *sheets.SpreadsheetsService
 	idle      time.Duration // see WithIdleTimeout
+	poll      pollPolicy    // see WithOperationPolling
+	log       *slog.Logger  // see WithLogger
 }
 
 // New returns a Client that calls Google (or the emulator named by
@@ -55,11 +59,37 @@ func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoint
 	if err != nil {
 		return nil, fmt.Errorf("drive: new sheets service: %w", err)
 	}
-	c := &Client{http: httpClient, endpoints: endpoints, files: ds.Files, sheets: ss.Spreadsheets, idle: DefaultIdleTimeout}
+	c := &Client{
+		http: httpClient, endpoints: endpoints, files: ds.Files, ops: ds.Operations, sheets: ss.Spreadsheets,
+		idle: DefaultIdleTimeout, poll: pollPolicy{defaultPollFirst, defaultPollMost, defaultPollTotal},
+		log: slog.New(slog.DiscardHandler),
+	}
 	for _, o := range opts {
 		o(c)
 	}
 	return c, nil
+}
+
+// WithLogger gives the client a logger for what the operator must act
+// on: an API drivemail needs that its Google Cloud project has not
+// enabled (see DisabledAPI). Default: no logging.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *Client) {
+		if l != nil {
+			c.log = l
+		}
+	}
+}
+
+// wrap is wrapErr, logging a disabled API for the operator: the user's
+// sentence cannot fix it, the project's owner can.
+func (c *Client) wrap(op string, err error) error {
+	err = wrapErr(op, err)
+	if service, ok := DisabledAPI(err); ok {
+		c.log.Error("Google API not enabled: enable it in the Google Cloud project of drivemail's OAuth client",
+			"api", service, "op", op, "enable_at", "https://console.cloud.google.com/apis/library/"+service)
+	}
+	return err
 }
 
 // File is a Drive file as drivemail sees it.
@@ -85,6 +115,9 @@ type File struct {
 	ShortcutID string
 	// Sheets lists a spreadsheet's tabs in order (filled by Get).
 	Sheets []Sheet
+	// TabsUnknown: Get could not list the tabs because the Sheets API is
+	// not enabled for drivemail (everything else about the file works).
+	TabsUnknown bool
 
 	shortcut shortcutTarget
 }
@@ -93,6 +126,9 @@ type File struct {
 type Sheet struct {
 	ID    int64 // Sheets' sheetId, the gid of export URLs
 	Title string
+	// Rows and Cols are the tab's grid size (gridProperties), which
+	// bound the reads of TabExport.
+	Rows, Cols int64
 }
 
 // Native reports whether the file is a Google-native document (Doc, Sheet,

@@ -184,31 +184,6 @@ func TestSpreadsheetTabsAndExports(t *testing.T) {
 	}
 }
 
-// TestExportPastTheCapUsesExportLinks: files.export refuses past 10 MB;
-// the export link serves the whole document.
-func TestExportPastTheCapUsesExportLinks(t *testing.T) {
-	e := newEnv(t)
-	ctx := context.Background()
-	doc := e.Put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
-	got, err := e.dc.Get(ctx, doc.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := e.Emu.Stats()
-	rc, err := e.dc.Export(ctx, got, "text/plain", nil)
-	if err != nil {
-		t.Fatalf("Export: %v", err)
-	}
-	n, err := io.Copy(io.Discard, rc)
-	rc.Close()
-	if err != nil || n < 11<<20 {
-		t.Fatalf("export read %d bytes, %v; want at least 11 MiB", n, err)
-	}
-	if p := e.Emu.Stats().Paths; p["GET /feeds/download/documents/export/Export"]-before.Paths["GET /feeds/download/documents/export/Export"] != 1 {
-		t.Errorf("the export link was not used: %v", p)
-	}
-}
-
 func TestDownloadCutIsAnErrorNotEOF(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 
 	"google.golang.org/api/googleapi"
 
@@ -55,9 +56,21 @@ var (
 	ErrUnavailable = errors.New("Drive is unavailable")
 	// ErrTruncated: a download ended before the size Drive announced.
 	ErrTruncated = errors.New("download ended early")
-	// ErrBadExportLink: an exportLinks URL pointed somewhere we will not
-	// send the user's token.
-	ErrBadExportLink = errors.New("export link has an unexpected origin")
+	// ErrBadContentURL: a download URL Google gave (an operation's
+	// downloadUri, or a redirect from it) points somewhere drivemail does
+	// not send the user's token.
+	ErrBadContentURL = errors.New("download URL has an unexpected origin")
+	// ErrWrongType: Google answered an export with content of another type
+	// than the format asked for (a sign-in page, an error page); the body
+	// is not read.
+	ErrWrongType = errors.New("Google answered with content of another type")
+	// ErrAPIDisabled: the Google Cloud project of drivemail's OAuth client
+	// has not enabled the API called (403 SERVICE_DISABLED,
+	// accessNotConfigured). Error.Service names it; see DisabledAPI.
+	ErrAPIDisabled = errors.New("the Google API is not enabled in drivemail's Google Cloud project")
+	// ErrExportNotReady: files.download's operation did not finish within
+	// the polling budget (see WithOperationPolling).
+	ErrExportNotReady = errors.New("Google did not finish preparing the export in time")
 	// ErrRangeBudget: a ReaderAt exhausted its read budget.
 	ErrRangeBudget = errors.New("range read budget exhausted")
 )
@@ -69,7 +82,10 @@ type Error struct {
 	Op     string // e.g. "files.get", "files.export"
 	Code   int    // HTTP status, 0 for a transport failure
 	Reason string // Google's first error reason, if any
-	Err    error  // a sentinel above, or the transport error
+	// Service is the API a disabled-API error names, such as
+	// "sheets.googleapis.com"; empty for other errors.
+	Service string
+	Err     error // a sentinel above, or the transport error
 }
 
 func (e *Error) Error() string {
@@ -96,8 +112,20 @@ func IsTransient(err error) bool {
 	}
 	// A call that got no HTTP answer at all failed in transport.
 	var de *Error
-	return errors.As(err, &de) && de.Code == 0 && !errors.Is(de.Err, ErrBadExportLink) &&
-		!errors.Is(de.Err, ErrRangeBudget) && !errors.Is(de.Err, ErrBadID)
+	return errors.As(err, &de) && de.Code == 0 && !errors.Is(de.Err, ErrBadContentURL) && !errors.Is(de.Err, google.ErrTokenHost) &&
+		!errors.Is(de.Err, ErrRangeBudget) && !errors.Is(de.Err, ErrBadID) && !errors.Is(de.Err, ErrWrongType) &&
+		!errors.Is(de.Err, ErrExportNotReady) && !errors.Is(de.Err, ErrNotFound) && !errors.Is(de.Err, ErrForbidden)
+}
+
+// DisabledAPI reports whether err is Google refusing a call because
+// drivemail's Google Cloud project has not enabled the API, and which
+// API ("sheets.googleapis.com"): the operator must enable it.
+func DisabledAPI(err error) (service string, ok bool) {
+	var de *Error
+	if !errors.As(err, &de) || !errors.Is(de.Err, ErrAPIDisabled) {
+		return "", false
+	}
+	return de.Service, true
 }
 
 // wrapErr turns a Google client error into an *Error without the body.
@@ -114,8 +142,34 @@ func wrapErr(op string, err error) error {
 		return &Error{Op: op, Err: google.WithoutURL(err)}
 	}
 	reason := google.ErrorReason(ge)
-	return &Error{Op: op, Code: ge.Code, Reason: reason, Err: classify(ge.Code, reason)}
+	e := &Error{Op: op, Code: ge.Code, Reason: reason, Err: classify(ge.Code, reason)}
+	if errors.Is(e.Err, ErrAPIDisabled) {
+		e.Service = disabledService(ge, op)
+	}
+	return e
 }
+
+// disabledService is the API a SERVICE_DISABLED error names in its
+// ErrorInfo, or the one op belongs to when Google named none.
+func disabledService(ge *googleapi.Error, op string) string {
+	for _, d := range ge.Details {
+		m, _ := d.(map[string]any)
+		md, _ := m["metadata"].(map[string]any)
+		if s, _ := md["service"].(string); strings.HasSuffix(s, ".googleapis.com") && len(s) < 100 {
+			return s
+		}
+	}
+	if strings.HasPrefix(op, "spreadsheets.") {
+		return SheetsService
+	}
+	return DriveService
+}
+
+// The services drivemail's Drive client calls.
+const (
+	DriveService  = "drive.googleapis.com"
+	SheetsService = "sheets.googleapis.com"
+)
 
 // statusErr builds an *Error for a plain HTTP response (export links).
 func statusErr(op string, code int) error {
@@ -154,6 +208,8 @@ func classify(code int, reason string) error {
 			return ErrAppNotAuthorized
 		case "insufficientFilePermissions":
 			return ErrFilePermission
+		case "accessNotConfigured", "SERVICE_DISABLED":
+			return ErrAPIDisabled
 		}
 		return ErrForbidden
 	}

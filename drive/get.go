@@ -2,22 +2,38 @@ package drive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
 // Get returns the file named by id (a bare id or a Drive link, see
 // ParseRef), following a shortcut once to its target. A spreadsheet comes
-// with its tabs. A missing file and one the user cannot see both give
+// with its tabs when the Sheets API is enabled; when it is not, the file
+// comes without them and TabsUnknown set, since nothing but a tab choice
+// needs that API. A missing file and one the user cannot see both give
 // ErrNotFound.
 func (c *Client) Get(ctx context.Context, id string) (File, error) {
 	ref, ok := ParseRef(id)
 	if !ok {
 		return File{}, &Error{Op: "files.get", Err: ErrBadID}
 	}
-	return c.Lookup(ctx, ref)
+	f, err := c.Lookup(ctx, ref)
+	if err != nil || f.MimeType != MimeSpreadsheet {
+		return f, err
+	}
+	tabs, err := c.OptionalSheetTabs(ctx, f)
+	switch {
+	case errors.Is(err, ErrAPIDisabled):
+		f.TabsUnknown = true
+	case err != nil:
+		return File{}, err
+	}
+	f.Sheets = tabs
+	return f, nil
 }
 
-// Lookup is Get for a parsed reference.
+// Lookup returns the file ref names, following a shortcut once: Drive
+// metadata only, so it works whichever other Google APIs are enabled.
 func (c *Client) Lookup(ctx context.Context, ref Ref) (File, error) {
 	f, err := c.metadata(ctx, ref)
 	if err != nil {
@@ -28,13 +44,6 @@ func (c *Client) Lookup(ctx context.Context, ref Ref) (File, error) {
 		if err != nil {
 			return File{}, err
 		}
-	}
-	if f.MimeType == MimeSpreadsheet {
-		tabs, err := c.SheetTabs(ctx, f)
-		if err != nil {
-			return File{}, err
-		}
-		f.Sheets = tabs
 	}
 	return f, nil
 }
@@ -49,7 +58,7 @@ func (c *Client) metadata(ctx context.Context, ref Ref) (File, error) {
 	setResourceKey(call.Header(), ref.ID, ref.ResourceKey)
 	gf, err := call.Do()
 	if err != nil {
-		return File{}, wrapErr("files.get", err)
+		return File{}, c.wrap("files.get", err)
 	}
 	f := fromAPI(gf)
 	if f.ResourceKey == "" {
@@ -78,21 +87,37 @@ func (c *Client) followShortcut(ctx context.Context, sc File) (File, error) {
 	return t, nil
 }
 
-// SheetTabs lists a spreadsheet's tabs in order, with the sheetId each
-// tab's export URL needs as gid.
+// SheetTabs lists a spreadsheet's tabs in order, with each one's sheetId
+// and grid size (Sheets API spreadsheets.get). A Sheets API that
+// drivemail's project has not enabled is ErrAPIDisabled.
 func (c *Client) SheetTabs(ctx context.Context, f File) ([]Sheet, error) {
-	call := c.sheets.Get(f.ID).Fields("sheets.properties(sheetId,title,index)").Context(ctx)
+	return c.sheetTabs(ctx, f, c.wrap)
+}
+
+// OptionalSheetTabs is SheetTabs where the tabs only inform (a tab's
+// name in a result): a Sheets API that is not enabled is not logged for
+// the operator, since nothing failed for want of it.
+func (c *Client) OptionalSheetTabs(ctx context.Context, f File) ([]Sheet, error) {
+	return c.sheetTabs(ctx, f, wrapErr)
+}
+
+func (c *Client) sheetTabs(ctx context.Context, f File, wrap func(string, error) error) ([]Sheet, error) {
+	call := c.sheets.Get(f.ID).Fields("sheets.properties(sheetId,title,index,gridProperties(rowCount,columnCount))").Context(ctx)
 	setResourceKey(call.Header(), f.ID, f.ResourceKey)
 	ss, err := call.Do()
 	if err != nil {
-		return nil, wrapErr("spreadsheets.get", err)
+		return nil, wrap("spreadsheets.get", err)
 	}
 	tabs := make([]Sheet, 0, len(ss.Sheets))
 	for _, s := range ss.Sheets {
 		if s.Properties == nil {
 			continue
 		}
-		tabs = append(tabs, Sheet{ID: s.Properties.SheetId, Title: s.Properties.Title})
+		t := Sheet{ID: s.Properties.SheetId, Title: s.Properties.Title}
+		if g := s.Properties.GridProperties; g != nil {
+			t.Rows, t.Cols = g.RowCount, g.ColumnCount
+		}
+		tabs = append(tabs, t)
 	}
 	return tabs, nil
 }

@@ -38,6 +38,7 @@ func WithIdleTimeout(d time.Duration) Option {
 // reads: a consumer that is slow to read (a Gmail chunk going out) is not
 // Drive stalling.
 type stallWatch struct {
+	c      *Client
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	idle   time.Duration
@@ -48,7 +49,7 @@ type stallWatch struct {
 // w.ctx is awaited from now.
 func (c *Client) watch(ctx context.Context) *stallWatch {
 	ctx, cancel := context.WithCancelCause(ctx)
-	w := &stallWatch{ctx: ctx, cancel: cancel, idle: c.idle}
+	w := &stallWatch{c: c, ctx: ctx, cancel: cancel, idle: c.idle}
 	w.timer = time.AfterFunc(c.idle, func() { cancel(errStallCause) })
 	return w
 }
@@ -75,7 +76,7 @@ func (w *stallWatch) fail(op string, err error) error {
 	if stalled {
 		return w.err(op)
 	}
-	return wrapErr(op, err)
+	return w.c.wrap(op, err)
 }
 
 // err is the error of a request the watch ended.

@@ -39,7 +39,7 @@ func (c *Client) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	res, err := call.Do()
 	if err != nil {
-		err = wrapErr("files.list", err)
+		err = c.wrap("files.list", err)
 		var de *Error
 		if q.PageToken != "" && errors.As(err, &de) && de.Code == 400 {
 			return Page{}, ErrQueryToken

@@ -8,12 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
-
-	"github.com/drivemail/drivemail/google"
 )
 
 // ErrCorrupt: a download's bytes do not match the checksum Drive announced.
@@ -42,105 +37,6 @@ func (c *Client) Download(ctx context.Context, f File) (io.ReadCloser, error) {
 		return nil, w.fail(op, err)
 	}
 	return newCheckedBody(watchBody(res.Body, w, op), f.Size, f.MD5), nil
-}
-
-// Export opens a native file rendered as mimeType. With tab set (csv or
-// tsv of a spreadsheet) it reads the spreadsheet's export link with that
-// tab's gid, since files.export only renders the first tab. Past
-// files.export's 10 MB cap it falls back to f.ExportLinks[mimeType], which
-// has no cap. The size of an export is unknown until it ends.
-func (c *Client) Export(ctx context.Context, f File, mimeType string, tab *Sheet) (io.ReadCloser, error) {
-	if !f.CanDownload {
-		return nil, &Error{Op: "files.export", Err: ErrNotDownloadable}
-	}
-	if tab != nil {
-		return c.exportLink(ctx, f, mimeType, tab)
-	}
-	w := c.watch(ctx)
-	call := c.files.Export(f.ID, mimeType).Context(w.ctx)
-	setResourceKey(call.Header(), f.ID, f.ResourceKey)
-	res, err := call.Download()
-	w.pause()
-	if err == nil {
-		return watchBody(res.Body, w, "files.export"), nil
-	}
-	err = w.fail("files.export", err)
-	if !errors.Is(err, ErrExportTooLarge) {
-		return nil, err
-	}
-	return c.exportLink(ctx, f, mimeType, nil)
-}
-
-// exportLink GETs f.ExportLinks[mimeType] (with gid for a tab) with the
-// user's credentials, after checking the link points at Google (or the
-// emulator) so the token never goes elsewhere.
-func (c *Client) exportLink(ctx context.Context, f File, mimeType string, tab *Sheet) (io.ReadCloser, error) {
-	const op = "export link"
-	raw, ok := f.ExportLinks[mimeType]
-	if !ok {
-		return nil, &Error{Op: op, Err: fmt.Errorf("no export link for %s: %w", mimeType, ErrNotDownloadable)}
-	}
-	u, err := c.checkExportLink(raw)
-	if err != nil {
-		return nil, &Error{Op: op, Err: err}
-	}
-	if tab != nil {
-		q := u.Query()
-		q.Set("gid", strconv.FormatInt(tab.ID, 10))
-		u.RawQuery = q.Encode()
-	}
-	w := c.watch(ctx)
-	req, err := http.NewRequestWithContext(w.ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		w.stop()
-		return nil, &Error{Op: op, Err: google.WithoutURL(err)}
-	}
-	setResourceKey(req.Header, f.ID, f.ResourceKey)
-	res, err := c.http.Do(req)
-	w.pause()
-	if err != nil {
-		stalled := w.stalled()
-		w.stop()
-		switch {
-		case stalled:
-			return nil, w.err(op)
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		}
-		return nil, &Error{Op: op, Err: google.WithoutURL(err)}
-	}
-	if res.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
-		res.Body.Close()
-		w.stop()
-		return nil, statusErr(op, res.StatusCode)
-	}
-	return watchBody(res.Body, w, op), nil
-}
-
-// googleExportHosts are the hosts Google's exportLinks use.
-var googleExportHosts = map[string]bool{
-	"docs.google.com":    true,
-	"drive.google.com":   true,
-	"www.googleapis.com": true,
-}
-
-func (c *Client) checkExportLink(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.User != nil {
-		return nil, ErrBadExportLink
-	}
-	if c.endpoints.Emulated() {
-		base, err := url.Parse(c.endpoints.Base)
-		if err != nil || u.Scheme != base.Scheme || u.Host != base.Host {
-			return nil, ErrBadExportLink
-		}
-		return u, nil
-	}
-	if u.Scheme != "https" || !googleExportHosts[strings.ToLower(u.Host)] {
-		return nil, ErrBadExportLink
-	}
-	return u, nil
 }
 
 // checkedBody enforces a download's announced size and MD5.

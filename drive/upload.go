@@ -61,7 +61,7 @@ func (c *Client) Upload(ctx context.Context, nf NewFile, r io.Reader) (File, err
 	gf, err := c.files.Create(meta).SupportsAllDrives(true).Fields(fileFields).
 		Context(ctx).Media(r, opts...).Do()
 	if err != nil {
-		return File{}, wrapErr(op, err)
+		return File{}, c.wrap(op, err)
 	}
 	return fromAPI(gf), nil
 }
@@ -72,7 +72,7 @@ func (c *Client) GenerateID(ctx context.Context) (string, error) {
 	const op = "files.generateIds"
 	res, err := c.files.GenerateIds().Count(1).Space("drive").Type("files").Context(ctx).Do()
 	if err != nil {
-		return "", wrapErr(op, err)
+		return "", c.wrap(op, err)
 	}
 	if len(res.Ids) != 1 || !ValidID(res.Ids[0]) {
 		return "", &Error{Op: op, Err: errors.New("Drive returned no usable id")}
@@ -87,15 +87,23 @@ func (c *Client) DeleteFile(ctx context.Context, id string) error {
 	if !ValidID(id) {
 		return &Error{Op: op, Err: ErrBadID}
 	}
-	return wrapErr(op, c.files.Delete(id).SupportsAllDrives(true).Context(ctx).Do())
+	return c.wrap(op, c.files.Delete(id).SupportsAllDrives(true).Context(ctx).Do())
 }
 
-// maxFolderMatches bounds how many same-named folders FolderInRoot reads.
-const maxFolderMatches = 10
+// Bounds of FolderInRoot's listing: folders of the name per page, and
+// pages read looking for one this app may write to.
+const (
+	maxFolderMatches = 100
+	maxFolderPages   = 3
+)
 
-// FolderInRoot returns the id of the folder called name at the top of My
-// Drive, creating it if there is none. With the drive.file scope it sees
-// only folders this app created, which is what it wants.
+// FolderInRoot returns the id of a folder called name at the top of My
+// Drive that this app may add files to, creating one if there is none.
+// With the drive.file scope the app may write only into folders it
+// created or the user opened with it, which Drive reports as
+// isAppAuthorized; a folder of the same name made by hand, or by another
+// app, is visible through drive.readonly but would refuse every upload,
+// so it is passed over.
 //
 // Two callers racing (two uploads of a new user, on one replica or two)
 // may each create one. Each then lists again and takes the oldest (by
@@ -118,7 +126,7 @@ func (c *Client) FolderInRoot(ctx context.Context, name string) (string, error) 
 	created, err := c.files.Create(&gdrive.File{Name: name, MimeType: MimeFolder, Parents: []string{"root"}}).
 		Fields("id").Context(ctx).Do()
 	if err != nil {
-		return "", wrapErr("files.create", err)
+		return "", c.wrap("files.create", err)
 	}
 	found, err = c.foldersInRoot(ctx, name)
 	if err != nil || len(found) == 0 {
@@ -129,17 +137,66 @@ func (c *Client) FolderInRoot(ctx context.Context, name string) (string, error) 
 }
 
 // foldersInRoot lists the untrashed folders called name at the top of My
-// Drive, oldest first. Drive sorts by createdTime, so the oldest are on
-// the first page even when there are more than maxFolderMatches.
+// Drive that this app may write to, oldest first. Drive sorts by
+// createdTime, so the oldest are on the first pages.
 func (c *Client) foldersInRoot(ctx context.Context, name string) ([]string, error) {
 	q := fmt.Sprintf("name = %s and mimeType = %s and 'root' in parents and trashed = false",
 		quote(name), quote(MimeFolder))
-	res, err := c.files.List().Q(q).Spaces("drive").Corpora("user").OrderBy("createdTime").
-		PageSize(maxFolderMatches).Fields("files(id,createdTime)").Context(ctx).Do()
-	if err != nil {
-		return nil, wrapErr("files.list", err)
+	var mine []*gdrive.File
+	token := ""
+	for page := 0; page < maxFolderPages && len(mine) == 0; page++ {
+		call := c.files.List().Q(q).Spaces("drive").Corpora("user").OrderBy("createdTime").
+			PageSize(maxFolderMatches).Fields("nextPageToken,files(id,createdTime,isAppAuthorized)").Context(ctx)
+		if token != "" {
+			call = call.PageToken(token)
+		}
+		res, err := call.Do()
+		if err != nil {
+			return nil, c.wrap("files.list", err)
+		}
+		for _, f := range res.Files {
+			if f != nil && f.IsAppAuthorized {
+				mine = append(mine, f)
+			}
+		}
+		if token = res.NextPageToken; token == "" {
+			break
+		}
 	}
-	return oldestFirst(res.Files), nil
+	return oldestFirst(mine), nil
+}
+
+// ErrNotFolder: an id given as a folder names a file that is not one.
+var ErrNotFolder = errors.New("not a folder")
+
+// CheckUploadFolder makes sure files can be uploaded into folder id
+// before any byte is read: it must be a folder, not in the trash, one
+// the user may add files to (capabilities.canAddChildren), and one this
+// app may write to under drive.file (isAppAuthorized: created by or
+// opened with drivemail). Otherwise Drive would refuse the upload at its
+// end. The errors are ErrBadID, ErrNotFound (missing, hidden or
+// trashed), ErrNotFolder, ErrFilePermission and ErrAppNotAuthorized.
+func (c *Client) CheckUploadFolder(ctx context.Context, id string) error {
+	const op = "files.get"
+	if !ValidID(id) {
+		return &Error{Op: op, Err: ErrBadID}
+	}
+	f, err := c.files.Get(id).SupportsAllDrives(true).
+		Fields("id,mimeType,trashed,isAppAuthorized,capabilities(canAddChildren)").Context(ctx).Do()
+	if err != nil {
+		return c.wrap(op, err)
+	}
+	switch {
+	case f.MimeType != MimeFolder:
+		return &Error{Op: op, Err: ErrNotFolder}
+	case f.Trashed:
+		return &Error{Op: op, Err: fmt.Errorf("the folder is in the trash: %w", ErrNotFound)}
+	case f.Capabilities != nil && !f.Capabilities.CanAddChildren:
+		return &Error{Op: op, Err: ErrFilePermission}
+	case !f.IsAppAuthorized:
+		return &Error{Op: op, Err: ErrAppNotAuthorized}
+	}
+	return nil
 }
 
 // oldestFirst returns the ids of folders (valid ids only) by createdTime,

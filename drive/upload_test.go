@@ -232,3 +232,67 @@ func TestFolderInRootRaceLosesNoFile(t *testing.T) {
 		}
 	}
 }
+
+// TestFolderInRootPassesOverFoldersTheAppCannotWrite: with drivemail's
+// real scopes (drive.file beside drive.readonly) every folder of the
+// name is visible, but drive.file writes only into the app's own: a
+// hand-made folder or another app's, even older, is passed over, and the
+// upload into the chosen one works.
+func TestFolderInRootPassesOverFoldersTheAppCannotWrite(t *testing.T) {
+	e := newEnvAs(t, uploader, emutest.ScopeDriveFile, emutest.ScopeDriveReadonly)
+	ctx := context.Background()
+	const name = "drivemail uploads"
+	handMade := e.Put(uploader, drivesvc.FileSpec{Name: name, Kind: drivesvc.KindFolder})
+	otherApp := e.Put(uploader, drivesvc.FileSpec{Name: name, Kind: drivesvc.KindFolder, ClientID: "another-app"})
+	got, err := e.dc.FolderInRoot(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == handMade.ID || got == otherApp.ID {
+		t.Fatalf("FolderInRoot chose a folder drivemail cannot write to (%s)", got)
+	}
+	if _, err := e.dc.Upload(ctx, drive.NewFile{Name: "a.txt", MimeType: "text/plain", ParentID: got}, strings.NewReader("hello")); err != nil {
+		t.Fatalf("upload into the chosen folder: %v", err)
+	}
+	if again, err := e.dc.FolderInRoot(ctx, name); err != nil || again != got {
+		t.Errorf("second call: %q, %v; want %q again", again, err, got)
+	}
+}
+
+// TestCheckUploadFolder: a folder_id is checked before any upload: only
+// a folder drivemail created (or was opened with) and the user may add
+// to passes; each other case has its own error.
+func TestCheckUploadFolder(t *testing.T) {
+	e := newEnvAs(t, uploader, emutest.ScopeDriveFile, emutest.ScopeDriveReadonly)
+	ctx := context.Background()
+	mine, err := e.dc.FolderInRoot(ctx, "drivemail uploads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := e.Put(uploader, drivesvc.FileSpec{Name: "Picked", Kind: drivesvc.KindFolder, OpenedWith: []string{"emulator-test"}})
+	handMade := e.Put(uploader, drivesvc.FileSpec{Name: "Reports", Kind: drivesvc.KindFolder})
+	file := e.Put(uploader, drivesvc.FileSpec{Name: "a.txt", Content: []byte("a"), ClientID: "emulator-test"})
+	trashed := e.Put(uploader, drivesvc.FileSpec{Name: "Old", Kind: drivesvc.KindFolder, ClientID: "emulator-test", Trashed: true})
+	theirs := e.Put(other, drivesvc.FileSpec{Name: "Shared", Kind: drivesvc.KindFolder, SharedWith: []string{uploader},
+		OpenedWith: []string{"emulator-test"}})
+	for _, tt := range []struct {
+		name, id string
+		want     error
+	}{
+		{"drivemail's folder", mine, nil},
+		{"a folder opened with drivemail", opened.ID, nil},
+		{"a hand-made folder", handMade.ID, drive.ErrAppNotAuthorized},
+		{"a file", file.ID, drive.ErrNotFolder},
+		{"a trashed folder", trashed.ID, drive.ErrNotFound},
+		{"a folder shared read-only", theirs.ID, drive.ErrFilePermission},
+		{"no such folder", "1NoSuchFolder000000000000000000000", drive.ErrNotFound},
+		{"not an id", "../x", drive.ErrBadID},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := e.dc.CheckUploadFolder(ctx, tt.id)
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("CheckUploadFolder = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}

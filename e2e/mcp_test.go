@@ -190,10 +190,11 @@ type driveFile struct {
 }
 
 type sendResult struct {
-	ID       string `json:"id"`
-	ThreadID string `json:"thread_id"`
-	DraftID  string `json:"draft_id"`
-	Attached []struct {
+	ID        string `json:"id"`
+	ThreadID  string `json:"thread_id"`
+	MessageID string `json:"message_id"`
+	DraftID   string `json:"draft_id"`
+	Attached  []struct {
 		FileID     string `json:"file_id"`
 		Name       string `json:"name"`
 		Bytes      int64  `json:"bytes"`
@@ -315,6 +316,19 @@ func flow(t *testing.T, srv running, version string) {
 		t.Errorf("%d progress notifications for a %d-byte send with a progress token, want several", len(gotProgress), len(srv.files["scan.pdf"]))
 	}
 
+	// A reply in the same conversation, by the thread_id and message_id
+	// the send returned and its subject (Gmail's three threading criteria).
+	var reply sendResult
+	call(t, cs, &sdk.CallToolParams{Name: "send_email", Arguments: map[string]any{
+		"to": "ana@example.com", "subject": subject, "body_text": "One more thing.",
+		"thread_id": sent.ThreadID, "in_reply_to": sent.MessageID}}, &reply)
+	if sent.MessageID == "" || reply.ThreadID != sent.ThreadID || reply.MessageID == sent.MessageID {
+		t.Errorf("reply = %+v to %+v, want the same thread and its own message_id", reply, sent)
+	}
+	if m := srv.readMail(t, reply.ID); m.subject != "Re: "+subject || m.inReplyTo != sent.MessageID {
+		t.Errorf("reply headers: subject %q, In-Reply-To %q; want Re: %s and %s", m.subject, m.inReplyTo, subject, sent.MessageID)
+	}
+
 	// create_draft: the demo grant includes gmail.compose (serve --drafts).
 	var draft sendResult
 	call(t, cs, &sdk.CallToolParams{Name: "create_draft", Arguments: map[string]any{
@@ -371,8 +385,8 @@ func flow(t *testing.T, srv running, version string) {
 
 // mail is a message read back from the emulated Gmail.
 type mail struct {
-	subject, to, cc, text string
-	attachments           map[string][]byte // file name → decoded bytes
+	subject, to, cc, text, inReplyTo string
+	attachments                      map[string][]byte // file name → decoded bytes
 }
 
 // readMail fetches message id as Gmail stored it (format=raw) and parses it.
@@ -413,6 +427,7 @@ func (r running) readMail(t *testing.T, id string) mail {
 	out.subject, _ = ent.Header.Text("Subject")
 	out.to = ent.Header.Get("To")
 	out.cc = ent.Header.Get("Cc")
+	out.inReplyTo = ent.Header.Get("In-Reply-To")
 	err = ent.Walk(func(_ []int, e *message.Entity, err error) error {
 		if err != nil {
 			return err

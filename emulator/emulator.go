@@ -46,6 +46,7 @@ type Fault = core.Fault
 type Emulator struct {
 	deps   core.Deps
 	faults *core.Faults
+	apis   *core.Switches
 	drive  *drivesvc.Service
 	gmail  *gmailsvc.Service
 	auth   *authsvc.Service
@@ -69,9 +70,14 @@ func New(cfg Config) (*Emulator, error) {
 		Stats:    core.NewStats(),
 		Now:      cfg.Now,
 	}
+	faults := &core.Faults{Project: func(r *http.Request) string {
+		tok, _ := deps.Accounts.Lookup(core.BearerToken(r))
+		return core.ProjectNumber(tok.ClientID)
+	}}
 	return &Emulator{
 		deps:   deps,
-		faults: &core.Faults{},
+		faults: faults,
+		apis:   &core.Switches{},
 		drive:  drivesvc.New(deps),
 		gmail:  gmailsvc.New(deps),
 		auth:   authsvc.New(deps, authsvc.Config{AutoApprove: cfg.AutoApprove, DefaultUser: DemoUser}),
@@ -88,7 +94,7 @@ func (e *Emulator) Handler() http.Handler {
 	e.gmail.Register(mux)
 	e.auth.Register(mux)
 	e.registerControls(mux)
-	return e.faults.Middleware(e.countRequests(mux))
+	return e.faults.Middleware(e.apis.Middleware(e.deps.Accounts, e.countRequests(mux)))
 }
 
 // countRequests records each request under the route pattern that served
@@ -127,10 +133,21 @@ func (e *Emulator) AccessToken(email string, scopes ...string) string {
 	return e.deps.Accounts.IssueAccess(email, "emulator-test", scopes)
 }
 
+// AccessTokenFor is AccessToken for a given OAuth client: Drive's
+// drive.file scope reaches only the files of the token's client.
+func (e *Emulator) AccessTokenFor(email, clientID string, scopes ...string) string {
+	return e.deps.Accounts.IssueAccess(email, clientID, scopes)
+}
+
 // RefreshToken mints a Google refresh token for email and clientID.
 func (e *Emulator) RefreshToken(email, clientID string, scopes ...string) string {
 	return e.deps.Accounts.IssueRefresh(email, clientID, scopes)
 }
+
+// RemoveAccess revokes every token of email, as the user removing the app
+// at myaccount.google.com/permissions would: refreshes then answer
+// invalid_grant. It returns how many tokens went.
+func (e *Emulator) RemoveAccess(email string) int { return e.deps.Accounts.RevokeAll(email) }
 
 // ExpireAccessTokens makes every access token of email expire now.
 func (e *Emulator) ExpireAccessTokens(email string) { e.deps.Accounts.ExpireAccess(email) }
@@ -143,6 +160,12 @@ func (e *Emulator) ResetStats() { e.deps.Stats.Reset() }
 
 // InjectFault queues a failure rule.
 func (e *Emulator) InjectFault(f Fault) error { return e.faults.Add(f) }
+
+// SetAPIEnabled turns one API ("drive", "gmail" or "sheets") on or off:
+// while off, every call to it with a valid token answers Google's 403
+// SERVICE_DISABLED ("… API has not been used in project … before or it
+// is disabled"), as for a Google Cloud project that never enabled it.
+func (e *Emulator) SetAPIEnabled(api string, enabled bool) error { return e.apis.Set(api, enabled) }
 
 // registerControls adds the /_emulator/ routes tests and the demo use.
 func (e *Emulator) registerControls(mux *http.ServeMux) {
@@ -173,6 +196,23 @@ func (e *Emulator) registerControls(mux *http.ServeMux) {
 	mux.HandleFunc("DELETE /_emulator/faults", func(w http.ResponseWriter, r *http.Request) {
 		e.faults.Clear()
 		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /_emulator/apis", func(w http.ResponseWriter, r *http.Request) {
+		core.WriteJSON(w, http.StatusOK, e.apis.State())
+	})
+	mux.HandleFunc("PUT /_emulator/apis/{api}", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Enabled *bool `json:"enabled"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10)).Decode(&body); err != nil || body.Enabled == nil {
+			core.WriteError(w, http.StatusBadRequest, "badRequest", `Send {"enabled": false} to turn the API off, {"enabled": true} to turn it back on.`)
+			return
+		}
+		if err := e.apis.Set(r.PathValue("api"), *body.Enabled); err != nil {
+			core.WriteError(w, http.StatusNotFound, "notFound", err.Error()+".")
+			return
+		}
+		core.WriteJSON(w, http.StatusOK, e.apis.State())
 	})
 	mux.HandleFunc("POST /_emulator/users", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {

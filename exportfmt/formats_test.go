@@ -154,3 +154,25 @@ func TestParseName(t *testing.T) {
 		}
 	}
 }
+
+func TestSameMediaType(t *testing.T) {
+	tests := []struct {
+		got, want string
+		same      bool
+	}{
+		{"text/csv", "text/csv", true},
+		{"text/csv; charset=UTF-8", "text/csv", true},
+		{"Text/CSV", "text/csv", true},
+		{"text/x-markdown", "text/markdown", true},
+		{"application/vnd.oasis.opendocument.spreadsheet", "application/x-vnd.oasis.opendocument.spreadsheet", true},
+		{"text/html; charset=utf-8", "text/csv", false},
+		{"application/json; charset=UTF-8", "application/pdf", false},
+		{"", "application/pdf", false},
+		{"text/plain", "text/markdown", false},
+	}
+	for _, tt := range tests {
+		if got := SameMediaType(tt.got, tt.want); got != tt.same {
+			t.Errorf("SameMediaType(%q, %q) = %v, want %v", tt.got, tt.want, got, tt.same)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package exportfmt
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -88,3 +89,28 @@ var preferredExt = func() map[string]string {
 	}
 	return m
 }()
+
+// sameTypes are names Google uses interchangeably for one export format.
+var sameTypes = [][]string{
+	{"text/markdown", "text/x-markdown"},
+	{"application/vnd.oasis.opendocument.spreadsheet", "application/x-vnd.oasis.opendocument.spreadsheet"},
+}
+
+// SameMediaType reports whether a response's Content-Type (parameters
+// such as charset allowed) is the export format want, or another name
+// Google gives that format. An HTML page, a JSON error or any other
+// type is not.
+func SameMediaType(contentType, want string) bool {
+	got, _, _ := strings.Cut(contentType, ";")
+	got = strings.ToLower(strings.TrimSpace(got))
+	want = strings.ToLower(want)
+	if got == want {
+		return true
+	}
+	for _, names := range sameTypes {
+		if slices.Contains(names, got) && slices.Contains(names, want) {
+			return true
+		}
+	}
+	return false
+}

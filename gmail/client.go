@@ -37,10 +37,11 @@ const DefaultChunkTimeout = 2 * time.Minute
 
 // Client calls Gmail as one user.
 type Client struct {
-	http         *http.Client
-	endpoints    google.Endpoints
-	chunkSize    int
-	chunkTimeout time.Duration
+	http          *http.Client
+	endpoints     google.Endpoints
+	chunkSize     int
+	chunkTimeout  time.Duration
+	rateLimitWait time.Duration
 }
 
 // Option tunes a Client.
@@ -59,9 +60,23 @@ func WithChunkTimeout(d time.Duration) Option {
 	}
 }
 
+// WithRateLimitWait sets how long a resumable chunk that Gmail answers
+// with a per-minute rate limit (429) is retried (default
+// DefaultRateLimitWait); d <= 0 keeps the default. A chunk answered with
+// the daily sending limit or the project's daily quota, or with a retry
+// time past the wait, is not retried at all.
+func WithRateLimitWait(d time.Duration) Option {
+	return func(c *Client) {
+		if d > 0 {
+			c.rateLimitWait = d
+		}
+	}
+}
+
 // New returns a Client for the user whose Google token httpClient adds.
-// chunkSize 0 means DefaultChunkSize; Google rounds it up to a multiple of
-// 256 KiB.
+// chunkSize 0 means DefaultChunkSize; any other is rounded up to a
+// multiple of 256 KiB (googleapi.MinUploadChunkSize), as Google requires
+// of every resumable chunk but the last.
 func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoints, chunkSize int, opts ...Option) (*Client, error) {
 	if httpClient == nil {
 		return nil, errors.New("gmail: nil http client")
@@ -72,12 +87,19 @@ func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoint
 	if chunkSize == 0 {
 		chunkSize = DefaultChunkSize
 	}
-	c := &Client{http: httpClient, endpoints: endpoints, chunkSize: chunkSize, chunkTimeout: DefaultChunkTimeout}
+	if r := chunkSize % googleapi.MinUploadChunkSize; r != 0 {
+		chunkSize += googleapi.MinUploadChunkSize - r
+	}
+	c := &Client{http: httpClient, endpoints: endpoints, chunkSize: chunkSize, chunkTimeout: DefaultChunkTimeout, rateLimitWait: DefaultRateLimitWait}
 	for _, o := range opts {
 		o(c)
 	}
 	return c, nil
 }
+
+// ChunkSize is the size of every resumable chunk but the last: the
+// memory one upload holds, a multiple of 256 KiB.
+func (c *Client) ChunkSize() int { return c.chunkSize }
 
 func (c *Client) service(ctx context.Context, hc *http.Client) (*gm.UsersService, error) {
 	opts := append([]option.ClientOption{option.WithHTTPClient(hc)}, c.endpoints.GmailOptions()...)
@@ -166,7 +188,7 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	w := &finalWatch{timeout: c.chunkTimeout}
+	w := &finalWatch{timeout: c.chunkTimeout, throttle: &chunkThrottle{wait: c.rateLimitWait, now: time.Now}}
 	hc := *c.http
 	w.base = hc.Transport
 	if w.base == nil {
@@ -221,9 +243,9 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 		}
 		// An HTTP error answer is Gmail saying no. Only a request that
 		// carried the end of the message and got no answer at all leaves
-		// the outcome unknown.
+		// the outcome unknown; one that found no token never left.
 		var ge *googleapi.Error
-		e.MaybeSent = w.final.Load() && !errors.As(err, &ge)
+		e.MaybeSent = w.final.Load() && !errors.As(err, &ge) && !errors.Is(err, google.ErrNoToken)
 		// A 200 to the final request is Gmail saying yes; only its body
 		// (the ids) was lost.
 		if e.MaybeSent && w.finalStatus.Load() == http.StatusOK {
@@ -297,10 +319,12 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // multipart request, or a resumable chunk with its total length) left us:
 // before that, a failure provably sent nothing. It also bounds the
 // requests the chunk timeout does not cover (the session open and a
-// multipart upload) by the same timeout.
+// multipart upload) by the same timeout, and stops the client's retries
+// of a chunk answered 429 when they cannot help (chunkThrottle).
 type finalWatch struct {
 	base        http.RoundTripper
 	timeout     time.Duration
+	throttle    *chunkThrottle
 	final       atomic.Bool
 	contacted   atomic.Bool
 	finalStatus atomic.Int32 // the status of the last final request's answer
@@ -320,6 +344,10 @@ func (f *finalWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 		res, err = f.base.RoundTrip(r)
 	} else {
 		res, err = f.timed(r)
+	}
+	if chunk && err == nil && res.StatusCode == http.StatusTooManyRequests {
+		// The Google client retries a chunk's 429 until its deadline.
+		res, err = f.throttle.check(res)
 	}
 	if final && err == nil {
 		f.finalStatus.Store(int32(res.StatusCode))

@@ -200,8 +200,14 @@ func TestThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write, _ = message(1000)
-	second, err := e.gc.Send(context.Background(), first.ThreadID, write)
+	// Gmail threads a reply that names the thread and answers a message
+	// of it with the same subject.
+	reply := []byte("From: " + user + "\r\nTo: zoe@example.org\r\nSubject: Re: test\r\nMessage-ID: <reply@example.com>\r\n" +
+		"In-Reply-To: <test@example.com>\r\nReferences: <test@example.com>\r\n\r\nyes\r\n")
+	second, err := e.gc.Send(context.Background(), first.ThreadID, func(_ context.Context, w io.Writer) error {
+		_, err := w.Write(reply)
+		return err
+	})
 	if err != nil || second.ThreadID != first.ThreadID {
 		t.Fatalf("reply thread = %q (%v), want %q", second.ThreadID, err, first.ThreadID)
 	}
@@ -314,5 +320,43 @@ func TestUploadTimeouts(t *testing.T) {
 				t.Errorf("sent %d, uploads finished %d; want nothing", st.MessagesSent, st.UploadsFinished)
 			}
 		})
+	}
+}
+
+// TestChunkSizeIsAMultipleOf256KiB: Google requires every resumable chunk
+// but the last to be a multiple of 256 KiB, and the emulator refuses any
+// other; whatever chunk size drivemail is configured with, its chunks
+// are whole multiples, and ChunkSize reports the memory one upload holds.
+func TestChunkSizeIsAMultipleOf256KiB(t *testing.T) {
+	for _, tc := range []struct{ asked, want int }{
+		{0, gmail.DefaultChunkSize},
+		{1, chunk},
+		{chunk, chunk},
+		{chunk + 1, 2 * chunk},
+		{300_000, 2 * chunk},
+		{5<<20 + 1, 5<<20 + chunk},
+	} {
+		e := newEnv(t)
+		gc, err := gmail.New(context.Background(), e.Client(user, emutest.ScopeGmailSend), e.Endpoints, tc.asked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gc.ChunkSize(); got != tc.want || got%(256<<10) != 0 {
+			t.Errorf("chunk size %d: ChunkSize() = %d, want %d", tc.asked, got, tc.want)
+		}
+		if tc.want > 2*chunk {
+			continue // the small ones are sent below; large ones need large messages
+		}
+		write, msg := message(tc.want*2 + tc.want/2)
+		sent, err := gc.Send(context.Background(), "", write)
+		if err != nil {
+			t.Fatalf("chunk size %d: %v", tc.asked, err)
+		}
+		if got := e.Message(user, sent.ID); string(got) != string(msg) {
+			t.Errorf("chunk size %d: stored %d bytes of %d", tc.asked, len(got), len(msg))
+		}
+	}
+	if gmail.DefaultChunkSize%(256<<10) != 0 {
+		t.Errorf("DefaultChunkSize %d is not a multiple of 256 KiB", gmail.DefaultChunkSize)
 	}
 }

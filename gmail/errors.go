@@ -3,6 +3,8 @@ package gmail
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"google.golang.org/api/googleapi"
 
@@ -20,8 +22,21 @@ var (
 	ErrRejected = errors.New("Gmail rejected the message")
 	// ErrTooLarge: the message is over Gmail's size limit (413).
 	ErrTooLarge = errors.New("message too large for Gmail")
-	// ErrRateLimited: a 429 or a rate-limit 403.
+	// ErrRateLimited: a 429 or a rate-limit 403. ErrUserRateLimit and
+	// ErrProjectRateLimit wrap it.
 	ErrRateLimited = errors.New("rate limited by Gmail")
+	// ErrUserRateLimit: a per-user limit of requests per minute, or of
+	// bandwidth or concurrent requests; it lifts within minutes.
+	ErrUserRateLimit = fmt.Errorf("per-user limit: %w", ErrRateLimited)
+	// ErrProjectRateLimit: the Google Cloud project's limit of requests
+	// per minute, shared by every user of this drivemail.
+	ErrProjectRateLimit = fmt.Errorf("per-project limit: %w", ErrRateLimited)
+	// ErrSendingLimit: the account's daily sending limit; it lasts hours
+	// (Error.RetryAfter says until when, when Gmail said).
+	ErrSendingLimit = errors.New("Gmail's daily sending limit for this account is reached")
+	// ErrDailyQuota: the Google Cloud project's daily Gmail API quota is
+	// used up, for every user until it resets.
+	ErrDailyQuota = errors.New("the project's daily Gmail API quota is used up")
 	// ErrUnavailable: a 5xx.
 	ErrUnavailable = errors.New("Gmail is unavailable")
 	// ErrForbidden: any other 403 (for example sending disabled by an admin).
@@ -46,6 +61,10 @@ type Error struct {
 	// Accepted is set when Gmail answered the final request with 200 but
 	// its body (the message id) was lost: the message was sent.
 	Accepted bool
+	// Limit is the limit Gmail reported, NoLimit for any other answer.
+	Limit Limit
+	// RetryAfter is when Gmail said to try again, zero when it did not.
+	RetryAfter time.Time
 }
 
 func (e *Error) Error() string {
@@ -66,7 +85,8 @@ func wrapErr(op string, err error) *Error {
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
 		reason := google.ErrorReason(ge)
-		return &Error{Op: op, Code: ge.Code, Reason: reason, Err: classify(ge.Code, reason)}
+		limit, retry := limitOf(ge)
+		return &Error{Op: op, Code: ge.Code, Reason: reason, Err: classify(ge.Code, reason, limit), Limit: limit, RetryAfter: retry}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return &Error{Op: op, Err: err}
@@ -75,7 +95,19 @@ func wrapErr(op string, err error) *Error {
 	return &Error{Op: op, Err: google.WithoutURL(err)}
 }
 
-func classify(code int, reason string) error {
+func classify(code int, reason string, limit Limit) error {
+	switch limit {
+	case SendingLimit:
+		return ErrSendingLimit
+	case DailyQuota:
+		return ErrDailyQuota
+	case UserRateLimit:
+		return ErrUserRateLimit
+	case ProjectRateLimit:
+		return ErrProjectRateLimit
+	case OtherRateLimit:
+		return ErrRateLimited
+	}
 	switch {
 	case code == 400:
 		return ErrRejected
@@ -93,8 +125,6 @@ func classify(code int, reason string) error {
 		switch reason {
 		case "insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT", "insufficientScopes":
 			return ErrScope
-		case "rateLimitExceeded", "userRateLimitExceeded", "dailyLimitExceeded":
-			return ErrRateLimited
 		}
 		return ErrForbidden
 	}

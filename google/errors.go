@@ -38,6 +38,12 @@ func ErrorReason(ge *googleapi.Error) string {
 	return ""
 }
 
+// ErrNoToken (via errors.Is) marks a Google request that failed before it
+// left this process because no access token could be had: the refresh was
+// refused or could not be made. Google never saw the request, so nothing
+// it carried can have been sent.
+var ErrNoToken = errors.New("no Google access token could be had, so the request was not sent")
+
 // WithoutURL keeps a transport error's cause but drops the request URL,
 // whose query may carry file ids, a resource key or an upload session id.
 // When err wraps a *url.Error anywhere, the result is "<op> request:

@@ -14,13 +14,16 @@ const (
 	APIDrive       = "drive"
 	APIDriveUpload = "drive_upload"
 	APIExportLink  = "drive_export_link"
-	APIGmail       = "gmail"
-	APIGmailUpload = "gmail_upload"
-	APISheets      = "sheets"
-	APIToken       = "oauth_token"
-	APIRevoke      = "oauth_revoke"
-	APIUserinfo    = "userinfo"
-	APIOther       = "other"
+	// APIDriveDownload is the content of files.download's operation
+	// (its downloadUri, on Google's download host).
+	APIDriveDownload = "drive_download"
+	APIGmail         = "gmail"
+	APIGmailUpload   = "gmail_upload"
+	APISheets        = "sheets"
+	APIToken         = "oauth_token"
+	APIRevoke        = "oauth_revoke"
+	APIUserinfo      = "userinfo"
+	APIOther         = "other"
 )
 
 // APIOf names the Google API a request path belongs to.
@@ -36,6 +39,8 @@ func APIOf(path string) string {
 		return APIGmail
 	case strings.HasPrefix(path, "/v4/spreadsheets"):
 		return APISheets
+	case path == "/download":
+		return APIDriveDownload
 	case strings.HasPrefix(path, "/feeds/download/"),
 		strings.HasPrefix(path, "/spreadsheets/"),
 		strings.HasPrefix(path, "/document/"),

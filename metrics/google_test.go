@@ -18,6 +18,7 @@ func TestAPIOf(t *testing.T) {
 		{"/upload/gmail/v1/users/me/messages/send", APIGmailUpload},
 		{"/v4/spreadsheets/1AbC", APISheets},
 		{"/feeds/download/documents/export/Export", APIExportLink},
+		{"/download", APIDriveDownload},
 		{"/spreadsheets/d/1AbC/export", APIExportLink},
 		{"/token", APIToken},
 		{"/revoke", APIRevoke},

@@ -6,12 +6,17 @@ import "fmt"
 // a subject with a line break, a missing recipient. Its Error text is a
 // sentence for the user that says what was wrong and what to do instead.
 type InputError struct {
-	// Field is the header or part at fault: "to", "subject", "attachment".
+	// Field is the header or part at fault: "to", "subject", "attachment",
+	// or FieldRecipients for the count of to, cc and bcc together.
 	Field string
 	msg   string
 }
 
 func (e *InputError) Error() string { return e.msg }
+
+// FieldRecipients is the InputError field of a message with more
+// recipients than Limits.MaxRecipients: no one address is at fault.
+const FieldRecipients = "recipients"
 
 func inputErr(field, format string, args ...any) *InputError {
 	return &InputError{Field: field, msg: fmt.Sprintf(format, args...)}

@@ -62,7 +62,7 @@ func Prepare(m Message) (*Prepared, error) {
 	case n == 0:
 		return nil, inputErr("to", "the message has no recipient; give at least one address in to, cc or bcc")
 	case n > p.limits.MaxRecipients:
-		return nil, inputErr("to", "the message has %d recipients; the limit is %d per message, so split it into several messages", n, p.limits.MaxRecipients)
+		return nil, inputErr(FieldRecipients, "the message has %d recipients; the limit is %d per message, so split it into several messages", n, p.limits.MaxRecipients)
 	}
 
 	subject, err := subjectValue(m.Subject)

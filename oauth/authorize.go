@@ -21,6 +21,10 @@ const (
 	maxConsentFormLen = 8 << 10
 )
 
+// authorizeParams are the authorization request parameters drivemail
+// reads; prompt, audience and any others are ignored.
+var authorizeParams = []string{"client_id", "redirect_uri", "state", "response_type", "code_challenge", "code_challenge_method", "resource", "scope"}
+
 // s256Challenge is the shape of a BASE64URL(SHA-256) PKCE challenge.
 var s256Challenge = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
@@ -33,9 +37,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	for k, v := range q {
-		if len(v) > 1 {
-			s.errorPage(w, r, http.StatusBadRequest, "The authorization request repeats the parameter "+clip(k)+".", "Start connecting again from your application.")
+	// RFC 6749 §3.1 forbids repeating a parameter; only the ones read
+	// here are checked, so an extension parameter sent twice (several
+	// audience values, say) is ignored like any other unknown one.
+	for _, k := range authorizeParams {
+		if len(q[k]) > 1 {
+			s.errorPage(w, r, http.StatusBadRequest, "The authorization request repeats the parameter "+k+".", "Start connecting again from your application.")
 			return
 		}
 	}
@@ -44,7 +51,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusBadRequest, "The authorization request has no client_id.", "Start connecting again from your application.")
 		return
 	}
-	c, err := s.lookupClient(ctx, clientID)
+	c, err := s.lookupClient(ctx, clientID, nil) // the authorization limit counts these
 	if err != nil {
 		s.clientErrorPage(w, r, err)
 		return
@@ -81,17 +88,14 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	case !s256Challenge.MatchString(q.Get("code_challenge")):
 		fail("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the code verifier.")
 		return
-	case q.Get("resource") == "":
-		fail("invalid_target", "The resource parameter is required (RFC 8707, MCP authorization): send resource="+s.resource+".")
-		return
-	case !sameResource(q.Get("resource"), s.resource):
-		fail("invalid_target", "This server issues tokens only for the resource "+s.resource+".")
-		return
 	}
-	scope, err := checkScope(q.Get("scope"))
-	if err != nil {
-		fail("invalid_scope", err.Error()+".")
-		return
+	// resource is optional (RFC 8707 §2: without it the server picks its
+	// default), and this server has one resource to pick.
+	if res := q.Get("resource"); res != "" {
+		if _, ok := s.resourceFor(res); !ok {
+			fail("invalid_target", "This server issues tokens only for the resource "+s.resource+".")
+			return
+		}
 	}
 
 	id, csrf := newSecret(""), newSecret("")
@@ -102,7 +106,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		ClientState:   state,
 		CodeChallenge: q.Get("code_challenge"),
 		Resource:      s.resource,
-		Scope:         scope,
+		Scope:         Scope, // whatever was asked: see Scope
 		BrowserHash:   store.Hash(browser),
 		CSRFHash:      store.Hash(csrf),
 		ExpiresAt:     s.now().Add(s.cfg.AuthRequestTTL),
@@ -140,9 +144,12 @@ func (s *Server) clientErrorPage(w http.ResponseWriter, r *http.Request, err err
 	case errors.Is(err, errUnknownClient):
 		s.errorPage(w, r, http.StatusBadRequest, "This application is not registered with drivemail (unknown client_id).",
 			"Remove the connector and add it again so it registers anew.")
+	case errors.As(err, &refusal) && refusal.Server():
+		s.errorPage(w, r, http.StatusServiceUnavailable, "drivemail could not fetch the application's client metadata document just now: "+err.Error()+".",
+			"Try again in a minute. Nothing is wrong with the application or your account.")
 	case errors.As(err, &refusal), errors.As(err, &meta):
-		s.errorPage(w, r, http.StatusBadRequest, "The application's metadata was refused: "+err.Error()+".",
-			"Ask the application's publisher to fix its client metadata document.")
+		s.errorPage(w, r, http.StatusBadRequest, "The application's client metadata document cannot be used: "+err.Error()+".",
+			"This is for the application's publisher to fix, not drivemail or your account: try again later, and if it persists tell the publisher.")
 	default:
 		s.logger.ErrorContext(r.Context(), "look up client", "err", err)
 		s.errorPage(w, r, http.StatusInternalServerError, "drivemail could not look up the application.", "Try again in a moment.")
@@ -251,11 +258,40 @@ func validSecret(v string) bool { return secretShape.MatchString(v) }
 
 func hashEqual(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
-// originOf returns scheme://host of a URL, for a CSP source list.
-func originOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
+// formActionSource is the Content-Security-Policy source (CSP3
+// host-source or scheme-source) that lets the consent form's redirect
+// reach redirectURI, rebuilt from its parsed parts so that nothing in the
+// URI can add a directive or a wildcard: "" when the URI cannot be named
+// safely, and the form then cannot redirect there in browsers that check.
+func formActionSource(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err != nil {
+		return ""
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		if checkPrivateUseURI(redirectURI, u) != nil {
+			return ""
+		}
+		return u.Scheme + ":"
+	}
+	if checkHost(redirectURI, u) != nil {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host
+}
+
+// redirectTarget names, on the consent page, where the code will go: the
+// host of a web or loopback address, or the app's own scheme.
+func redirectTarget(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err != nil {
+		return ""
+	}
+	switch {
+	case u.Scheme == "https" || u.Scheme == "http":
+		return u.Host
+	case u.Host != "":
+		return u.Scheme + "://" + u.Host
+	}
+	return "the app that opens " + u.Scheme + ": links"
 }

@@ -100,11 +100,8 @@ func TestAuthorizeRefusalsRedirectedToTheClient(t *testing.T) {
 		{"plain PKCE", func(a *authRequest) { a.method = "plain" }, "invalid_request", "not plain"},
 		{"malformed challenge", func(a *authRequest) { a.extra = url.Values{"code_challenge": {"too-short"}} }, "invalid_request", "43-character"},
 		{"implicit flow", func(a *authRequest) { a.extra = url.Values{"response_type": {"token"}} }, "unsupported_response_type", "response_type=code"},
-		{"missing resource", func(a *authRequest) { a.resource = "" }, "invalid_target", "resource parameter is required"},
 		{"wrong resource", func(a *authRequest) { a.resource = "https://other.example/mcp" }, "invalid_target", "only for the resource"},
-		{"resource with a trailing slash", func(a *authRequest) { a.resource += "/" }, "invalid_target", "only for the resource"},
-		{"the server's root as resource", func(a *authRequest) { a.resource = h.base }, "invalid_target", "only for the resource"},
-		{"unknown scope", func(a *authRequest) { a.scope = "drivemail admin" }, "invalid_scope", `"admin" is not supported`},
+		{"another path of this server", func(a *authRequest) { a.resource = h.base + "/upload" }, "invalid_target", "only for the resource"},
 		{"state too long", func(a *authRequest) { a.state = long }, "invalid_request", "state is longer"},
 	}
 	for _, tc := range tests {

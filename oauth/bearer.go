@@ -63,6 +63,12 @@ func (s *Server) RequireBearer(next http.Handler) http.Handler {
 			writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "drivemail cannot check tokens right now; try again shortly.")
 			return
 		}
+		if u.GoogleGrantDead {
+			// Every tool would fail the same way; a 401 makes the MCP
+			// client refresh (refused too) and then sign the user in again.
+			s.challenge(w, http.StatusUnauthorized, "invalid_token", googleGrantDeadText)
+			return
+		}
 		ctx := identity.WithUser(r.Context(), identity.User{ID: u.ID, Email: u.Email, GoogleScopes: u.GoogleScopes})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -42,13 +44,14 @@ func (c client) allowsRefresh() bool { return slices.Contains(c.GrantTypes, "ref
 var errUnknownClient = errors.New("unknown client")
 
 // lookupClient finds a client by id: a registered one, or the document at
-// an https client_id. Refusals of a document are *cimd.Error.
-func (s *Server) lookupClient(ctx context.Context, id string) (client, error) {
+// an https client_id. Refusals of a document are *cimd.Error. A document
+// fetch (not one served from the cache) first asks allow, when given.
+func (s *Server) lookupClient(ctx context.Context, id string, allow func(context.Context) error) (client, error) {
 	if id == "" || len(id) > maxClientIDLen {
 		return client{}, errUnknownClient
 	}
-	if cimd.IsURL(id) {
-		doc, err := s.cfg.CIMD.Fetch(ctx, id)
+	if s.cfg.CIMD.IsURL(id) {
+		doc, err := s.cfg.CIMD.FetchLimited(ctx, id, allow)
 		if err != nil {
 			return client{}, err
 		}
@@ -140,17 +143,11 @@ func (m *registration) validate() error {
 		return badMetadata("client_name contains control characters or invalid UTF-8")
 	}
 	m.ClientName = strings.TrimSpace(m.ClientName)
-	if len(m.GrantTypes) == 0 {
-		m.GrantTypes = []string{"authorization_code"}
+	grants, err := supportedGrants(m.GrantTypes)
+	if err != nil {
+		return err
 	}
-	for _, g := range m.GrantTypes {
-		if g != "authorization_code" && g != "refresh_token" {
-			return badMetadata("grant type %q is not supported; use authorization_code and refresh_token", clip(g))
-		}
-	}
-	if !slices.Contains(m.GrantTypes, "authorization_code") {
-		return badMetadata("grant_types must include authorization_code")
-	}
+	m.GrantTypes = grants
 	for _, rt := range m.ResponseTypes {
 		if rt != "code" {
 			return badMetadata("response type %q is not supported; use code", clip(rt))
@@ -163,20 +160,44 @@ func (m *registration) validate() error {
 	default:
 		return badMetadata("token_endpoint_auth_method %q is not supported; use none, client_secret_post or client_secret_basic", clip(m.TokenEndpointAuthMethod))
 	}
-	if _, err := checkScope(m.Scope); err != nil {
-		return badMetadata("%v", err)
-	}
+	m.Scope = Scope // whatever was asked: see Scope
 	return nil
 }
 
-// checkRedirectURI accepts https URLs, and http URLs on a loopback host
-// (native apps such as Claude Code listen on http://localhost:PORT).
+// supportedGrants reads registered grant_types: the ones drivemail
+// issues, in its order. Others (VS Code lists the device-code grant,
+// Claude's document the JWT-bearer one) are dropped, not refused: the
+// client simply will not get them. No list at all means both, so that a
+// client which left the field out still gets refresh tokens (RFC 7591's
+// default is authorization_code alone, which would leave it signing the
+// user in again every hour). A list without authorization_code is refused:
+// that client wants a flow drivemail does not offer.
+func supportedGrants(asked []string) ([]string, error) {
+	if len(asked) == 0 {
+		return []string{"authorization_code", "refresh_token"}, nil
+	}
+	var out []string
+	for _, g := range []string{"authorization_code", "refresh_token"} {
+		if slices.Contains(asked, g) {
+			out = append(out, g)
+		}
+	}
+	if !slices.Contains(out, "authorization_code") {
+		return nil, badMetadata("grant_types must include authorization_code: drivemail issues tokens through the authorization code flow (with refresh_token), and ignores other grant types")
+	}
+	return out, nil
+}
+
+// checkRedirectURI accepts https URLs; http URLs on a loopback host
+// (native apps such as Claude Code listen on http://localhost:PORT); and
+// private-use URI schemes of native apps (RFC 8252 §7.1: cursor://…,
+// vscode://…, com.example.app:/cb). Hosts must be syntactically valid.
 func checkRedirectURI(raw string) error {
 	if len(raw) > maxRedirectURILen {
 		return badRedirect("a redirect URI is longer than %d characters", maxRedirectURILen)
 	}
 	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" {
+	if err != nil || !u.IsAbs() {
 		return badRedirect("redirect URI %q is not an absolute URL", clip(raw))
 	}
 	if u.Fragment != "" || strings.Contains(raw, "#") {
@@ -185,18 +206,97 @@ func checkRedirectURI(raw string) error {
 	if u.User != nil {
 		return badRedirect("redirect URI %q contains credentials", clip(raw))
 	}
-	// The consent page names this host as where access goes; in letters
-	// that merely look Latin it could pass for another site's.
-	if strings.IndexFunc(u.Hostname(), func(r rune) bool { return r > unicode.MaxASCII }) >= 0 {
+	if u.Scheme != "https" && u.Scheme != "http" { // url.Parse lower-cases it
+		return checkPrivateUseURI(raw, u)
+	}
+	if err := checkHost(raw, u); err != nil {
+		return err
+	}
+	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+		return badRedirect("redirect URI %q uses http on a non-loopback host; use https (plain http is allowed only for localhost, 127.0.0.1 and [::1])", clip(raw))
+	}
+	return nil
+}
+
+// checkHost accepts a DNS name (letters, digits and hyphens in labels of
+// at most 63 characters; internationalized names in their xn-- form), an
+// IPv4 address or a bracketed IPv6 address, with an optional port. The
+// consent page shows the host and its Content-Security-Policy names it,
+// so nothing else may pass: not "*", not "evil.com;sandbox", not letters
+// that merely look Latin.
+func checkHost(raw string, u *url.URL) error {
+	host := u.Hostname()
+	if host == "" {
+		return badRedirect("redirect URI %q has no host", clip(raw))
+	}
+	if strings.IndexFunc(host, func(r rune) bool { return r > unicode.MaxASCII }) >= 0 {
 		return badRedirect("redirect URI %q has a host with non-ASCII characters; write an internationalized domain name in its ASCII (xn--) form", clip(raw))
 	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] == '0' {
+			return badRedirect("redirect URI %q has an invalid port", clip(raw))
+		}
+	} else if strings.HasSuffix(u.Host, ":") {
+		return badRedirect("redirect URI %q has an empty port", clip(raw))
+	}
+	if strings.HasPrefix(u.Host, "[") {
+		if ip, err := netip.ParseAddr(host); err == nil && ip.Is6() && ip.Zone() == "" {
+			return nil
+		}
+		return badRedirect("redirect URI %q has an invalid IPv6 address", clip(raw))
+	}
+	if !dnsName(host) {
+		return badRedirect("redirect URI %q has the host %q, which is not a valid host name or address", clip(raw), clip(host))
+	}
+	return nil
+}
+
+// dnsName reports whether host is a valid DNS name or dotted IPv4 address
+// (RFC 1123 §2.1): labels of letters, digits and inner hyphens.
+func dnsName(host string) bool {
+	if len(host) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(host, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// notPrivateUse are URI schemes that are not a native app's own: they run
+// script or read local data in a browser, or hand the code to some other
+// program or network service.
+var notPrivateUse = []string{
+	"javascript", "vbscript", "data", "file", "blob", "about", "filesystem", "view-source",
+	"ftp", "ws", "wss", "mailto", "tel", "sms", "news", "nntp", "ldap", "gopher", "telnet",
+	"intent", "content", "chrome", "edge", "resource", "jar",
+}
+
+// checkPrivateUseURI accepts a native app's private-use redirect URI (RFC
+// 8252 §7.1). The RFC asks for a reverse domain name as the scheme
+// (com.example.app:/cb); real clients use a product name with the domain
+// in the host (cursor://anysphere.cursor-mcp/oauth/callback, vscode://…,
+// windsurf://…), so both forms pass, as long as the scheme is one only an
+// app would claim and any host is a valid name. PKCE is what stops another
+// app that registered the same scheme from redeeming a code it intercepts.
+func checkPrivateUseURI(raw string, u *url.URL) error {
+	scheme := u.Scheme
 	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
-	case u.Scheme == "http":
-		return badRedirect("redirect URI %q uses http on a non-loopback host; use https (plain http is allowed only for localhost, 127.0.0.1 and [::1])", clip(raw))
-	default:
-		return badRedirect("redirect URI %q uses the scheme %q; use https (or http on localhost)", clip(raw), clip(u.Scheme))
+	case slices.Contains(notPrivateUse, scheme):
+		return badRedirect("redirect URI %q uses the scheme %q, which no app may receive codes on; use https, http on localhost, or your app's own scheme (com.example.app:/callback)", clip(raw), clip(scheme))
+	case len(scheme) < 3:
+		return badRedirect("redirect URI %q uses the scheme %q, too short to be an app's own; use a reverse domain name (com.example.app:/callback)", clip(raw), clip(scheme))
+	case u.Opaque != "":
+		return badRedirect("redirect URI %q has no path; write it as %s:/path or %s://host/path", clip(raw), scheme, scheme)
+	case u.Host != "":
+		return checkHost(raw, u)
 	}
 	return nil
 }
@@ -223,17 +323,6 @@ func matchRedirectURI(registered []string, requested string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// checkScope validates a requested scope string and returns the scope
-// granted: drivemail's one scope (offline_access is accepted and implied).
-func checkScope(raw string) (string, error) {
-	for _, sc := range strings.Fields(raw) {
-		if sc != Scope && sc != "offline_access" {
-			return "", fmt.Errorf("scope %q is not supported; drivemail offers %q", clip(sc), Scope)
-		}
-	}
-	return Scope, nil
 }
 
 // clip shortens a caller-supplied value for a message.

@@ -40,7 +40,12 @@ type googleSide struct {
 
 func newGoogle(t *testing.T, autoApprove bool) *googleSide {
 	t.Helper()
-	emu, err := emulator.New(emulator.Config{AutoApprove: autoApprove})
+	return newGoogleWith(t, emulator.Config{AutoApprove: autoApprove})
+}
+
+func newGoogleWith(t *testing.T, cfg emulator.Config) *googleSide {
+	t.Helper()
+	emu, err := emulator.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +68,9 @@ type options struct {
 	authLimit int
 	logger    *slog.Logger
 	clientIP  func(*http.Request) string // default: the connection's address
+	grace     time.Duration              // --refresh-grace; 0: off
+	fetchLim  int                        // metadata fetches per address a minute
+	demo      bool
 }
 
 // harness is one drivemail authorization server with a protected
@@ -112,6 +120,15 @@ func newHarness(t *testing.T, opts options) *harness {
 	return h
 }
 
+func refreshRing(t *testing.T) *keyring.Ring {
+	t.Helper()
+	r, err := keyring.New([][]byte{testSecret}, oauth.RefreshKeyPurpose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func (h *harness) setFront(handler http.Handler) { h.front.Store(&handler) }
 
 // newAS builds an authorization server on the harness's store and Google:
@@ -131,10 +148,12 @@ func (h *harness) newAS(st store.Store) *oauth.Server {
 		h.t.Fatal(err)
 	}
 	h.ga = ga
+	refreshKeys := refreshRing(h.t)
 	as, err := oauth.New(oauth.Config{
 		BaseURL: h.base, Store: st, Google: ga, CIMD: h.opts.cimd, Now: h.clock.Now,
 		AccessTTL: h.opts.accessTTL, RegistrationLimit: h.opts.regLimit, AuthorizeLimit: h.opts.authLimit,
-		Logger: h.opts.logger, ClientIP: h.opts.clientIP,
+		Logger: h.opts.logger, ClientIP: h.opts.clientIP, RefreshGrace: h.opts.grace, Keys: refreshKeys,
+		MetadataFetchLimit: h.opts.fetchLim, Demo: h.opts.demo,
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -145,10 +164,17 @@ func (h *harness) newAS(st store.Store) *oauth.Server {
 // routes mounts the server's routes as server/routes.go does, plus
 // /whoami, a protected route that answers with the caller's identity.
 func (h *harness) routes(mux *http.ServeMux, as *oauth.Server) {
-	mux.Handle("GET /.well-known/oauth-protected-resource", as.ProtectedResourceMetadata())
-	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", as.ProtectedResourceMetadata())
-	mux.Handle("GET /.well-known/oauth-authorization-server", as.AuthorizationServerMetadata())
+	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+		"/mcp/.well-known/oauth-protected-resource"} {
+		mux.Handle(path, as.ProtectedResourceMetadata())
+	}
+	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
+		mux.Handle(path, as.AuthorizationServerMetadata())
+	}
 	mux.Handle("/oauth/", as.Endpoints())
+	for _, path := range []string{"/authorize", "/token", "/register"} {
+		mux.Handle(path, as.Endpoints())
+	}
 	mux.Handle("/whoami", as.RequireBearer(http.HandlerFunc(whoami)))
 }
 

@@ -3,6 +3,7 @@ package oauth
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 )
 
 // ProtectedResourceMetadata serves RFC 9728 metadata for BASE/mcp, at
@@ -18,7 +19,10 @@ func (s *Server) ProtectedResourceMetadata() http.Handler {
 }
 
 // AuthorizationServerMetadata serves RFC 8414 metadata at
-// /.well-known/oauth-authorization-server.
+// /.well-known/oauth-authorization-server, and the same document at
+// /.well-known/openid-configuration, which the SDKs, VS Code and rmcp
+// try too (drivemail is no OpenID provider: it issues no ID tokens, so
+// the OpenID-only fields are absent).
 func (s *Server) AuthorizationServerMetadata() http.Handler {
 	authMethods := []string{"none", "client_secret_post", "client_secret_basic"}
 	return metadata(map[string]any{
@@ -39,14 +43,34 @@ func (s *Server) AuthorizationServerMetadata() http.Handler {
 	})
 }
 
-// metadata serves a fixed JSON document, readable cross-origin.
+// metadataMaxAge is how long clients and caches may keep metadata: short,
+// so a changed deployment is seen within minutes (Claude caches discovery
+// for about as long anyway).
+const metadataMaxAge = "300"
+
+// metadata serves a fixed JSON document to GET and HEAD, readable
+// cross-origin, and answers a browser's preflight (OPTIONS): the MCP
+// Inspector sends MCP-Protocol-Version, which is not a simple header.
+// Request headers are not looked at, so none can make it fail.
 func metadata(doc map[string]any) http.Handler {
 	body, _ := json.Marshal(doc) // maps of strings, slices and bools always marshal
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Type", "application/json")
 		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Cache-Control", "public, max-age=300")
-		_, _ = w.Write(body)
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			h.Set("Content-Type", "application/json")
+			h.Set("Cache-Control", "public, max-age="+metadataMaxAge)
+			h.Set("Content-Length", strconv.Itoa(len(body)))
+			_, _ = w.Write(body) // dropped for HEAD by net/http
+		case http.MethodOptions:
+			h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			h.Set("Allow", "GET, HEAD, OPTIONS")
+			writeOAuthError(w, http.StatusMethodNotAllowed, "invalid_request", "Metadata is read with GET.")
+		}
 	})
 }

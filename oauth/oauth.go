@@ -22,10 +22,20 @@ import (
 
 	"github.com/drivemail/drivemail/oauth/cimd"
 	"github.com/drivemail/drivemail/oauth/googleauth"
+	"github.com/drivemail/drivemail/oauth/keyring"
 	"github.com/drivemail/drivemail/store"
 )
 
 // Scope is the one scope drivemail issues: use of its tools as the user.
+// It is granted whatever scope a client asks for. Clients ask for what they
+// find in metadata, for everything at once, or for what they were built
+// with ("read write", "mcp.read mcp.write", "openid email profile",
+// " offline_access" with a stray space, nothing at all); RFC 6749 §3.3
+// lets the server grant other than asked and say so in the token response,
+// which beats refusing the sign-in with invalid_scope. offline_access is
+// implied: every client that registered the refresh_token grant gets a
+// refresh token. The same goes for the scope of a registration and of a
+// refresh (which can then never ask for more than the grant has).
 const Scope = "drivemail"
 
 // Default lifetimes and limits.
@@ -36,6 +46,13 @@ const (
 	DefaultAuthRequestTTL    = 15 * time.Minute
 	DefaultRegistrationLimit = 30  // per client address (IPv6: /64) per hour
 	DefaultAuthorizeLimit    = 300 // per client address (IPv6: /64) per hour
+	// DefaultMetadataFetchLimit bounds the client metadata documents the
+	// token and revocation endpoints fetch (cache misses) per client
+	// address (IPv6: /64) per minute.
+	DefaultMetadataFetchLimit = 30
+	// DemoRegistrationLimit replaces DefaultRegistrationLimit in demo mode,
+	// where one developer re-runs SDK examples that register every time.
+	DemoRegistrationLimit = 1000
 )
 
 // Config configures the authorization server.
@@ -58,10 +75,26 @@ type Config struct {
 	// AuthorizeLimit is how many authorization requests one client IP may
 	// start per hour (default 300): each one stores a pending request.
 	AuthorizeLimit int
+	// MetadataFetchLimit is how many client metadata documents the token
+	// and revocation endpoints may fetch for one client IP a minute
+	// (default 30); documents served from the cache are not counted.
+	MetadataFetchLimit int
 	// ClientIP names the caller for rate limits (default: the connection's
 	// address; behind a proxy, supply one that trusts its header). The
 	// limits count an IPv6 caller by its /64 (see limitKey).
 	ClientIP func(*http.Request) string
+	// RefreshGrace is how long a spent refresh token still gets the pair
+	// it was exchanged for (0: never; at most store.MaxRefreshGrace).
+	// That pair is kept sealed under Keys meanwhile.
+	RefreshGrace time.Duration
+	// Keys seals the pairs kept for the grace window; build it with
+	// keyring.New(secrets, RefreshKeyPurpose). Required with RefreshGrace.
+	Keys *keyring.Ring
+	// Demo loosens what only gets in the way of trying drivemail out on
+	// one machine: RegistrationLimit defaults to DemoRegistrationLimit,
+	// and the default CIMD fetcher accepts client metadata documents on
+	// loopback addresses (http://localhost:PORT/client.json too).
+	Demo bool
 }
 
 // Server is the authorization server and the bearer middleware.
@@ -83,8 +116,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil || cfg.Google == nil {
 		return nil, errors.New("oauth: a store and the Google service are required")
 	}
+	switch {
+	case cfg.RefreshGrace < 0 || cfg.RefreshGrace > store.MaxRefreshGrace:
+		return nil, fmt.Errorf("oauth: refresh grace %v: use 0 (off) up to %v", cfg.RefreshGrace, store.MaxRefreshGrace)
+	case cfg.RefreshGrace > 0 && cfg.Keys == nil:
+		return nil, errors.New("oauth: a refresh grace window needs a keyring to seal the pairs it keeps")
+	}
 	if cfg.CIMD == nil {
-		cfg.CIMD = cimd.New(cimd.Config{})
+		cfg.CIMD = cimd.New(cimd.Config{AllowLoopback: cfg.Demo})
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -98,9 +137,15 @@ func New(cfg Config) (*Server, error) {
 	cfg.AuthRequestTTL = orDefault(cfg.AuthRequestTTL, DefaultAuthRequestTTL)
 	if cfg.RegistrationLimit <= 0 {
 		cfg.RegistrationLimit = DefaultRegistrationLimit
+		if cfg.Demo {
+			cfg.RegistrationLimit = DemoRegistrationLimit
+		}
 	}
 	if cfg.AuthorizeLimit <= 0 {
 		cfg.AuthorizeLimit = DefaultAuthorizeLimit
+	}
+	if cfg.MetadataFetchLimit <= 0 {
+		cfg.MetadataFetchLimit = DefaultMetadataFetchLimit
 	}
 	if cfg.ClientIP == nil {
 		cfg.ClientIP = remoteIP
@@ -173,11 +218,23 @@ func canonicalResource(raw string) (resource string, ok bool) {
 	return u.Scheme + "://" + canonicalHost(u) + u.EscapedPath(), true
 }
 
-// sameResource reports whether the resource indicator raw names want, a
-// resource in canonical form.
-func sameResource(raw, want string) bool {
+// resourceFor returns the resource a client's resource indicator names,
+// which is drivemail's one resource or nothing (ok false). Besides its
+// canonical form it accepts that form with a trailing slash (Claude Code
+// appends one, anthropics/claude-code#52871) and the bare origin, with or
+// without the slash (clients that name the server rather than /mcp): none
+// of them can mean another resource of this server. An absent indicator is
+// the caller's to default.
+func (s *Server) resourceFor(raw string) (string, bool) {
 	c, ok := canonicalResource(raw)
-	return ok && c == want
+	if !ok {
+		return "", false
+	}
+	switch c {
+	case s.resource, s.resource + "/", s.base, s.base + "/":
+		return s.resource, true
+	}
+	return "", false
 }
 
 // Resource is the protected resource's identifier, BASE/mcp.
@@ -192,14 +249,19 @@ func (s *Server) ResourceMetadataURL() string {
 }
 
 // Endpoints serves /oauth/register, /oauth/authorize (GET: the request;
-// POST: the consent form), /oauth/callback, /oauth/token and /oauth/revoke.
+// POST: the consent form), /oauth/callback, /oauth/token and /oauth/revoke,
+// and the root aliases /register, /authorize (GET) and /token: clients
+// that find no metadata fall back to those (the 2025-03-26 defaults), and
+// Claude has been seen using them whatever the metadata says.
 func (s *Server) Endpoints() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/oauth/register", cors(http.MethodPost, http.HandlerFunc(s.register)))
-	mux.HandleFunc("GET /oauth/authorize", s.authorize)
+	for _, prefix := range []string{"/oauth", ""} {
+		mux.Handle(prefix+"/register", cors(http.MethodPost, http.HandlerFunc(s.register)))
+		mux.HandleFunc("GET "+prefix+"/authorize", s.authorize)
+		mux.Handle(prefix+"/token", cors(http.MethodPost, http.HandlerFunc(s.token)))
+	}
 	mux.HandleFunc("POST /oauth/authorize", s.consent)
 	mux.HandleFunc("GET /oauth/callback", s.callback)
-	mux.Handle("/oauth/token", cors(http.MethodPost, http.HandlerFunc(s.token)))
 	mux.Handle("/oauth/revoke", cors(http.MethodPost, http.HandlerFunc(s.revoke)))
 	mux.HandleFunc("/oauth/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Not found. The authorization endpoints are listed at /.well-known/oauth-authorization-server.", http.StatusNotFound)
@@ -207,16 +269,21 @@ func (s *Server) Endpoints() http.Handler {
 	return mux
 }
 
+// corsAllowHeaders are the request headers browser-based MCP clients (the
+// MCP Inspector) send to the authorization server and its metadata.
+const corsAllowHeaders = "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID"
+
 // cors lets browser-based MCP clients (the MCP Inspector) call an
 // endpoint that uses no cookies, and answers their preflight requests.
 func cors(method string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After")
 		switch r.Method {
 		case http.MethodOptions:
 			h.Set("Access-Control-Allow-Methods", method+", OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version")
+			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 		case method:

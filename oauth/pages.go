@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"html/template"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/drivemail/drivemail/oauth/googleauth"
@@ -43,7 +42,6 @@ var errorTemplate = template.Must(template.New("error").Parse(`<!doctype html>
 
 // consentPage renders the per-client consent page.
 func (s *Server) consentPage(w http.ResponseWriter, r *http.Request, c client, redirectURI, requestID, csrf string) {
-	redirect, _ := url.Parse(redirectURI) // validated by matchRedirectURI
 	nonce := newSecret("")
 	name := c.Name
 	if name == "" {
@@ -53,7 +51,7 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request, c client, r
 		"ClientName":   name,
 		"ClientID":     c.ID,
 		"Document":     c.Document,
-		"RedirectHost": redirect.Host,
+		"RedirectHost": redirectTarget(redirectURI),
 		"Permissions":  s.permissions(),
 		"RequestID":    requestID,
 		"CSRF":         csrf,
@@ -61,7 +59,7 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request, c client, r
 	}
 	// The form may redirect to Google (approve) or to the client (deny):
 	// both are form-action targets for browsers that check redirects.
-	formTargets := []string{"'self'", s.cfg.Google.ConsentOrigin(), originOf(redirectURI)}
+	formTargets := []string{"'self'", s.cfg.Google.ConsentOrigin(), formActionSource(redirectURI)}
 	s.renderPage(w, r, http.StatusOK, consentTemplate, data, nonce, formTargets)
 }
 

@@ -42,8 +42,23 @@ func TestRegistrationRefusals(t *testing.T) {
 	}{
 		{"no redirect URIs", map[string]any{"client_name": "x"}, "invalid_redirect_uri", "redirect_uris is required"},
 		{"http on a public host", map[string]any{"redirect_uris": []string{"http://app.example/cb"}}, "invalid_redirect_uri", "non-loopback"},
-		{"javascript", map[string]any{"redirect_uris": []string{"javascript:alert(1)"}}, "invalid_redirect_uri", "not an absolute URL"},
-		{"custom scheme", map[string]any{"redirect_uris": []string{"myapp://cb"}}, "invalid_redirect_uri", "scheme"},
+		{"javascript", map[string]any{"redirect_uris": []string{"javascript:alert(1)"}}, "invalid_redirect_uri", `the scheme "javascript"`},
+		{"javascript with a path", map[string]any{"redirect_uris": []string{"javascript://x/%0Aalert(1)"}}, "invalid_redirect_uri", `the scheme "javascript"`},
+		{"data", map[string]any{"redirect_uris": []string{"data:text/html,hi"}}, "invalid_redirect_uri", `the scheme "data"`},
+		{"file", map[string]any{"redirect_uris": []string{"file:///etc/passwd"}}, "invalid_redirect_uri", `the scheme "file"`},
+		{"websocket", map[string]any{"redirect_uris": []string{"wss://app.example/cb"}}, "invalid_redirect_uri", `the scheme "wss"`},
+		{"two-letter scheme", map[string]any{"redirect_uris": []string{"ab://cb"}}, "invalid_redirect_uri", "too short"},
+		{"custom scheme without a path", map[string]any{"redirect_uris": []string{"myapp:cb"}}, "invalid_redirect_uri", "no path"},
+		{"custom scheme, bad host", map[string]any{"redirect_uris": []string{"cursor://*/cb"}}, "invalid_redirect_uri", "not a valid host"},
+		// Hosts that would land in the consent page's CSP as more than a host.
+		{"wildcard host", map[string]any{"redirect_uris": []string{"https://*/cb"}}, "invalid_redirect_uri", "not a valid host"},
+		{"host with a semicolon", map[string]any{"redirect_uris": []string{"https://evil.com;sandbox/cb"}}, "invalid_redirect_uri", "not a valid host"},
+		{"host with an underscore", map[string]any{"redirect_uris": []string{"https://a_b.example/cb"}}, "invalid_redirect_uri", "not a valid host"},
+		{"label of 64 characters", map[string]any{"redirect_uris": []string{"https://" + strings.Repeat("a", 64) + ".example/cb"}}, "invalid_redirect_uri", "not a valid host"},
+		{"label ending in a hyphen", map[string]any{"redirect_uris": []string{"https://app-.example/cb"}}, "invalid_redirect_uri", "not a valid host"},
+		{"port 65536", map[string]any{"redirect_uris": []string{"https://app.example:65536/cb"}}, "invalid_redirect_uri", "invalid port"},
+		{"empty port", map[string]any{"redirect_uris": []string{"https://app.example:/cb"}}, "invalid_redirect_uri", "empty port"},
+		{"IPv6 with a zone", map[string]any{"redirect_uris": []string{"http://[fe80::1%25en0]/cb"}}, "invalid_redirect_uri", "invalid IPv6"},
 		{"fragment", map[string]any{"redirect_uris": []string{"https://app.example/cb#x"}}, "invalid_redirect_uri", "fragment"},
 		{"credentials", map[string]any{"redirect_uris": []string{"https://u:p@app.example/cb"}}, "invalid_redirect_uri", "credentials"},
 		{"relative", map[string]any{"redirect_uris": []string{"/cb"}}, "invalid_redirect_uri", "not an absolute URL"},
@@ -55,11 +70,10 @@ func TestRegistrationRefusals(t *testing.T) {
 		{"URI of 2001 characters", map[string]any{"redirect_uris": []string{"https://app.example/" + strings.Repeat("a", 1981)}}, "invalid_redirect_uri", "longer than 2000"},
 		{"name of 101 characters", map[string]any{"redirect_uris": uris(1), "client_name": strings.Repeat("é", 101)}, "invalid_client_metadata", "longer than 100"},
 		{"name with a newline", map[string]any{"redirect_uris": uris(1), "client_name": "Claude\nApprove"}, "invalid_client_metadata", "control characters"},
-		{"implicit grant", map[string]any{"redirect_uris": uris(1), "grant_types": []string{"implicit"}}, "invalid_client_metadata", "not supported"},
+		{"implicit grant", map[string]any{"redirect_uris": uris(1), "grant_types": []string{"implicit"}}, "invalid_client_metadata", "must include authorization_code"},
 		{"refresh without code", map[string]any{"redirect_uris": uris(1), "grant_types": []string{"refresh_token"}}, "invalid_client_metadata", "must include authorization_code"},
 		{"token response", map[string]any{"redirect_uris": uris(1), "response_types": []string{"token"}}, "invalid_client_metadata", "response type"},
 		{"private_key_jwt", map[string]any{"redirect_uris": uris(1), "token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata", "not supported"},
-		{"unknown scope", map[string]any{"redirect_uris": uris(1), "scope": "admin"}, "invalid_client_metadata", "not supported"},
 		{"not an object", nil, "invalid_client_metadata", "JSON object"},
 	}
 	for _, tc := range tests {
@@ -77,6 +91,9 @@ func TestRegistrationRefusals(t *testing.T) {
 		"name of 100 characters":  {"redirect_uris": uris(1), "client_name": strings.Repeat("é", 100)},
 		"IPv6 loopback over http": {"redirect_uris": []string{"http://[::1]:8080/cb"}},
 		"punycode host":           {"redirect_uris": []string{"https://xn--claud-3ve.ai/cb"}},
+		"label of 63 characters":  {"redirect_uris": []string{"https://" + strings.Repeat("a", 63) + ".example/cb"}},
+		"port 65535":              {"redirect_uris": []string{"https://app.example:65535/cb"}},
+		"three-letter scheme":     {"redirect_uris": []string{"abc:/cb"}},
 	} {
 		if status, out := h.register(meta); status != http.StatusCreated {
 			t.Errorf("%s: %d %v", name, status, out)

@@ -16,16 +16,8 @@ import (
 // its own connection pool to one PostgreSQL database, behind a balancer
 // that sends each request to the other replica: no sticky sessions.
 func TestReplicasShareOnePostgres(t *testing.T) {
-	pg := storetest.PostgresURL(t) // skips, saying why, without a server
 	clock := storetest.NewClock()
-	open := func() store.Store {
-		s, err := postgres.Open(context.Background(), pg, store.Options{Now: clock.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := postgresStores(t, clock)
 	h := newHarness(t, options{store: open(), clock: clock})
 	replica := http.NewServeMux()
 	h.routes(replica, h.newAS(open()))
@@ -97,5 +89,20 @@ func TestReplicasShareOnePostgres(t *testing.T) {
 	}
 	if served[0].Load() == 0 || served[1].Load() == 0 {
 		t.Fatalf("the balancer did not use both replicas: %d and %d requests", served[0].Load(), served[1].Load())
+	}
+}
+
+// postgresStores returns a function that opens a store, with its own
+// connection pool, on one fresh PostgreSQL database: a replica each call.
+// It skips the test, saying why, when no server answers.
+func postgresStores(t *testing.T, clock *storetest.Clock) func() store.Store {
+	pg := storetest.PostgresURL(t)
+	return func() store.Store {
+		s, err := postgres.Open(context.Background(), pg, store.Options{Now: clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
 	}
 }

@@ -2,8 +2,9 @@ package oauth
 
 import "testing"
 
-func TestCanonicalResource(t *testing.T) {
+func TestResourceFor(t *testing.T) {
 	const want = "https://mail.example.com/mcp"
+	s := &Server{base: "https://mail.example.com", resource: want}
 	tests := []struct {
 		raw  string
 		same bool
@@ -14,13 +15,19 @@ func TestCanonicalResource(t *testing.T) {
 		{"https://mail.example.com:443/mcp", true},
 		{"https://MAIL.EXAMPLE.COM:443/mcp", true},
 		{"https://mail.example.com:/mcp", true}, // an empty port is the default (RFC 3986 §6.2.3)
-		{"https://mail.example.com/mcp/", false},
+		// Claude Code appends a slash; some clients name the origin.
+		{"https://mail.example.com/mcp/", true},
+		{"https://MAIL.example.com:443/mcp/", true},
+		{"https://mail.example.com", true},
+		{"https://mail.example.com/", true},
+		{"https://mail.example.com:443", true},
+		{"https://mail.example.com/mcp//", false},
+		{"https://mail.example.com/mcp/x", false},
+		{"https://mail.example.com/mcpx", false},
 		{"https://mail.example.com/MCP", false},
 		{"https://mail.example.com/./mcp", false},
 		{"https://mail.example.com/%6Dcp", false},
 		{"https://mail.example.com//mcp", false},
-		{"https://mail.example.com", false},
-		{"https://mail.example.com/", false},
 		{"https://mail.example.com:8443/mcp", false},
 		{"https://mail.example.com:0443/mcp", false},
 		{"http://mail.example.com/mcp", false},
@@ -38,8 +45,9 @@ func TestCanonicalResource(t *testing.T) {
 		{"", false},
 	}
 	for _, tc := range tests {
-		if got := sameResource(tc.raw, want); got != tc.same {
-			t.Errorf("sameResource(%q, %q) = %v, want %v", tc.raw, want, got, tc.same)
+		got, ok := s.resourceFor(tc.raw)
+		if ok != tc.same || (ok && got != want) {
+			t.Errorf("resourceFor(%q) = %q, %v; want %v", tc.raw, got, ok, tc.same)
 		}
 	}
 

@@ -30,7 +30,7 @@ func TestResourceComparedInCanonicalForm(t *testing.T) {
 		t.Fatalf("a refresh with resource %s: %d %v", spelled, status, tok2)
 	}
 
-	for _, other := range []string{h.base + "/MCP", h.base + "/mcp/", h.base + "/mcp?x=1", h.base + "/mcp#top", h.base + "/./mcp"} {
+	for _, other := range []string{h.base + "/MCP", h.base + "/mcp//", h.base + "/mcp?x=1", h.base + "/mcp#top", h.base + "/./mcp"} {
 		a := h.newAuthRequest(a.clientID)
 		a.resource = other
 		p := newBrowser(t).get(a.url(h.base))

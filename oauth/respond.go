@@ -35,12 +35,15 @@ func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, redirectURI 
 		s.errorPage(w, r, http.StatusInternalServerError, "The application's redirect address is invalid.", "Register the application again.")
 		return
 	}
-	q := u.Query()
-	for k, vs := range params {
-		q[k] = vs
+	// The registered URI's own query stays byte for byte as registered
+	// (RFC 6749 §3.1.2); ours is added after it, the client's state
+	// percent-encoded so it comes back exactly as sent (RFC 6749 §4.1.2).
+	params.Set("iss", s.base)
+	if u.RawQuery != "" {
+		u.RawQuery += "&" + params.Encode()
+	} else {
+		u.RawQuery = params.Encode()
 	}
-	q.Set("iss", s.base)
-	u.RawQuery = q.Encode()
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, u.String(), http.StatusSeeOther)

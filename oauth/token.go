@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"time"
 
+	"github.com/drivemail/drivemail/oauth/cimd"
 	"github.com/drivemail/drivemail/store"
 )
 
@@ -118,12 +120,19 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 	if id == "" {
 		return client{}, &tokenError{http.StatusUnauthorized, "invalid_client", "Identify the client with client_id."}
 	}
-	c, err := s.lookupClient(ctx, id)
-	if err != nil {
-		if !errors.Is(err, errUnknownClient) {
-			s.logger.WarnContext(ctx, "token endpoint: client lookup", "err", err)
-		}
+	c, err := s.lookupClient(ctx, id, s.metadataFetchAllowed(r))
+	var refusal *cimd.Error
+	var meta *metadataError
+	switch {
+	case errors.Is(err, errUnknownClient):
 		return client{}, &tokenError{http.StatusUnauthorized, "invalid_client", "Unknown client; register again."}
+	case errors.As(err, &refusal) && refusal.Server():
+		return client{}, &tokenError{http.StatusServiceUnavailable, "temporarily_unavailable", "drivemail could not fetch the client metadata document just now (" + err.Error() + "); try again in a minute."}
+	case errors.As(err, &refusal), errors.As(err, &meta):
+		return client{}, &tokenError{http.StatusUnauthorized, "invalid_client", "The client metadata document at " + clip(id) + " cannot be used: " + err.Error() + ". Its publisher must fix it."}
+	case err != nil:
+		s.logger.ErrorContext(ctx, "token endpoint: client lookup", "err", err)
+		return client{}, serverError()
 	}
 	if c.AuthMethod != "none" {
 		if secret == "" || !hashEqual(store.Hash(secret), c.SecretHash) {
@@ -131,6 +140,22 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 		}
 	}
 	return c, nil
+}
+
+// metadataFetchAllowed counts a client metadata document fetch that the
+// token or revocation endpoint would make for r's caller: anyone may send
+// any https client_id there, and each fetch is a request drivemail makes.
+func (s *Server) metadataFetchAllowed(r *http.Request) func(context.Context) error {
+	return func(ctx context.Context) error {
+		n, err := s.cfg.Store.Hit(ctx, limitKey("cimd-fetch", s.cfg.ClientIP(r)), time.Minute)
+		if err != nil {
+			return fmt.Errorf("drivemail cannot count metadata fetches right now: %w", err)
+		}
+		if n > int64(s.cfg.MetadataFetchLimit) {
+			return fmt.Errorf("too many client metadata documents fetched for this address (at most %d a minute)", s.cfg.MetadataFetchLimit)
+		}
+		return nil
+	}
 }
 
 // exchangeCode redeems an authorization code (once).
@@ -160,7 +185,7 @@ func (s *Server) exchangeCode(ctx context.Context, c client, form url.Values) (t
 		return tokenResponse{}, invalidGrant("The authorization code is unknown or expired. Authorize again.")
 	case err != nil:
 		s.logger.ErrorContext(ctx, "take authorization code", "err", err)
-		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
+		return tokenResponse{}, serverError()
 	}
 	switch {
 	case !s.now().Before(stored.ExpiresAt):
@@ -172,8 +197,10 @@ func (s *Server) exchangeCode(ctx context.Context, c client, form url.Values) (t
 	case !pkceMatches(verifier, stored.CodeChallenge):
 		return tokenResponse{}, invalidGrant("code_verifier does not match the code_challenge (PKCE).")
 	}
-	if res := form.Get("resource"); res != "" && !sameResource(res, stored.Resource) {
-		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_target", "resource differs from the one authorized: " + stored.Resource + "."}
+	if res := form.Get("resource"); res != "" {
+		if r, ok := s.resourceFor(res); !ok || r != stored.Resource {
+			return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_target", "resource differs from the one authorized: " + stored.Resource + "."}
+		}
 	}
 	return s.issueTokens(ctx, c, stored.GrantID, stored.UserID, stored.Resource, stored.Scope)
 }
@@ -185,7 +212,9 @@ func pkceMatches(verifier, challenge string) bool {
 
 // refresh rotates a refresh token: the old one is spent, a new pair is
 // issued. A spent token presented again means it leaked, so the whole
-// grant is revoked (OAuth 2.1 §4.3.1).
+// grant is revoked (OAuth 2.1 §4.3.1); but within the grace window
+// (--refresh-grace) it gets the pair its first use got, because clients
+// with several processes or backend nodes refresh with one token at once.
 func (s *Server) refresh(ctx context.Context, c client, form url.Values) (tokenResponse, *tokenError) {
 	raw := form.Get("refresh_token")
 	if raw == "" {
@@ -196,12 +225,13 @@ func (s *Server) refresh(ctx context.Context, c client, form url.Values) (tokenR
 	}
 	// Check the request and the token before spending it: a refused
 	// request leaves the client holding it, and spent, its retry would
-	// count as a reuse and revoke the grant.
-	if res := form.Get("resource"); res != "" && !sameResource(res, s.resource) {
-		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_target", "resource differs from the one authorized: " + s.resource + "."}
-	}
-	if _, err := checkScope(form.Get("scope")); err != nil {
-		return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_scope", err.Error() + "."}
+	// count as a reuse and revoke the grant. A scope parameter is read
+	// as at authorization: drivemail's one scope is all it can name, so
+	// it is never more than the grant's (RFC 6749 §6).
+	if res := form.Get("resource"); res != "" {
+		if _, ok := s.resourceFor(res); !ok {
+			return tokenResponse{}, &tokenError{http.StatusBadRequest, "invalid_target", "resource differs from the one authorized: " + s.resource + "."}
+		}
 	}
 	t, err := s.cfg.Store.GetToken(ctx, raw)
 	switch {
@@ -209,30 +239,73 @@ func (s *Server) refresh(ctx context.Context, c client, form url.Values) (tokenR
 		return tokenResponse{}, invalidGrant("The refresh token is unknown, expired or revoked. Authorize again.")
 	case err != nil:
 		s.logger.ErrorContext(ctx, "read refresh token", "err", err)
-		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
-	case t.Used:
-		return tokenResponse{}, s.revokeReplayedRefresh(ctx, t)
+		return tokenResponse{}, serverError()
 	case !s.now().Before(t.ExpiresAt):
 		return tokenResponse{}, invalidGrant("The refresh token expired. Authorize again.")
 	case t.ClientID != c.ID:
 		return tokenResponse{}, invalidGrant("The refresh token was issued to another client.")
 	}
+	if terr := s.googleGrantAlive(ctx, t.UserID); terr != nil {
+		return tokenResponse{}, terr
+	}
 	resp, next := s.mint(c, t.Scope)
+	rot := store.Rotation{Tokens: next}
+	if s.cfg.RefreshGrace > 0 {
+		sealed, err := s.sealSuccessor(raw, resp)
+		if err != nil {
+			s.logger.ErrorContext(ctx, "seal refresh successor", "err", err)
+			return tokenResponse{}, serverError()
+		}
+		rot.Successor, rot.Grace, rot.MaxReuses = sealed, s.cfg.RefreshGrace, maxRefreshReuses
+	}
 	// One transaction spends the old token and stores the new ones: if
 	// storing fails, the client's retry with the old token still works
 	// instead of counting as a replay.
-	t, err = s.cfg.Store.RotateRefreshToken(ctx, raw, next)
+	t, err = s.cfg.Store.RotateRefreshToken(ctx, raw, rot)
 	switch {
-	case errors.Is(err, store.ErrUsed): // a concurrent refresh with the same token won
+	case errors.Is(err, store.ErrUsed): // spent before, outside the grace window
 		return tokenResponse{}, s.revokeReplayedRefresh(ctx, t)
 	case errors.Is(err, store.ErrNotFound): // revoked meanwhile
 		return tokenResponse{}, invalidGrant("The refresh token is unknown, expired or revoked. Authorize again.")
 	case err != nil:
 		s.logger.ErrorContext(ctx, "rotate refresh token", "err", err)
-		return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
+		return tokenResponse{}, serverError()
+	case t.Used: // spent moments ago: the same pair again
+		again, err := s.openSuccessor(raw, t.Successor)
+		if err != nil {
+			s.logger.ErrorContext(ctx, "open refresh successor", "err", err)
+			return tokenResponse{}, serverError()
+		}
+		s.logger.InfoContext(ctx, "refresh token reused within the grace window", "client_id", t.ClientID, "grant", t.GrantID, "reuses", t.Reuses)
+		return again, nil
 	}
 	return resp, nil
 }
+
+func serverError() *tokenError {
+	return &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
+}
+
+// googleGrantAlive refuses to renew tokens of a user whose Google grant is
+// known dead: a client that gets invalid_grant signs the user in again,
+// which is the only cure.
+func (s *Server) googleGrantAlive(ctx context.Context, userID string) *tokenError {
+	u, err := s.cfg.Store.GetUser(ctx, userID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return invalidGrant("The refresh token's user no longer exists. Authorize again.")
+	case err != nil:
+		s.logger.ErrorContext(ctx, "read user", "err", err)
+		return serverError()
+	case u.GoogleGrantDead:
+		return invalidGrant(googleGrantDeadText)
+	}
+	return nil
+}
+
+// googleGrantDeadText tells a client (and through it the user) why a live
+// drivemail token no longer works.
+const googleGrantDeadText = "Google no longer accepts this account's authorization for drivemail (it was revoked or expired). Authorize again: sign in with Google."
 
 // revokeReplayedRefresh revokes the grant of a spent refresh token that
 // was presented again, and says so.
@@ -268,7 +341,7 @@ func (s *Server) issueTokens(ctx context.Context, c client, grantID, userID, res
 		}
 		if err != nil {
 			s.logger.ErrorContext(ctx, "store tokens", "err", err)
-			return tokenResponse{}, &tokenError{http.StatusInternalServerError, "server_error", "Try again shortly."}
+			return tokenResponse{}, serverError()
 		}
 	}
 	return resp, nil
@@ -317,5 +390,28 @@ func (s *Server) revokeToken(ctx context.Context, c client, raw string) *tokenEr
 		s.logger.ErrorContext(ctx, "revoke token", "err", err)
 		return &tokenError{http.StatusServiceUnavailable, "temporarily_unavailable", "Try again shortly."}
 	}
+	if t.Kind == store.RefreshToken {
+		s.revokeGoogleIfLast(ctx, t.UserID)
+	}
 	return nil
+}
+
+// revokeGoogleIfLast ends the user's Google grant when the grant just
+// revoked was their last one: disconnecting drivemail from the last client
+// should leave no access behind at Google either. Failures are logged,
+// not answered: the client's revocation itself succeeded.
+func (s *Server) revokeGoogleIfLast(ctx context.Context, userID string) {
+	n, err := s.cfg.Store.LiveGrants(ctx, userID)
+	if err != nil {
+		s.logger.WarnContext(ctx, "count live grants after a revocation", "user", userID, "err", err)
+		return
+	}
+	if n > 0 {
+		return
+	}
+	if err := s.cfg.Google.Revoke(ctx, userID); err != nil {
+		s.logger.WarnContext(ctx, "could not revoke the Google grant of a user with no grant left", "user", userID, "err", err)
+		return
+	}
+	s.logger.InfoContext(ctx, "the user's last grant was revoked; their Google grant is revoked too", "user", userID)
 }

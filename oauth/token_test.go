@@ -198,8 +198,8 @@ func TestRefreshRefusals(t *testing.T) {
 		a, tok := h.authorize()
 		rt := str(tok, "refresh_token")
 		for _, tc := range []struct{ param, value, error string }{
-			{"scope", "drivemail admin", "invalid_scope"},
 			{"resource", "https://other.example/mcp", "invalid_target"},
+			{"resource", "not a URL", "invalid_target"},
 		} {
 			status, body := h.tokenRequest(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt},
 				"client_id": {a.clientID}, tc.param: {tc.value}})
@@ -225,7 +225,8 @@ func TestRefreshRefusals(t *testing.T) {
 		wantTokenError(t, status, body, 400, "invalid_grant", "expired")
 	})
 	t.Run("client without the refresh grant", func(t *testing.T) {
-		_, reg := h.register(map[string]any{"redirect_uris": []string{testRedirect}, "token_endpoint_auth_method": "none"})
+		_, reg := h.register(map[string]any{"redirect_uris": []string{testRedirect}, "token_endpoint_auth_method": "none",
+			"grant_types": []string{"authorization_code"}})
 		a := h.newAuthRequest(str(reg, "client_id"))
 		status, tok := h.exchange(a, h.codeFor(a))
 		if status != http.StatusOK || str(tok, "refresh_token") != "" {

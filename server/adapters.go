@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/identity"
 	"github.com/drivemail/drivemail/oauth/googleauth"
@@ -46,6 +48,7 @@ func reconnectRefusal(err error) error {
 type userDrive struct {
 	clients   GoogleClients
 	endpoints google.Endpoints
+	logger    *slog.Logger // for what the operator must fix (a disabled API)
 }
 
 func (d userDrive) client(ctx context.Context) (*drive.Client, error) {
@@ -53,7 +56,7 @@ func (d userDrive) client(ctx context.Context) (*drive.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return drive.New(ctx, hc, d.endpoints)
+	return drive.New(ctx, hc, d.endpoints, drive.WithLogger(d.logger))
 }
 
 func (d userDrive) Search(ctx context.Context, q drive.Query) (drive.Page, error) {
@@ -86,7 +89,23 @@ func (m userMail) Send(ctx context.Context, req compose.Request, opts tools.Send
 		return compose.Result{}, unsent(err)
 	}
 	res, err := m.compose.Send(ctx, hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress})
-	return res, reconnectRefusal(err)
+	return res, sendReconnectRefusal(err, opts.Draft)
+}
+
+// sendReconnectRefusal is reconnectRefusal for a send or a draft. A lost
+// grant stops each Google request before it leaves (google.ErrNoToken),
+// so unless Gmail may already have had the message, nothing went out,
+// and the sentence says so.
+func sendReconnectRefusal(err error, draft bool) error {
+	var ge *gmail.Error
+	if !errors.Is(err, googleauth.ErrReconnect) || errors.As(err, &ge) && (ge.MaybeSent || ge.Accepted) {
+		return err
+	}
+	nothing := "Nothing was sent."
+	if draft {
+		nothing = "Nothing was saved."
+	}
+	return &tools.Refusal{Reason: googleauth.ErrReconnect.Error() + " " + nothing}
 }
 
 // unsent marks a failure before compose ran, when nothing can have

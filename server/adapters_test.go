@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/identity"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/tools"
@@ -21,6 +23,38 @@ type brokenClients struct{ err error }
 
 func (c brokenClients) Client(ctx context.Context, userID string) (*http.Client, error) {
 	return nil, c.err
+}
+
+// tokenlessClients give a client whose every request fails as one whose
+// token refresh Google refused does: before it leaves.
+type tokenlessClients struct{}
+
+func (tokenlessClients) Client(ctx context.Context, userID string) (*http.Client, error) {
+	return &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return nil, fmt.Errorf("refresh Google token: %w: %w", googleauth.ErrReconnect, google.ErrNoToken)
+	})}, nil
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A send that meets the refused refresh mid-way (the grant was revoked at
+// Google after the bearer check) tells the user to reconnect and that
+// nothing went out.
+func TestSendThatFindsTheGrantRevokedSaysReconnect(t *testing.T) {
+	signedIn := identity.User{ID: "user-1", Email: "demo@example.com", GoogleScopes: []string{
+		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.compose"}}
+	for tool, nothing := range map[string]string{"send_email": "Nothing was sent.", "create_draft": "Nothing was saved."} {
+		mail := userMail{clients: tokenlessClients{}, compose: compose.New(compose.Config{})}
+		srv := mcpserver.NewMCPServer("drivemail", "test", mcpserver.WithToolCapabilities(false))
+		srv.AddTools(tools.Tools(tools.Deps{Drive: fakeDrive{}, Mail: mail, DraftsEnabled: true})...)
+		text, isError := callTool(t, srv, identity.WithUser(context.Background(), signedIn), tool,
+			map[string]any{"to": "bob@example.com", "subject": "hi", "body_text": "hello"})
+		if !isError || text != googleauth.ErrReconnect.Error()+" "+nothing {
+			t.Errorf("%s: %v %q, want the reconnect sentence and %q", tool, isError, text, nothing)
+		}
+	}
 }
 
 // TestSendWithoutGoogleClientSaysNothingWasSent: when the user's Google

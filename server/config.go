@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/drivemail/drivemail/store"
 )
 
 // Config is everything `drivemail serve` is told on its command line.
@@ -28,6 +30,8 @@ type Config struct {
 	Drafts             bool
 	MaxUploadBytes     int64
 	MaxConcurrentSends int
+	MaxSendsPerUser    int           // 0: compose's default
+	SendQueueTimeout   time.Duration // 0: compose's default
 	ShutdownGrace      time.Duration
 	DriveIdleTimeout   time.Duration // 0: compose's default
 	GmailChunkTimeout  time.Duration // 0: compose's default
@@ -36,6 +40,9 @@ type Config struct {
 	// TrustedProxies lists the reverse proxies (CIDRs or addresses, comma
 	// separated) whose X-Forwarded-For names the client.
 	TrustedProxies string
+	// RefreshGrace is how long a spent refresh token still gets the pair
+	// it was exchanged for (0: off).
+	RefreshGrace time.Duration
 }
 
 // baseURL returns the public origin: --base-url, or http://ADDR of the
@@ -82,6 +89,10 @@ func (c Config) check() error {
 		return errors.New("--demo-seed and --demo-emulator-addr set up the demo's emulator: add --demo, or leave them out")
 	case c.MaxConcurrentSends < 1:
 		return fmt.Errorf("--max-concurrent-sends is %d: use 1 or more", c.MaxConcurrentSends)
+	case c.MaxSendsPerUser < 0:
+		return fmt.Errorf("--max-sends-per-user is %d: use 1 or more", c.MaxSendsPerUser)
+	case c.SendQueueTimeout < 0 || c.SendQueueTimeout > 0 && c.SendQueueTimeout < time.Second:
+		return fmt.Errorf("--send-queue-timeout is %v: use 1s or more", c.SendQueueTimeout)
 	case c.MaxUploadBytes < 1:
 		return fmt.Errorf("--max-upload-bytes is %d: use 1 or more", c.MaxUploadBytes)
 	case c.ShutdownGrace < 0:
@@ -90,6 +101,8 @@ func (c Config) check() error {
 		return fmt.Errorf("--drive-idle-timeout is %v: use 1s or more", c.DriveIdleTimeout)
 	case c.GmailChunkTimeout < 0 || c.GmailChunkTimeout > 0 && c.GmailChunkTimeout < time.Second:
 		return fmt.Errorf("--gmail-chunk-timeout is %v: use 1s or more", c.GmailChunkTimeout)
+	case c.RefreshGrace < 0 || c.RefreshGrace > store.MaxRefreshGrace:
+		return fmt.Errorf("--refresh-grace is %v: use 0 (off) up to %v", c.RefreshGrace, store.MaxRefreshGrace)
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err

@@ -45,7 +45,7 @@ func TestConfigCheck(t *testing.T) {
 		t.Fatalf("good config refused: %v", err)
 	}
 	edge := good
-	edge.DriveIdleTimeout, edge.GmailChunkTimeout = time.Second, time.Second
+	edge.DriveIdleTimeout, edge.GmailChunkTimeout, edge.RefreshGrace = time.Second, time.Second, time.Hour
 	if err := edge.check(); err != nil {
 		t.Fatalf("1s timeouts (the edge) refused: %v", err)
 	}
@@ -65,10 +65,14 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.DemoSeed = "seed" }, "add --demo, or leave them out"},
 		{func(c *Config) { c.MaxConcurrentSends = 0 }, "--max-concurrent-sends is 0"},
 		{func(c *Config) { c.MaxUploadBytes = 0 }, "--max-upload-bytes is 0"},
+		{func(c *Config) { c.MaxSendsPerUser = -1 }, "--max-sends-per-user is -1: use 1 or more"},
+		{func(c *Config) { c.SendQueueTimeout = 999 * time.Millisecond }, "--send-queue-timeout is 999ms: use 1s or more"},
 		{func(c *Config) { c.ShutdownGrace = -time.Second }, "--shutdown-grace is -1s"},
 		{func(c *Config) { c.LogLevel = "loud" }, `--log-level "loud"`},
 		{func(c *Config) { c.DriveIdleTimeout = 999 * time.Millisecond }, "--drive-idle-timeout is 999ms: use 1s or more"},
 		{func(c *Config) { c.GmailChunkTimeout = -time.Second }, "--gmail-chunk-timeout is -1s"},
+		{func(c *Config) { c.RefreshGrace = -time.Second }, "--refresh-grace is -1s: use 0 (off) up to 1h0m0s"},
+		{func(c *Config) { c.RefreshGrace = time.Hour + time.Second }, "--refresh-grace is 1h0m1s"},
 	}
 	for _, cs := range cases {
 		c := good

@@ -12,10 +12,19 @@ func addRoutes(mux *http.ServeMux, d Deps, mcp *mcpserver.StreamableHTTPServer) 
 	bearer := d.Auth.RequireBearer
 	form := limitBody(maxFormBodyBytes)
 
-	mux.Handle("GET /.well-known/oauth-protected-resource", d.Auth.ProtectedResourceMetadata())
-	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", d.Auth.ProtectedResourceMetadata())
-	mux.Handle("GET /.well-known/oauth-authorization-server", d.Auth.AuthorizationServerMetadata())
+	// Metadata answers GET, HEAD and a browser's preflight itself.
+	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+		"/mcp/.well-known/oauth-protected-resource"} {
+		mux.Handle(path, d.Auth.ProtectedResourceMetadata())
+	}
+	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
+		mux.Handle(path, d.Auth.AuthorizationServerMetadata())
+	}
 	mux.Handle("/oauth/", form(d.Auth.Endpoints()))
+	// The legacy defaults clients fall back to without metadata.
+	for _, path := range []string{"/authorize", "/token", "/register"} {
+		mux.Handle(path, form(d.Auth.Endpoints()))
+	}
 
 	mux.Handle("POST /mcp", guard.middleware(limitMCPBody(d.MaxMCPBodyBytes)(bearer(noteUser(mcp)))))
 	mux.Handle("GET /mcp", guard.middleware(bearer(noteUser(mcp))))

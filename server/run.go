@@ -93,11 +93,17 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	client := clientIP(trusted)
-	auth, err := oauth.New(oauth.Config{BaseURL: base.String(), Store: st, Google: gauth, Logger: logger, ClientIP: client})
+	refreshKeys, err := keyring.New(cfg.Secrets, oauth.RefreshKeyPurpose)
+	if err != nil {
+		return fmt.Errorf("--secret: %w", err)
+	}
+	auth, err := oauth.New(oauth.Config{BaseURL: base.String(), Store: st, Google: gauth, Logger: logger, ClientIP: client,
+		RefreshGrace: cfg.RefreshGrace, Keys: refreshKeys, Demo: cfg.Demo})
 	if err != nil {
 		return fmt.Errorf("authorization server: %w", err)
 	}
 	mail := compose.New(compose.Config{Endpoints: endpoints, MaxConcurrentSends: cfg.MaxConcurrentSends,
+		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout,
 		DriveIdleTimeout: cfg.DriveIdleTimeout, GmailChunkTimeout: cfg.GmailChunkTimeout, Logger: logger})
 	uploads, err := upload.New(upload.Config{
 		BaseURL:   base,
@@ -118,7 +124,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		Version: cfg.Version,
 		Auth:    auth,
 		Tools: tools.Deps{
-			Drive:         userDrive{clients: gauth, endpoints: endpoints},
+			Drive:         userDrive{clients: gauth, endpoints: endpoints, logger: logger},
 			Mail:          userMail{clients: gauth, compose: mail},
 			Uploads:       uploads,
 			DraftsEnabled: cfg.Drafts,

@@ -79,6 +79,9 @@ type User struct {
 	GoogleScopes  []string // the scopes the user actually granted, last time
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+	// GoogleGrantDead reports (on read) that the user's stored Google
+	// token is marked dead: the user must sign in again.
+	GoogleGrantDead bool
 }
 
 // GoogleToken is a user's Google token, sealed by the caller.
@@ -88,6 +91,9 @@ type GoogleToken struct {
 	Ciphertext []byte
 	Version    int64 // bumped on every write; the compare-and-swap handle
 	UpdatedAt  time.Time
+	// Dead is set when Google refused the grant (invalid_grant) or it
+	// was revoked there: only a new sign-in (PutGoogleToken) clears it.
+	Dead bool
 }
 
 // Grant is one consented authorization of one client by one user for one
@@ -134,6 +140,39 @@ type Token struct {
 	Scope     string
 	ExpiresAt time.Time
 	Used      bool // a refresh token that was already rotated
+	// SpentAt is when a used refresh token was rotated, and Reuses how
+	// often it was presented again within its grace window since.
+	SpentAt time.Time
+	Reuses  int
+	// Successor is the sealed pair issued when the token was spent; set
+	// only by RotateRefreshToken, for a reuse within the grace window.
+	Successor Sealed
+}
+
+// Sealed is a secret sealed by the caller (see oauth/keyring): the store
+// keeps it as ciphertext and never sees the key.
+type Sealed struct {
+	KeyID      string
+	Ciphertext []byte
+}
+
+// MaxRefreshGrace is the longest grace window a rotation may ask for. The
+// sweeper forgets a spent refresh token's sealed successor this long after
+// the token was spent, so the ciphertext does not outlive its use.
+const MaxRefreshGrace = time.Hour
+
+// Rotation is what RotateRefreshToken stores in a refresh token's place.
+type Rotation struct {
+	// Tokens are the new tokens, stored hashed.
+	Tokens []NewToken
+	// Successor is Tokens' secrets sealed by the caller, kept with the
+	// spent token so that a reuse within Grace gets the same pair back.
+	// Empty: nothing is kept and no reuse is allowed.
+	Successor Sealed
+	// Grace is how long after its spending a refresh token may be
+	// presented again (at most MaxRefreshGrace), and MaxReuses how often.
+	Grace     time.Duration
+	MaxReuses int
 }
 
 // NewToken is a token issued in place of a spent refresh token.
@@ -184,6 +223,10 @@ type Users interface {
 	// version, and returns the new version; ErrConflict if another writer
 	// got there first.
 	SwapGoogleToken(ctx context.Context, t GoogleToken, version int64) (int64, error)
+	// MarkGoogleTokenDead records that Google no longer accepts the
+	// user's token, if its version is still version (a sign-in since
+	// replaced it otherwise: ErrConflict). ErrNotFound without a token.
+	MarkGoogleTokenDead(ctx context.Context, userID string, version int64) error
 }
 
 // Grants stores grants and the codes and tokens issued under them.
@@ -206,16 +249,23 @@ type Grants interface {
 	// GetToken returns the token, or ErrNotFound. The caller checks kind,
 	// expiry and audience.
 	GetToken(ctx context.Context, token string) (Token, error)
-	// RotateRefreshToken spends the refresh token old and stores next in
-	// its place, in one transaction: when anything fails nothing is
+	// RotateRefreshToken spends the refresh token old and stores r.Tokens
+	// in its place, in one transaction: when anything fails nothing is
 	// written and old stays unspent, so the client may retry with it. The
-	// new tokens inherit old's grant, client, user, resource and scope. It
-	// returns old as it was. Spent before: old and ErrUsed. Unknown, not a
-	// refresh token, or of a revoked grant: ErrNotFound. The caller checks
-	// expiry and client first.
-	RotateRefreshToken(ctx context.Context, old string, next []NewToken) (Token, error)
+	// new tokens inherit old's grant, client, user, resource and scope;
+	// old keeps r.Successor. It returns old as it was (Used false).
+	// Spent before, at most r.Grace ago, with a successor kept and fewer
+	// than r.MaxReuses reuses: it counts the reuse, stores nothing new,
+	// and returns old with Used set and its Successor, for the caller to
+	// hand back. Spent otherwise: old and ErrUsed. Unknown, not a refresh
+	// token, or of a revoked grant: ErrNotFound. The caller checks expiry
+	// and client first.
+	RotateRefreshToken(ctx context.Context, old string, r Rotation) (Token, error)
 	// DeleteToken forgets one token; deleting an unknown one is no error.
 	DeleteToken(ctx context.Context, token string) error
+	// LiveGrants counts the user's grants that are not revoked and still
+	// hold an unexpired code or token.
+	LiveGrants(ctx context.Context, userID string) (int, error)
 }
 
 // Limits backs single-use keys and rate limits, shared by replicas.

@@ -89,6 +89,33 @@ func (m object) str(key string) (string, error) {
 	return s, nil
 }
 
+// maxStringList bounds a list of strings read from one field.
+const maxStringList = 1000
+
+// stringList reads a list of strings, or one string as a list of one;
+// absent or null gives nil. what describes the expected value.
+func (m object) stringList(key, what string) ([]string, error) {
+	raw, ok := m[key]
+	if !ok || isNull(raw) {
+		return nil, nil
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		if strings.TrimSpace(one) == "" {
+			return nil, nil
+		}
+		return []string{one}, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, refuse("%q must be %s, not %s.", key, what, jsonKind(raw))
+	}
+	if len(list) > maxStringList {
+		return nil, refuse("%q has %d entries; give at most %d.", key, len(list), maxStringList)
+	}
+	return list, nil
+}
+
 // requiredStr reads a string field that must be present and not blank.
 func (m object) requiredStr(key, hint string) (string, error) {
 	s, err := m.str(key)
@@ -191,25 +218,69 @@ func (m object) addresses(key string) ([]string, error) {
 	return out, nil
 }
 
-// splitAddresses splits "a@x.com, B <b@y.com>" into its addresses when it
-// parses as an address list; otherwise it keeps the text whole, so the
-// message writer can say what is wrong with it.
+// splitAddresses splits "a@x.com, B <b@y.com>" (or the same with
+// semicolons, as Outlook writes lists) into its addresses when it parses
+// as an address list; otherwise it keeps the text whole, so the message
+// writer can say what is wrong with it. Each address is kept as written:
+// a separator inside a quoted display name ("Smith; John"), a comment or
+// angle brackets is part of that address, not a split.
 func splitAddresses(s string) []string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil
 	}
-	if !strings.ContainsAny(s, ",;") {
+	parts := splitTopLevel(s)
+	if len(parts) <= 1 {
+		return parts
+	}
+	if _, err := mail.ParseAddressList(strings.Join(parts, ", ")); err != nil {
 		return []string{s}
 	}
-	list, err := mail.ParseAddressList(strings.ReplaceAll(s, ";", ","))
-	if err != nil {
-		return []string{s}
+	return parts
+}
+
+// splitTopLevel cuts s at the commas and semicolons that stand outside a
+// quoted string, a comment and angle brackets; empty pieces are dropped.
+func splitTopLevel(s string) []string {
+	var (
+		out             []string
+		start           int
+		quoted, escaped bool
+		comment, angle  int
+	)
+	cut := func(end int) {
+		if p := strings.TrimSpace(s[start:end]); p != "" {
+			out = append(out, p)
+		}
+		start = end + 1
 	}
-	out := make([]string, len(list))
-	for i, a := range list {
-		out[i] = a.String()
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case escaped:
+			escaped = false
+		case c == '\\' && (quoted || comment > 0):
+			escaped = true
+		case quoted:
+			quoted = c != '"'
+		case comment > 0 && c == '(':
+			comment++
+		case comment > 0 && c == ')':
+			comment--
+		case comment > 0:
+		case c == '"':
+			quoted = true
+		case c == '(':
+			comment = 1
+		case c == '<':
+			angle++
+		case c == '>' && angle > 0:
+			angle--
+		case angle == 0 && (c == ',' || c == ';'):
+			cut(i)
+		}
 	}
+	cut(len(s))
 	return out
 }
 

@@ -208,10 +208,12 @@ func searchText(r SearchResult) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// fileLine is one file in a line: name, id, type, size, modified.
+// fileLine is one file in a line: name, id, type, size, modified. The
+// name, id and type come from Drive, where anyone who shares a file
+// chooses them: each is one field that no character of it can break.
 func fileLine(f File) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s | id %s | %s", f.Name, f.ID, kindLabel(f))
+	fmt.Fprintf(&b, "%s | id %s | %s", field(f.Name, "|"), field(f.ID, "|"), kindLabel(f))
 	if f.Size != nil {
 		fmt.Fprintf(&b, " | %s", humanBytes(*f.Size))
 	}
@@ -222,7 +224,7 @@ func fileLine(f File) string {
 // kindLabel names a file's type briefly, saying how a native file travels.
 func kindLabel(f File) string {
 	if !f.Native {
-		return f.MimeType
+		return field(f.MimeType, "|")
 	}
 	kind := exportfmt.KindName(f.MimeType)
 	if f.MimeType == exportfmt.Shortcut {
@@ -238,10 +240,14 @@ func kindLabel(f File) string {
 func fileText(f File) string {
 	s := fileLine(f)
 	if f.WebViewLink != "" {
-		s += "\nLink: " + f.WebViewLink
+		s += "\nLink: " + field(f.WebViewLink, "")
 	}
 	if len(f.Sheets) > 0 {
-		s += "\nTabs (for \"sheet\" with as csv or tsv): " + strings.Join(f.Sheets, ", ")
+		tabs := make([]string, len(f.Sheets))
+		for i, t := range f.Sheets {
+			tabs[i] = field(t, ",")
+		}
+		s += "\nTabs (for \"sheet\" with as csv or tsv): " + strings.Join(tabs, ", ")
 	}
 	return s
 }
@@ -271,6 +277,8 @@ func driveError(err error, id string) error {
 	case errors.Is(err, drive.ErrQueryText), errors.Is(err, drive.ErrQueryMimeType),
 		errors.Is(err, drive.ErrQueryPageSize), errors.Is(err, drive.ErrQueryToken), errors.Is(err, drive.ErrQueryType):
 		return &Refusal{Reason: sentence(err.Error())}
+	case errors.Is(err, drive.ErrAPIDisabled):
+		return refuse("This drivemail server's Google Cloud project has not enabled the Google Drive API, so Drive cannot be searched or read. Ask whoever runs drivemail to enable it.")
 	case errors.Is(err, drive.ErrScope):
 		return refuse("This Google account has not given drivemail access to Drive. Reconnect drivemail (sign in again) and allow Drive access.")
 	case errors.Is(err, drive.ErrUnauthorized):

@@ -140,6 +140,7 @@ func TestDriveErrorsBecomeSentences(t *testing.T) {
 		{&drive.Error{Op: "files.get", Code: 401, Err: drive.ErrUnauthorized}, "expired or was revoked"},
 		{&drive.Error{Op: "files.get", Code: 503, Err: drive.ErrUnavailable}, "Try again in a minute"},
 		{&drive.Error{Op: "files.list", Code: 403, Reason: "domainPolicy", Err: drive.ErrDomainPolicy}, "Workspace administrator does not allow drivemail"},
+		{&drive.Error{Op: "files.get", Code: 403, Reason: "accessNotConfigured", Service: drive.DriveService, Err: drive.ErrAPIDisabled}, "has not enabled the Google Drive API"},
 		{drive.ErrQueryToken, `"page_token" is not one this server returned; start the search again without it.`},
 		{drive.ErrQueryMimeType, `"mime_type" must be a MIME type such as "application/pdf".`},
 		{drive.ErrQueryPageSize, `"page_size" must be between 1 and 100.`},

@@ -29,18 +29,28 @@ func (m composeMail) Send(ctx context.Context, req compose.Request, opts SendOpt
 	return m.svc.Send(ctx, m.hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress})
 }
 
+// sender is the user the end-to-end harness sends as.
+const sender = "demo@example.com"
+
+// endToEnd is a harness whose tools send through the real compose and an
+// emulator, as sender.
+func endToEnd(t *testing.T) (*harness, *emutest.Env) {
+	t.Helper()
+	env := emutest.Start(t)
+	svc := compose.New(compose.Config{Endpoints: env.Endpoints})
+	h := newHarness(t, func(d *Deps) {
+		d.Mail = composeMail{svc: svc, hc: env.Client(sender, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend)}
+	})
+	return h, env
+}
+
 // TestFileEnvelopeSendsEndToEnd: a chat client's file envelope goes out as
 // the file it describes, whether it is the attachments entry itself or the
 // "content" of an entry (a middleware filling an x-file field), and its
 // bytes count toward the 1 MiB cap on model-written content: exactly
 // 1 MiB goes, one byte more is refused with nothing sent.
 func TestFileEnvelopeSendsEndToEnd(t *testing.T) {
-	env := emutest.Start(t)
-	const sender = "demo@example.com"
-	svc := compose.New(compose.Config{Endpoints: env.Endpoints})
-	h := newHarness(t, func(d *Deps) {
-		d.Mail = composeMail{svc: svc, hc: env.Client(sender, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend)}
-	})
+	h, env := endToEnd(t)
 
 	envelope := func(data []byte) string {
 		b, err := json.Marshal(map[string]string{"file_name": "scan.pdf", "mime_type": "application/pdf", "base64": base64.StdEncoding.EncodeToString(data)})

@@ -18,6 +18,8 @@ Recipients go in "to", "cc" and "bcc" (a list, or one address as a string). Give
 
 Attachments: first find each file with drive_search, then pass its id (or an mcp-file:// handle from request_upload). A Google Doc, Sheet, Slides or Drawing given by id alone goes in as a link in the body, as Gmail does; to attach a copy instead, give {"file_id": "…", "as": "pdf"} (or docx, xlsx, csv, pptx…; for csv/tsv of a spreadsheet name the tab with "sheet"). To show an image inside an HTML body, attach it and write <img src="cid:FILE_NAME"> in body_html. Content you wrote yourself can go as {"name": "notes.csv", "text": "…"}.
 
+To reply in a conversation, give its thread_id, in_reply_to (the message_id of the message being answered, which every send_email result returns) and its subject; Gmail files a reply in the thread only when all three match.
+
 Limits: at most 10 files and 25 MiB of attachments per message; executables and scripts (also inside archives) are refused, as Gmail blocks them. Nothing is sent unless every attachment resolves. Sending is not idempotent: a repeated call sends a second email.`
 
 const createDraftDescription = `Save an email as a draft in the user's Gmail instead of sending it, with Google Drive files attached by id. Arguments, attachment rules and limits are exactly those of send_email; the result adds draft_id. The user reviews and sends the draft from Gmail.
@@ -36,7 +38,7 @@ func createDraftTool() mcp.Tool {
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
 }
 
-var sendEmailFields = []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", "thread_id", "in_reply_to"}
+var sendEmailFields = []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", "thread_id", "in_reply_to", "references"}
 
 // Google scopes that allow creating drafts.
 var draftScopes = []string{
@@ -141,28 +143,36 @@ func parseSend(raw []byte, tool string) (compose.Request, error) {
 	if r.InReplyTo, err = m.str("in_reply_to"); err != nil {
 		return r, err
 	}
+	if r.References, err = m.stringList("references", "a list of Message-IDs, such as [\"<abc@mail.gmail.com>\"], or one string"); err != nil {
+		return r, err
+	}
 	return r, nil
 }
 
-// sendText says in a few lines what went out.
+// sendText says in a few lines what went out. File and tab names come
+// from Drive (anyone may choose them) and addresses from the caller: each
+// is one field that none of its characters can break (untrusted.go).
 func sendText(req compose.Request, res compose.Result, draft bool) string {
 	var b strings.Builder
 	if draft {
-		fmt.Fprintf(&b, "Draft saved (draft id %s, message id %s, thread %s, %s), addressed to %s.",
-			res.DraftID, res.ID, res.ThreadID, humanBytes(res.SizeBytes), strings.Join(req.To, ", "))
+		fmt.Fprintf(&b, "Draft saved (draft id %s, message id %s, thread %s, Message-ID %s, %s), addressed to %s.",
+			res.DraftID, res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes), recipientsText(req.To))
 	} else {
-		fmt.Fprintf(&b, "Sent to %s (message id %s, thread %s, %s).",
-			strings.Join(req.To, ", "), res.ID, res.ThreadID, humanBytes(res.SizeBytes))
+		fmt.Fprintf(&b, "Sent to %s (message id %s, thread %s, Message-ID %s, %s).",
+			recipientsText(req.To), res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes))
+	}
+	if note := threadNote(req, res); note != "" {
+		b.WriteString("\n" + note)
 	}
 	if len(res.Attached) > 0 {
 		parts := make([]string, len(res.Attached))
 		for i, a := range res.Attached {
-			parts[i] = fmt.Sprintf("%s (%s", a.Name, humanBytes(a.Bytes))
+			parts[i] = fmt.Sprintf("%s (%s", field(a.Name, ";"), humanBytes(a.Bytes))
 			if a.ExportedAs != "" {
 				parts[i] += ", exported as " + a.ExportedAs
 			}
 			if a.Sheet != "" {
-				parts[i] += ", tab " + a.Sheet
+				parts[i] += ", tab " + field(a.Sheet, ";")
 			}
 			parts[i] += ")"
 		}
@@ -171,16 +181,45 @@ func sendText(req compose.Request, res compose.Result, draft bool) string {
 	if len(res.Inline) > 0 {
 		names := make([]string, len(res.Inline))
 		for i, in := range res.Inline {
-			names[i] = in.Name
+			names[i] = field(in.Name, ",")
 		}
 		b.WriteString("\nShown inline: " + strings.Join(names, ", ") + ".")
 	}
 	if len(res.Linked) > 0 {
 		parts := make([]string, len(res.Linked))
 		for i, l := range res.Linked {
-			parts[i] = l.Name + " " + l.URL
+			parts[i] = field(l.Name, ";") + " " + field(l.URL, ";")
 		}
 		b.WriteString("\nLinked in the body: " + strings.Join(parts, "; ") + ".")
 	}
 	return b.String()
+}
+
+// threadNote says how a reply was threaded when that is not what the
+// caller may have expected: Gmail started a new conversation, the subject
+// was given a reply prefix, or the reply threads only for its recipients.
+func threadNote(req compose.Request, res compose.Result) string {
+	var notes []string
+	if res.Subject != "" && strings.TrimSpace(res.Subject) != strings.TrimSpace(req.Subject) {
+		notes = append(notes, fmt.Sprintf("The subject went as %q, as a reply's.", res.Subject))
+	}
+	switch {
+	case req.ThreadID != "" && res.ThreadID != req.ThreadID:
+		notes = append(notes, fmt.Sprintf("Gmail put it in a new conversation (thread %s), not in thread %s: Gmail joins a thread only when in_reply_to "+
+			"names a message of that thread and the subject is the thread's own (\"Re: \" aside). To continue that conversation, reply again with its subject.",
+			res.ThreadID, req.ThreadID))
+	case req.ThreadID == "" && (req.InReplyTo != "" || len(req.References) > 0):
+		notes = append(notes, "The recipients' mail programs thread it with the message it answers; in the sender's Gmail it starts a new conversation, "+
+			"as no thread_id was given.")
+	}
+	return strings.Join(notes, " ")
+}
+
+// recipientsText lists addresses for the result's text.
+func recipientsText(to []string) string {
+	out := make([]string, len(to))
+	for i, a := range to {
+		out[i] = field(a, "")
+	}
+	return strings.Join(out, ", ")
 }

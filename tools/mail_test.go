@@ -31,7 +31,7 @@ func TestParseSendAccepts(t *testing.T) {
 		{
 			name: "comma-separated string and lists",
 			args: `{"to":"ana@example.com, \"Lima, Bo\" <bo@example.com>","cc":["c@example.com"],"bcc":"d@example.com","subject":"s","body_html":"<p>x</p>"}`,
-			want: compose.Request{To: []string{"<ana@example.com>", `"Lima, Bo" <bo@example.com>`}, Cc: []string{"c@example.com"},
+			want: compose.Request{To: []string{"ana@example.com", `"Lima, Bo" <bo@example.com>`}, Cc: []string{"c@example.com"},
 				Bcc: []string{"d@example.com"}, Subject: "s", BodyHTML: "<p>x</p>"},
 		},
 		{
@@ -82,6 +82,16 @@ func TestParseSendAccepts(t *testing.T) {
 			args: `{"to":"a@example.com","subject":"Re: s","body_text":"ok","thread_id":"t1","in_reply_to":"<m@x>","attachments":null}`,
 			want: compose.Request{To: []string{"a@example.com"}, Subject: "Re: s", BodyText: "ok", ThreadID: "t1", InReplyTo: "<m@x>"},
 		},
+		{
+			name: "references as a list",
+			args: `{"to":"a@example.com","subject":"Re: s","body_text":"ok","thread_id":"t1","references":["<a@x>","<b@x>"]}`,
+			want: compose.Request{To: []string{"a@example.com"}, Subject: "Re: s", BodyText: "ok", ThreadID: "t1", References: []string{"<a@x>", "<b@x>"}},
+		},
+		{
+			name: "references as one string, as the header has them",
+			args: `{"to":"a@example.com","subject":"Re: s","body_text":"ok","in_reply_to":"<b@x>","references":"<a@x> <b@x>"}`,
+			want: compose.Request{To: []string{"a@example.com"}, Subject: "Re: s", BodyText: "ok", InReplyTo: "<b@x>", References: []string{"<a@x> <b@x>"}},
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,6 +118,8 @@ func TestParseSendRefuses(t *testing.T) {
 		{"empty recipient list", `{"to":[],"subject":"s","body_text":"b"}`, []string{`"to" is required`}},
 		{"recipient of the wrong type", `{"to":42,"subject":"s","body_text":"b"}`, []string{`"to" must be a list`}},
 		{"no subject", `{"to":"a@example.com","body_text":"b"}`, []string{`"subject" is required`}},
+		{"references not strings", `{"to":"a@example.com","subject":"s","body_text":"b","references":[1,2]}`, []string{`"references" must be a list of Message-IDs`}},
+		{"references too many", `{"to":"a@example.com","subject":"s","body_text":"b","references":[` + strings.Repeat(`"<a@x>",`, 1000) + `"<b@x>"]}`, []string{`"references" has 1001 entries; give at most 1000`}},
 		{"subject not a string", `{"to":"a@example.com","subject":7,"body_text":"b"}`, []string{`"subject" must be a string, not a number.`}},
 		{"empty message", `{"to":"a@example.com","subject":"s"}`, []string{"empty", "body_text"}},
 		{"unknown attachment field", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","format":"pdf"}]}`,
@@ -331,4 +343,56 @@ type panicMail struct{}
 
 func (panicMail) Send(ctx context.Context, req compose.Request, opts SendOptions) (compose.Result, error) {
 	panic("boom")
+}
+
+// TestSendResultsCarryTheMessageID: the Message-ID a reply needs is in the
+// structured result and in the text, and the text says how a reply was
+// threaded when Gmail or drivemail did something the caller may not expect.
+func TestSendResultsCarryTheMessageID(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    string
+		res     compose.Result
+		want    []string
+		notWant []string
+	}{
+		{"a new message", `{"to":"a@example.com","subject":"Plan","body_text":"b"}`,
+			compose.Result{ID: "m1", ThreadID: "m1", MessageID: "<u1@example.com>", Subject: "Plan"},
+			[]string{"message id m1, thread m1, Message-ID <u1@example.com>"}, []string{"conversation", "subject went"}},
+		{"a threaded reply", `{"to":"a@example.com","subject":"Plan","body_text":"b","thread_id":"t1","in_reply_to":"<u1@example.com>"}`,
+			compose.Result{ID: "m2", ThreadID: "t1", MessageID: "<u2@example.com>", Subject: "Re: Plan"},
+			[]string{"Message-ID <u2@example.com>", `The subject went as "Re: Plan", as a reply's.`}, []string{"new conversation"}},
+		{"a reply Gmail did not thread", `{"to":"a@example.com","subject":"Budget","body_text":"b","thread_id":"t1","in_reply_to":"<u1@example.com>"}`,
+			compose.Result{ID: "m3", ThreadID: "m3", MessageID: "<u3@example.com>", Subject: "Re: Budget"},
+			[]string{"Gmail put it in a new conversation (thread m3), not in thread t1", "the subject is the thread's own"}, nil},
+		{"a reply without thread_id", `{"to":"a@example.com","subject":"Re: Plan","body_text":"b","in_reply_to":"<u1@example.com>"}`,
+			compose.Result{ID: "m4", ThreadID: "m4", MessageID: "<u4@example.com>", Subject: "Re: Plan"},
+			[]string{"The recipients' mail programs thread it", "as no thread_id was given"}, []string{"subject went"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.mail.res = tc.res
+			res := h.call("send_email", tc.args)
+			if res.IsError {
+				t.Fatalf("refused: %s", res.text())
+			}
+			var out map[string]any
+			if err := json.Unmarshal(res.StructuredContent, &out); err != nil || out["message_id"] != tc.res.MessageID {
+				t.Errorf("structuredContent %s: want message_id %q", res.StructuredContent, tc.res.MessageID)
+			}
+			if _, ok := out["subject"]; ok {
+				t.Errorf("structuredContent %s has a subject, which the output schema does not", res.StructuredContent)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.text(), w) {
+					t.Errorf("text %q lacks %q", res.text(), w)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(res.text(), w) {
+					t.Errorf("text %q says %q", res.text(), w)
+				}
+			}
+		})
+	}
 }

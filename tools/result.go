@@ -49,19 +49,23 @@ func refusalText(err error) (string, bool) {
 	return "", false
 }
 
-// refused is an isError result carrying a refusal sentence.
+// refused is an isError result carrying a refusal sentence. A sentence is
+// one paragraph; the names it quotes (a file, an archive entry, an
+// address) may come from anyone, so nothing in it may break a line or
+// hide text (untrusted.go).
 func refused(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
-		Content: []mcp.Content{mcp.NewTextContent(text)},
+		Content: []mcp.Content{mcp.NewTextContent(visible(text, false))},
 		IsError: true,
 	}
 }
 
 // succeeded is a result with a compact text for the model and the full
-// data as structuredContent.
+// data, exact, as structuredContent. The text's builders quote untrusted
+// fields (field); this last pass makes anything they missed visible.
 func succeeded(text string, structured any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(text)},
+		Content:           []mcp.Content{mcp.NewTextContent(visible(text, true))},
 		StructuredContent: structured,
 	}
 }

@@ -41,7 +41,7 @@ func (h *handlers) requestUpload(ctx context.Context, req mcp.CallToolRequest) (
 	}
 	out := UploadResult{UploadURL: t.UploadURL, Method: t.Method, ExpiresAt: t.ExpiresAt, Handle: t.Handle,
 		Curl: curlCommand(t.UploadURL, ureq.Name)}
-	text := fmt.Sprintf("Upload %s with:\n%s\nThe URL works once, until %s.", ureq.Name, out.Curl, out.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	text := fmt.Sprintf("Upload %s with:\n%s\nThe URL works once, until %s.", quoteVisible(ureq.Name), out.Curl, out.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	if out.Handle != "" {
 		text += fmt.Sprintf("\nThen attach it with send_email as %q.", out.Handle)
 	} else {
@@ -111,9 +111,10 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 // on a refusal but still prints the server's sentence (-f would print
 // only the status code); --fail-with-body needs curl 7.76 or later.
 // --globoff keeps curl from reading [ ] and { } in a file name as
-// patterns ("report [final].pdf").
+// patterns ("report [final].pdf"). A name with invisible or bidi
+// characters is spelled in octal (shellWord), so the line shows what runs.
 func curlCommand(url, name string) string {
-	return fmt.Sprintf("curl -sS --fail-with-body --globoff -T %s %s", shellQuote(name), shellQuote(url))
+	return fmt.Sprintf("curl -sS --fail-with-body --globoff -T %s %s", shellWord(name), shellQuote(url))
 }
 
 // shellQuote quotes s for a POSIX shell.

@@ -82,8 +82,16 @@ func googleRefusal(err error, folderGiven bool) *Error {
 	switch {
 	case errors.Is(err, googleauth.ErrReconnect):
 		return refuse(http.StatusForbidden, "reconnect", "%s Nothing was saved.", googleauth.ErrReconnect.Error()).because(err)
+	case errors.Is(err, drive.ErrAPIDisabled):
+		return refuse(http.StatusServiceUnavailable, "drive_api_disabled", "This drivemail server's Google Cloud project has not enabled the Google Drive API, so nothing was saved. Ask whoever runs drivemail to enable it.").because(err)
 	case errors.Is(err, drive.ErrNotFound) && folderGiven:
-		return refuse(http.StatusNotFound, "folder_not_found", "The folder given as folder_id was not found, or drivemail cannot see it: with the drive.file permission it can only put files in folders it created. Leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
+		return refuse(http.StatusNotFound, "folder_not_found", "The folder given as folder_id was not found (or is in the trash), or drivemail cannot see it: with the drive.file permission it can only put files in folders it created. Leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
+	case errors.Is(err, drive.ErrNotFolder) && folderGiven:
+		return refuse(http.StatusBadRequest, "not_a_folder", "folder_id names a file, not a folder, so nothing was saved. Give a folder's id, or leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
+	case errors.Is(err, drive.ErrAppNotAuthorized) && folderGiven:
+		return refuse(http.StatusForbidden, "folder_not_writable", "drivemail may put files only in folders it created (such as %q) or that you opened with it: Google gives it no other (its drive.file permission), and the folder given as folder_id is not one of them, so nothing was saved. Leave folder_id out to use the %q folder.", DefaultFolderName, DefaultFolderName).because(err)
+	case errors.Is(err, drive.ErrFilePermission) && folderGiven:
+		return refuse(http.StatusForbidden, "folder_read_only", "You may not add files to the folder given as folder_id (it is shared with you read-only), so nothing was saved. Leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
 	case errors.Is(err, drive.ErrBadID):
 		return refuse(http.StatusBadRequest, "bad_folder_id", "folder_id is not a Drive folder id (ids are letters, digits, '-' and '_'). Leave it out to use the %q folder.", DefaultFolderName).because(err)
 	case errors.Is(err, drive.ErrScope), errors.Is(err, drive.ErrUnauthorized), errors.Is(err, drive.ErrForbidden):

@@ -143,7 +143,7 @@ func (e *env) signIn(email string, scopes ...string) user {
 	}
 	ctx := context.Background()
 	e.emu.AddUser(email)
-	tok := &oauth2.Token{AccessToken: e.emu.AccessToken(email, scopes...), RefreshToken: e.emu.RefreshToken(email, "drivemail-test", scopes...),
+	tok := &oauth2.Token{AccessToken: e.emu.AccessTokenFor(email, "drivemail-test", scopes...), RefreshToken: e.emu.RefreshToken(email, "drivemail-test", scopes...),
 		TokenType: "Bearer", Expiry: time.Now().Add(time.Hour)}
 	g, err := e.ga.GrantForToken(ctx, tok)
 	if err != nil {

@@ -60,6 +60,13 @@ func (s *Service) RequestUpload(ctx context.Context, req Request) (Ticket, error
 	if err != nil {
 		return Ticket{}, err
 	}
+	if c.Folder != "" {
+		// Refused now, not when the bytes arrive: drive.file lets
+		// drivemail write only into its own folders.
+		if err := dc.CheckUploadFolder(ctx, c.Folder); err != nil {
+			return Ticket{}, googleRefusal(err, true)
+		}
+	}
 	// Without a reserved id the ticket still works; the handle then comes
 	// back from the upload itself.
 	if id, err := dc.GenerateID(ctx); err == nil {

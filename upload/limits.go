@@ -52,9 +52,10 @@ func (s *Service) useTicket(ctx context.Context, p permit) error {
 	return nil
 }
 
-// slots bounds the uploads running at once on this replica, per user and
-// in all. Each running upload holds a Drive chunk and its read-ahead, so
-// the total bounds the memory uploads take.
+// slots bounds the uploads running at once on this replica, per user (so
+// that one user cannot take every slot; the same fairness as the send
+// slots in compose) and in all. Each running upload holds a Drive chunk
+// and its read-ahead, so the total bounds the memory uploads take.
 type slots struct {
 	mu      sync.Mutex
 	perUser map[string]int
@@ -72,12 +73,12 @@ func (s *slots) take(userID string) (release func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.perUser[userID] >= s.maxUser {
-		e := refuse(http.StatusTooManyRequests, "user_busy", "You already have %d uploads running, the most allowed at once. Wait for one to finish, then try again.", s.maxUser)
+		e := refuse(http.StatusTooManyRequests, "user_busy", "%s and try again. Nothing was stored.", stillRunning(s.maxUser))
 		e.RetryAfter = 10 * time.Second
 		return nil, e
 	}
 	if s.total >= s.maxAll {
-		e := refuse(http.StatusServiceUnavailable, "server_busy", "This server is busy with other uploads. Try again in a minute.")
+		e := refuse(http.StatusServiceUnavailable, "server_busy", "This server is busy with other people's uploads. Nothing was stored; try again in a minute.")
 		e.RetryAfter = 30 * time.Second
 		return nil, e
 	}
@@ -94,6 +95,14 @@ func (s *slots) take(userID string) (release func(), err error) {
 			}
 		})
 	}, nil
+}
+
+// stillRunning says how many of the user's uploads hold their slots.
+func stillRunning(n int) string {
+	if n == 1 {
+		return "Your previous upload is still running; wait for it to finish"
+	}
+	return fmt.Sprintf("%d of your uploads are still running; wait for one to finish", n)
 }
 
 // spell writes a duration for people: "10 minutes", "1 hour", "42 seconds".

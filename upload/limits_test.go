@@ -146,7 +146,7 @@ func TestConcurrentUploadsPerUserAreCapped(t *testing.T) {
 	}
 	e.waitStarted(1)
 	a := e.sendRaw(http.MethodPost, "/upload?name=second.txt", ann.token, []byte("x"))
-	if a.status != http.StatusTooManyRequests || !strings.Contains(a.errMsg, "1 uploads running") || a.header.Get("Retry-After") == "" {
+	if a.status != http.StatusTooManyRequests || a.errMsg != "Your previous upload is still running; wait for it to finish and try again. Nothing was stored." || a.header.Get("Retry-After") == "" {
 		t.Errorf("second concurrent upload: %d %s", a.status, a.raw)
 	}
 	if b := e.sendRaw(http.MethodPost, "/upload?name=bob.txt", bob.token, []byte("x")); b.status != http.StatusCreated {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/tools"
 	"github.com/drivemail/drivemail/upload"
 )
@@ -275,7 +276,11 @@ func TestRequestUploadRefusals(t *testing.T) {
 		t.Errorf("size at the limit: %v", err)
 	}
 	// Every field at its longest, in the characters JSON spells longest,
-	// still makes a ticket.
+	// still makes a ticket (the folder is one drivemail made).
+	if _, err := e.emu.Drive().PutFile(u.email, drivesvc.FileSpec{ID: strings.Repeat("F", 128), Name: "Longest", Kind: drivesvc.KindFolder,
+		ClientID: "drivemail-test"}); err != nil {
+		t.Fatal(err)
+	}
 	longest := upload.Request{Name: strings.Repeat("&", 251) + ".txt", MimeType: "application/" + strings.Repeat("x", 243),
 		Size: new(int64(1 << 20)), SHA256: strings.Repeat("a", 64), FolderID: strings.Repeat("F", 128)}
 	if _, err := e.svc.RequestUpload(u.context(), longest); err != nil {

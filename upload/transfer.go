@@ -57,10 +57,15 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 		return Result{}, err
 	}
 	folderGiven := nf.ParentID != ""
-	if !folderGiven {
-		if nf.ParentID, err = dc.FolderInRoot(ctx, s.cfg.FolderName); err != nil {
-			return Result{}, googleRefusal(err, false)
-		}
+	if folderGiven {
+		// Checked before the body is read, so a folder drivemail may not
+		// write to fails at once, with a sentence that says why.
+		err = dc.CheckUploadFolder(ctx, nf.ParentID)
+	} else {
+		nf.ParentID, err = dc.FolderInRoot(ctx, s.cfg.FolderName)
+	}
+	if err != nil {
+		return Result{}, googleRefusal(err, folderGiven)
 	}
 	file := bufio.NewReaderSize(q.file, 64<<10)
 	if nf.MimeType == "" {

@@ -266,6 +266,8 @@ func (f *fakeDrive) FolderInRoot(ctx context.Context, name string) (string, erro
 	return "1UploadsFolderId", nil
 }
 
+func (f *fakeDrive) CheckUploadFolder(ctx context.Context, id string) error { return nil }
+
 func newFakeService(t *testing.T, fd *fakeDrive) (*Service, *httptest.Server) {
 	t.Helper()
 	mux := http.NewServeMux()

@@ -108,6 +108,7 @@ type driveAPI interface {
 	GenerateID(ctx context.Context) (string, error)
 	DeleteFile(ctx context.Context, id string) error
 	FolderInRoot(ctx context.Context, name string) (string, error)
+	CheckUploadFolder(ctx context.Context, id string) error
 }
 
 // New checks cfg, fills in defaults and returns the service.
@@ -125,7 +126,7 @@ func New(cfg Config) (*Service, error) {
 	setDefaults(&cfg)
 	s := &Service{cfg: cfg, signer: sg, slots: newSlots(cfg.MaxPerUser, cfg.MaxConcurrent), blocks: newBlocks(2 * aheadBlocks)}
 	s.newDrive = func(ctx context.Context, hc *http.Client) (driveAPI, error) {
-		return drive.New(ctx, hc, cfg.Endpoints)
+		return drive.New(ctx, hc, cfg.Endpoints, drive.WithLogger(cfg.Logger))
 	}
 	return s, nil
 }

@@ -77,23 +77,27 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		"DRIVEMAIL_DRAFTS":               "true",
 		"DRIVEMAIL_MAX_UPLOAD_BYTES":     "1000",
 		"DRIVEMAIL_MAX_CONCURRENT_SENDS": "3",
+		"DRIVEMAIL_MAX_SENDS_PER_USER":   "2",
+		"DRIVEMAIL_SEND_QUEUE_TIMEOUT":   "5s",
 		"DRIVEMAIL_SHUTDOWN_GRACE":       "45s",
 		"DRIVEMAIL_LOG_LEVEL":            "debug",
 		"DRIVEMAIL_TRUSTED_PROXIES":      "10.0.0.0/8",
 		"DRIVEMAIL_DRIVE_IDLE_TIMEOUT":   "30s",
 		"DRIVEMAIL_GMAIL_CHUNK_TIMEOUT":  "90s",
+		"DRIVEMAIL_REFRESH_GRACE":        "0",
 	})
-	cfg, err := serveConfig([]string{"--base-url", "https://flag.example.com", "--max-concurrent-sends", "5"}, e, &bytes.Buffer{})
+	cfg, err := serveConfig([]string{"--base-url", "https://flag.example.com", "--max-concurrent-sends", "5", "--max-sends-per-user", "4"}, e, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.BaseURL != "https://flag.example.com" || cfg.MaxConcurrentSends != 5 {
+	if cfg.BaseURL != "https://flag.example.com" || cfg.MaxConcurrentSends != 5 || cfg.MaxSendsPerUser != 4 || cfg.SendQueueTimeout != 5*time.Second {
 		t.Errorf("a flag must win over the environment: %+v", cfg)
 	}
 	if cfg.Addr != "0.0.0.0:9000" || cfg.Store != "postgres://db/dm" || cfg.GoogleClientID != "cid" ||
 		cfg.GoogleClientSecret != "csecret" || cfg.GoogleEndpoint != "http://127.0.0.1:9090" || !cfg.Drafts ||
 		cfg.MaxUploadBytes != 1000 || cfg.ShutdownGrace != 45*time.Second || cfg.LogLevel != "debug" ||
-		cfg.TrustedProxies != "10.0.0.0/8" || cfg.DriveIdleTimeout != 30*time.Second || cfg.GmailChunkTimeout != 90*time.Second {
+		cfg.TrustedProxies != "10.0.0.0/8" || cfg.DriveIdleTimeout != 30*time.Second || cfg.GmailChunkTimeout != 90*time.Second ||
+		cfg.RefreshGrace != 0 {
 		t.Errorf("environment not read: %+v", cfg)
 	}
 	if len(cfg.Secrets) != 2 || len(cfg.Secrets[0]) != 32 || len(cfg.Secrets[1]) != 40 {
@@ -108,9 +112,14 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	if def.Addr != "127.0.0.1:8080" || def.Store != "sqlite:drivemail.db" || def.MaxConcurrentSends != 8 ||
+		def.MaxSendsPerUser != 3 || def.SendQueueTimeout != 30*time.Second ||
 		def.ShutdownGrace != 2*time.Minute || def.LogLevel != "info" || def.Demo || def.Drafts || def.Secrets != nil ||
-		def.TrustedProxies != "" || def.DriveIdleTimeout != time.Minute || def.GmailChunkTimeout != 2*time.Minute {
+		def.TrustedProxies != "" || def.DriveIdleTimeout != time.Minute || def.GmailChunkTimeout != 2*time.Minute ||
+		def.RefreshGrace != 2*time.Minute {
 		t.Errorf("defaults = %+v", def)
+	}
+	if flagged, err := serveConfig([]string{"--refresh-grace", "90s"}, env(nil), &bytes.Buffer{}); err != nil || flagged.RefreshGrace != 90*time.Second {
+		t.Errorf("--refresh-grace 90s: %v, %v", flagged.RefreshGrace, err)
 	}
 }
 
@@ -122,7 +131,10 @@ func TestServeConfigRefuses(t *testing.T) {
 	}{
 		{nil, map[string]string{"DRIVEMAIL_DRAFTS": "maybe"}, `DRIVEMAIL_DRAFTS="maybe" is not a boolean`},
 		{nil, map[string]string{"DRIVEMAIL_SHUTDOWN_GRACE": "2"}, "is not a duration"},
+		{nil, map[string]string{"DRIVEMAIL_REFRESH_GRACE": "1 minute"}, "DRIVEMAIL_REFRESH_GRACE"},
 		{nil, map[string]string{"DRIVEMAIL_MAX_UPLOAD_BYTES": "1GB"}, "is not a whole number"},
+		{[]string{"--max-sends-per-user", "0"}, nil, "--max-sends-per-user is 0"},
+		{nil, map[string]string{"DRIVEMAIL_SEND_QUEUE_TIMEOUT": "0s"}, "--send-queue-timeout is 0s"},
 		{[]string{"--secret", "not base64!"}, nil, "--secret key 1 is not base64"},
 		{[]string{"--secret", base64.StdEncoding.EncodeToString(make([]byte, 31))}, nil, "has 31 bytes; it needs at least 32"},
 		{[]string{"--secret", base64.StdEncoding.EncodeToString(make([]byte, 32)) + ",short"}, nil, "--secret key 2"},

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/server"
 )
 
@@ -48,6 +50,16 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 		return cfg, err
 	}
 	fs.IntVar(&cfg.MaxConcurrentSends, "max-concurrent-sends", int(sends), "messages streamed at once; more wait their turn (bounds memory) [DRIVEMAIL_MAX_CONCURRENT_SENDS]")
+	perUser, err := envInt64(getenv, "DRIVEMAIL_MAX_SENDS_PER_USER", compose.DefaultMaxSendsPerUser)
+	if err != nil {
+		return cfg, err
+	}
+	fs.IntVar(&cfg.MaxSendsPerUser, "max-sends-per-user", int(perUser), "one user's messages streamed at once, so one user cannot take every slot; more wait their turn [DRIVEMAIL_MAX_SENDS_PER_USER]")
+	queue, err := envDuration(getenv, "DRIVEMAIL_SEND_QUEUE_TIMEOUT", compose.DefaultSendQueueTimeout)
+	if err != nil {
+		return cfg, err
+	}
+	fs.DurationVar(&cfg.SendQueueTimeout, "send-queue-timeout", queue, "longest wait for a sending slot; past it the send is refused and nothing is sent [DRIVEMAIL_SEND_QUEUE_TIMEOUT]")
 	shutdown, err := envDuration(getenv, "DRIVEMAIL_SHUTDOWN_GRACE", 2*time.Minute)
 	if err != nil {
 		return cfg, err
@@ -63,10 +75,22 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 		return cfg, err
 	}
 	fs.DurationVar(&cfg.GmailChunkTimeout, "gmail-chunk-timeout", gmailChunk, "longest wait for one Gmail upload request; a stalled chunk is retried once, then the send is abandoned [DRIVEMAIL_GMAIL_CHUNK_TIMEOUT]")
+	grace, err := envDuration(getenv, "DRIVEMAIL_REFRESH_GRACE", oauth.DefaultRefreshGrace)
+	if err != nil {
+		return cfg, err
+	}
+	fs.DurationVar(&cfg.RefreshGrace, "refresh-grace", grace, "how long a spent refresh token still gets the pair it was exchanged for, so a client refreshing from several processes at once is not logged out; a reuse later revokes the grant; 0 turns it off, at most 1h [DRIVEMAIL_REFRESH_GRACE]")
 	fs.StringVar(&cfg.LogLevel, "log-level", envString(getenv, "DRIVEMAIL_LOG_LEVEL", "info"), "debug, info, warn or error [DRIVEMAIL_LOG_LEVEL]")
 	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", envString(getenv, "DRIVEMAIL_TRUSTED_PROXIES", ""), "your reverse proxies' addresses, comma-separated CIDRs or IPs (10.0.0.0/8,192.168.1.10): from them, the client is the last X-Forwarded-For address not in the list, for per-address rate limits and logs [DRIVEMAIL_TRUSTED_PROXIES]")
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
+	}
+	// In server.Config a zero takes compose's default; given here, it is a mistake.
+	if cfg.MaxSendsPerUser < 1 {
+		return cfg, fmt.Errorf("%w: --max-sends-per-user is %d: use 1 or more", errUsage, cfg.MaxSendsPerUser)
+	}
+	if cfg.SendQueueTimeout <= 0 {
+		return cfg, fmt.Errorf("%w: --send-queue-timeout is %v: use 1s or more", errUsage, cfg.SendQueueTimeout)
 	}
 	keys, err := parseSecrets(*secret)
 	if err != nil {

@@ -37,6 +37,17 @@ func TestServeDemo(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("healthz: %d", resp.StatusCode)
 	}
+	for _, path := range []string{"/.well-known/openid-configuration", "/.well-known/oauth-authorization-server",
+		"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/mcp/.well-known/oauth-protected-resource"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("GET %s: %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	}
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	for _, c := range []struct {
 		auth   string
@@ -184,17 +195,16 @@ func startDemo(t *testing.T, args ...string) *demo {
 
 // TestServeTrustedProxies: behind a trusted proxy, the per-address limit
 // and the request log go by the client the proxy names in X-Forwarded-For,
-// so one client's registrations do not use up another's.
+// so one client's authorization requests do not use up another's. (The
+// demo allows 1000 registrations an hour; authorizations stay at 300.)
 func TestServeTrustedProxies(t *testing.T) {
 	d := startDemo(t, "--trusted-proxies", "127.0.0.1,::1")
 	if d.base == "" {
 		t.Fatalf("did not start; stderr:\n%s", d.stderr.String())
 	}
-	register := func(client string) int {
+	authorize := func(client string) int {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, d.base+"/oauth/register", strings.NewReader(
-			`{"client_name":"t","redirect_uris":["http://127.0.0.1/cb"],"token_endpoint_auth_method":"none"}`))
-		req.Header.Set("Content-Type", "application/json")
+		req, _ := http.NewRequest(http.MethodGet, d.base+"/oauth/authorize?client_id=dmc_unknown", nil)
 		req.Header.Set("X-Forwarded-For", "192.0.2.1, "+client) // the left one is the client's own claim
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -203,16 +213,28 @@ func TestServeTrustedProxies(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	for i := range 30 {
-		if got := register("198.51.100.7"); got != http.StatusCreated {
-			t.Fatalf("registration %d: %d, want 201", i+1, got)
+	for i := range 300 {
+		if got := authorize("198.51.100.7"); got != http.StatusBadRequest { // counted, then refused: unknown client
+			t.Fatalf("authorization request %d: %d, want 400", i+1, got)
 		}
 	}
-	if got := register("198.51.100.7"); got != http.StatusTooManyRequests {
-		t.Errorf("31st registration from one client: %d, want 429", got)
+	if got := authorize("198.51.100.7"); got != http.StatusTooManyRequests {
+		t.Errorf("301st authorization request from one client: %d, want 429", got)
 	}
-	if got := register("198.51.100.8"); got != http.StatusCreated {
-		t.Errorf("another client behind the same proxy: %d, want 201", got)
+	if got := authorize("198.51.100.8"); got != http.StatusBadRequest {
+		t.Errorf("another client behind the same proxy: %d, want 400 (not limited)", got)
+	}
+	// A developer re-running SDK examples registers often: the demo lets
+	// one address register more than a public server's 30 an hour.
+	for i := range 31 {
+		resp, err := http.Post(d.base+"/register", "application/json", strings.NewReader(`{"redirect_uris":["http://127.0.0.1/cb"]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("demo registration %d (at the root alias): %d, want 201", i+1, resp.StatusCode)
+		}
 	}
 	logs := d.stderr.String()
 	if !strings.Contains(logs, "remote=198.51.100.8") || strings.Contains(logs, "remote=192.0.2.1") {

@@ -306,6 +306,10 @@ func TestRefreshTransparentlyAndRevoke(t *testing.T) {
 	if resp.StatusCode != 400 || body["error"] != "invalid_token" {
 		t.Errorf("revoking twice: %d %v", resp.StatusCode, body)
 	}
+	// A test of the server sees the revocation in the stats, once.
+	if got := f.deps.Stats.Snapshot().TokensRevoked; got["ann@example.com"] != 1 || len(got) != 1 {
+		t.Errorf("tokens_revoked = %v, want ann@example.com: 1", got)
+	}
 }
 
 func TestTokenEndpointRefusals(t *testing.T) {

@@ -174,10 +174,12 @@ func (s *Service) revoke(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "invalid_request", "Missing required parameter: token")
 		return
 	}
-	if !s.deps.Accounts.Revoke(tok) {
+	email := s.deps.Accounts.Revoke(tok)
+	if email == "" {
 		oauthError(w, http.StatusBadRequest, "invalid_token", "Token expired or revoked")
 		return
 	}
+	s.deps.Stats.TokenRevoked(email)
 	writeNoStore(w, http.StatusOK, struct{}{})
 }
 

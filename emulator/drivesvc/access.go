@@ -40,8 +40,12 @@ type caller struct {
 	email  string
 	client string
 	// fileOnly: the token has drive.file but no broader Drive scope, so
-	// only files its OAuth client created are visible.
+	// only files its app created or was opened with are visible.
 	fileOnly bool
+	// appWrites: the token's only Drive scope that writes is drive.file,
+	// so it may change, and add files to, only the files and folders its
+	// app created or was opened with, whatever else it may read.
+	appWrites bool
 	// allDrives: the request set supportsAllDrives=true.
 	allDrives bool
 	// keys maps file ids to the resource keys the request presented.
@@ -55,6 +59,7 @@ func newCaller(tok core.Token, q url.Values, h http.Header, broader []string) ca
 		email:     strings.ToLower(tok.Email),
 		client:    tok.ClientID,
 		fileOnly:  tok.HasAnyScope(ScopeDriveFile) && !tok.HasAnyScope(broader...),
+		appWrites: tok.HasAnyScope(ScopeDriveFile) && !tok.HasAnyScope(ScopeDrive),
 		allDrives: boolParam(q.Get("supportsAllDrives")) || boolParam(q.Get("supportsTeamDrives")),
 		keys:      parseResourceKeys(h.Values(resourceKeysHeader)),
 	}
@@ -96,7 +101,7 @@ func (s *Service) visible(c caller, f *file) bool {
 	if f.isRoot {
 		return f.owner == c.email
 	}
-	if c.fileOnly && (f.creatorClient == "" || f.creatorClient != c.client) {
+	if c.fileOnly && !f.authorizes(c.client) {
 		return false
 	}
 	if f.driveID != "" {
@@ -109,13 +114,30 @@ func (s *Service) visible(c caller, f *file) bool {
 	return f.linkShared && (f.resourceKey == "" || c.keys[f.id] == f.resourceKey)
 }
 
+// authorizes reports whether OAuth client created f or was opened with
+// it: what Drive's drive.file scope and isAppAuthorized go by.
+func (f *file) authorizes(client string) bool {
+	return client != "" && (f.creatorClient == client || slices.Contains(f.openedWith, client))
+}
+
+// checkAppWrite refuses a change to f (or a new file in folder f) by a
+// caller whose only writing scope is drive.file, when f's app access
+// does not cover it: Google's 403 appNotAuthorizedToFile, which Drive's
+// "Resolve errors" guide documents. The caller holds s.mu.
+func (s *Service) checkAppWrite(c caller, f *file) *apiError {
+	if !c.appWrites || f.isRoot || f.authorizes(c.client) {
+		return nil
+	}
+	return errAppNotAuthorized(c.client, f.id)
+}
+
 // inUserCorpus reports whether f belongs to c's own corpus: owned by or
 // shared directly with c, outside shared drives. The caller holds s.mu.
 func (s *Service) inUserCorpus(c caller, f *file) bool {
 	if f.isRoot || f.driveID != "" {
 		return false
 	}
-	if c.fileOnly && (f.creatorClient == "" || f.creatorClient != c.client) {
+	if c.fileOnly && !f.authorizes(c.client) {
 		return false
 	}
 	return f.owner == c.email || slices.Contains(f.sharedWith, c.email)
@@ -126,7 +148,7 @@ func (s *Service) inDriveCorpus(c caller, f *file, driveID string) bool {
 	if f.driveID == "" || (driveID != "" && f.driveID != driveID) {
 		return false
 	}
-	if c.fileOnly && (f.creatorClient == "" || f.creatorClient != c.client) {
+	if c.fileOnly && !f.authorizes(c.client) {
 		return false
 	}
 	d := s.drives[f.driveID]

@@ -19,7 +19,7 @@ import (
 // FileSpec describes a file put straight into Drive by PutFile: the way
 // tests, seeds and POST /_emulator/files create files without the API.
 type FileSpec struct {
-	// ID fixes the file id (10 to 100 of A-Z a-z 0-9 _ -); empty makes a
+	// ID fixes the file id (10 to 128 of A-Z a-z 0-9 _ -); empty makes a
 	// Google-shaped one.
 	ID   string
 	Name string
@@ -66,8 +66,13 @@ type FileSpec struct {
 	// Created and Modified default to now.
 	Created, Modified time.Time
 	// ClientID is the OAuth client that "created" the file: tokens with
-	// only drive.file see it when their client id matches.
+	// only drive.file see it when their client id matches, and
+	// drive.file tokens may change it (or add files to the folder).
 	ClientID string
+	// OpenedWith lists OAuth clients the user opened the file with
+	// (Drive's "Open with" or the Picker): drive.file covers it for them
+	// as for its creator.
+	OpenedWith []string
 
 	docPlain  bool                   // DocText is plain text: a paragraph per line, no notation
 	stored    *core.Blob             // an upload's content, used as is
@@ -154,12 +159,12 @@ func (s *Service) build(spec FileSpec) (*file, error) {
 		return nil, fmt.Errorf("name longer than %d bytes", maxNameLen)
 	}
 	if spec.ID != "" && !validID(spec.ID) {
-		return nil, fmt.Errorf("id %q: want 10 to 100 of A-Z a-z 0-9 _ -", spec.ID)
+		return nil, fmt.Errorf("id %q: want 10 to 128 of A-Z a-z 0-9 _ -", spec.ID)
 	}
 	now := s.now()
 	f := &file{
 		id: spec.ID, name: spec.Name, kind: spec.Kind, created: spec.Created, modified: spec.Modified,
-		trashed: spec.Trashed, description: spec.Description, creatorClient: spec.ClientID,
+		trashed: spec.Trashed, description: spec.Description, creatorClient: spec.ClientID, openedWith: slices.Clone(spec.OpenedWith),
 		linkShared: spec.LinkShared, resourceKey: spec.ResourceKey, noDownload: spec.NoDownload, version: 1,
 	}
 	if f.name == "" {

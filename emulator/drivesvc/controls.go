@@ -63,6 +63,7 @@ type specJSON struct {
 	Description  string   `json:"description,omitempty"`
 	Trashed      bool     `json:"trashed,omitempty"`
 	ClientID     string   `json:"client_id,omitempty"`
+	OpenedWith   []string `json:"opened_with,omitempty"`
 	CreatedTime  string   `json:"created_time,omitempty"`
 	ModifiedTime string   `json:"modified_time,omitempty"`
 }
@@ -78,6 +79,7 @@ func (j specJSON) toSpec() (FileSpec, error) {
 		DocText: j.DocText, DocHTML: j.DocHTML, DocFillBytes: j.DocFillBytes, Lines: j.Lines,
 		ShortcutTo: j.ShortcutTo, SharedWith: j.SharedWith, LinkShared: j.LinkShared, ResourceKey: j.ResourceKey,
 		NoDownload: j.NoDownload, Description: j.Description, Trashed: j.Trashed, ClientID: j.ClientID,
+		OpenedWith: j.OpenedWith,
 	}
 	if spec.ResourceKey == "auto" {
 		spec.ResourceKey = newResourceKey()

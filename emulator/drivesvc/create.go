@@ -208,8 +208,14 @@ func (s *Service) checkCreateAccess(c caller, spec FileSpec) *apiError {
 			if !c.allDrives || !d.members[c.email] {
 				return errFileNotFound(p)
 			}
-		} else if _, aerr := s.lookup(c, p); aerr != nil {
-			return aerr
+		} else {
+			pf, aerr := s.lookup(c, p)
+			if aerr != nil {
+				return aerr
+			}
+			if aerr := s.checkAppWrite(c, pf); aerr != nil {
+				return aerr
+			}
 		}
 	}
 	if spec.Kind == KindShortcut {
@@ -305,7 +311,7 @@ func (s *Service) uploadEndpoint() media.Endpoint {
 		MaxSize: 5 << 40, // drive/v3 discovery: maxSize 5497558138880
 		Authorize: func(w http.ResponseWriter, r *http.Request) (core.Token, bool) {
 			tok, ok := s.deps.Accounts.Authenticate(w, r)
-			if !ok || !core.RequireScope(w, tok, scopesWrite...) {
+			if !ok || !core.RequireScopeFor(w, r, tok, scopesWrite...) {
 				return core.Token{}, false
 			}
 			s.ensureRoot(tok.Email)
@@ -369,6 +375,11 @@ func (s *Service) update(c caller, id string, meta fileMeta, q url.Values, origi
 		if strings.Contains(add, ",") || !s.validParent(owner, add, f.driveID) {
 			return nil, errFileNotFound(add)
 		}
+		if pf := s.files[add]; pf != nil {
+			if aerr := s.checkAppWrite(c, pf); aerr != nil {
+				return nil, aerr
+			}
+		}
 		f.parents = []string{add}
 	} else if q.Get("removeParents") != "" {
 		return nil, errBadRequest("A file must keep one parent: move it with addParents and removeParents together.", "removeParents")
@@ -396,6 +407,9 @@ func (s *Service) editable(c caller, id string) (*file, *apiError) {
 	}
 	if f.isRoot {
 		return nil, errInsufficientFilePermissions
+	}
+	if aerr := s.checkAppWrite(c, f); aerr != nil {
+		return nil, aerr
 	}
 	if f.owner == c.email {
 		return f, nil

@@ -27,6 +27,10 @@ type Service struct {
 	roots  map[string]string // user email → My Drive folder id
 	// reserved are the ids files.generateIds gave out and no file took yet.
 	reserved reservations
+	// ops are files.download's operations; links the export links'
+	// one-time content URLs.
+	ops   *operations
+	links linkTickets
 }
 
 // New returns an empty Drive.
@@ -39,6 +43,7 @@ func New(deps core.Deps) *Service {
 		roots:  map[string]string{},
 
 		reserved: newReservations(),
+		ops:      newOperations(),
 	}
 }
 
@@ -53,6 +58,8 @@ func (s *Service) Register(mux *http.ServeMux) {
 	mux.HandleFunc("PATCH /drive/v3/files/{fileId}", s.handleUpdate)
 	mux.HandleFunc("DELETE /drive/v3/files/{fileId}", s.handleDelete)
 	mux.HandleFunc("GET /drive/v3/files/{fileId}/export", s.handleExport)
+	mux.HandleFunc("POST /drive/v3/files/{fileId}/download", s.handleDownload)
+	mux.HandleFunc("GET /drive/v3/operations/{name}", s.handleOperationGet)
 	mux.HandleFunc("GET /drive/v3/about", s.handleAbout)
 	mux.HandleFunc("GET /drive/v3/drives", s.handleDrivesList)
 	mux.HandleFunc("GET /drive/v3/drives/{driveId}", s.handleDriveGet)
@@ -69,6 +76,11 @@ func (s *Service) Register(mux *http.ServeMux) {
 	for _, l := range exportLinkRoutes {
 		mux.HandleFunc("GET "+l.path, s.exportLinkHandler(l.kind))
 	}
+	// The content host's paths (see core.ContentOrigin) and the sign-in
+	// page the web paths send strangers to.
+	mux.HandleFunc("GET /download", s.handleDownloadContent)
+	mux.HandleFunc("GET /export/{ticket}", s.handleLinkContent)
+	mux.HandleFunc("GET "+core.SignInPath, handleSignIn)
 	s.registerWebLinks(mux)
 	s.registerSheets(mux)
 	s.registerControls(mux)
@@ -83,7 +95,7 @@ func (s *Service) authorize(w http.ResponseWriter, r *http.Request, scopes, broa
 	if !ok {
 		return caller{}, false
 	}
-	if !core.RequireScope(w, tok, scopes...) {
+	if !core.RequireScopeFor(w, r, tok, scopes...) {
 		return caller{}, false
 	}
 	s.ensureRoot(tok.Email)

@@ -9,7 +9,8 @@ import (
 )
 
 // apiError is a Drive error ready to be written: Google's body with one
-// item, optionally naming the parameter at fault.
+// item, optionally naming the parameter (or the Authorization header) at
+// fault.
 type apiError struct {
 	code     int
 	reason   string
@@ -24,6 +25,9 @@ func (e *apiError) body() core.ErrorBody {
 	if e.location != "" {
 		b.Error.Errors[0].Location = e.location
 		b.Error.Errors[0].LocationType = "parameter"
+		if e.location == "Authorization" {
+			b.Error.Errors[0].LocationType = "header"
+		}
 	}
 	return b
 }
@@ -54,6 +58,15 @@ func errFileNotFound(id string) *apiError {
 
 func errDriveNotFound(id string) *apiError {
 	return &apiError{http.StatusNotFound, "notFound", "Shared drive not found: " + echo(id), "driveId"}
+}
+
+// errAppNotAuthorized is Drive's 403 for a drive.file app writing to a
+// file it did not create and was not opened with ("Resolve errors":
+// "The user has not granted the app {appId} {verb} access to the file
+// {fileId}."). The app is named by its project number.
+func errAppNotAuthorized(client, id string) *apiError {
+	return &apiError{http.StatusForbidden, "appNotAuthorizedToFile",
+		"The user has not granted the app " + core.ProjectNumber(client) + " write access to the file " + echo(id) + ".", "Authorization"}
 }
 
 // errInvalid is Google's terse 400 for a bad parameter value.

@@ -3,6 +3,7 @@ package drivesvc
 import (
 	"io"
 	"mime"
+	"net/url"
 	"strings"
 	"time"
 
@@ -88,10 +89,16 @@ func exportLinks(origin string, f *file) map[string]string {
 			base = origin + r.path + "?id=" + f.id + "&exportFormat="
 		}
 	}
+	key := ""
+	if f.resourceKey != "" {
+		// Google puts a link-shared file's key in its exportLinks, as in
+		// its web links.
+		key = "&resourcekey=" + url.QueryEscape(f.resourceKey)
+	}
 	links := map[string]string{}
 	for _, ef := range exportFormats[f.kind] {
 		if ef.link {
-			links[ef.mime] = base + ef.param
+			links[ef.mime] = base + ef.param + key
 		}
 	}
 	return links

@@ -87,11 +87,14 @@ type file struct {
 	// creatorClient is the OAuth client id that created the file through
 	// the API; a drive.file token sees only its own client's files.
 	creatorClient string
-	sharedWith    []string
-	linkShared    bool
-	resourceKey   string
-	noDownload    bool
-	version       int64
+	// openedWith are OAuth clients the user opened the file with (Drive's
+	// "Open with", the Picker): drive.file reaches the file through them too.
+	openedWith  []string
+	sharedWith  []string
+	linkShared  bool
+	resourceKey string
+	noDownload  bool
+	version     int64
 
 	blob    core.Blob // binary content, or a Doc's body (see docbody.go)
 	hasBlob bool
@@ -147,7 +150,7 @@ const (
 // 403 exportSizeLimitExceeded; exportLinks have no cap.
 const ExportLimit = 10 << 20
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{10,100}$`)
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{10,128}$`)
 
 // validID reports whether s may be a file, drive or root id.
 func validID(s string) bool { return idPattern.MatchString(s) }

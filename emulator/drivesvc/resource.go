@@ -82,7 +82,7 @@ func (s *Service) fileResource(c caller, f *file, origin string) map[string]any 
 		"writersCanShare":              true,
 		"viewersCanCopyContent":        !f.noDownload,
 		"copyRequiresWriterPermission": f.noDownload,
-		"isAppAuthorized":              f.creatorClient != "" && f.creatorClient == c.client,
+		"isAppAuthorized":              f.authorizes(c.client),
 		"hasAugmentedPermissions":      false,
 		"quotaBytesUsed":               "0",
 		"permissionIds":                []string{},

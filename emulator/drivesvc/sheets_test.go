@@ -273,3 +273,24 @@ func TestEmulatorControlRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestValuesRenderOptions: values.get takes the discovery document's
+// render options and refuses others with Sheets' 400.
+func TestValuesRenderOptions(t *testing.T) {
+	e := newEnv(t)
+	sheet := threeTabSheet(t, e)
+	s := e.sheetsClient(e.token(ann))
+	got, err := s.Spreadsheets.Values.Get(sheet.ID, "'Q1 costs'!A2:B3").ValueRenderOption("FORMATTED_VALUE").Do()
+	if err != nil || len(got.Values) != 2 || got.Values[1][1] != "400, approx" {
+		t.Fatalf("FORMATTED_VALUE: %+v %v", got, err)
+	}
+	for _, call := range []*sheets.SpreadsheetsValuesGetCall{
+		s.Spreadsheets.Values.Get(sheet.ID, "Summary").ValueRenderOption("PRETTY"),
+		s.Spreadsheets.Values.Get(sheet.ID, "Summary").DateTimeRenderOption("ISO"),
+	} {
+		_, err := call.Do()
+		if ge := apiErr(t, err); ge.Code != 400 || !strings.Contains(ge.Message, "Invalid value at") {
+			t.Errorf("bad option: %d %s", ge.Code, ge.Message)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,10 @@ func (s *Service) handleValuesGet(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if fail := checkRenderOptions(r.URL.Query()); fail != nil {
+		fail.write(w)
+		return
+	}
 	s.mu.RLock()
 	res, fail := s.readValues(c, r.PathValue("spreadsheetId"), r.PathValue("range"), r.URL.Query().Get("majorDimension"))
 	s.mu.RUnlock()
@@ -24,6 +29,24 @@ func (s *Service) handleValuesGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	core.WriteJSON(w, http.StatusOK, res)
+}
+
+// checkRenderOptions refuses values.get render options outside the
+// discovery document's enums, as Sheets does. The emulator stores cells
+// as text, so every valid option answers the same values.
+func checkRenderOptions(q url.Values) *sheetsFailure {
+	for _, o := range []struct {
+		param, field string
+		valid        []string
+	}{
+		{"valueRenderOption", "value_render_option", []string{"FORMATTED_VALUE", "UNFORMATTED_VALUE", "FORMULA"}},
+		{"dateTimeRenderOption", "date_time_render_option", []string{"SERIAL_NUMBER", "FORMATTED_STRING"}},
+	} {
+		if v := q.Get(o.param); v != "" && !slices.Contains(o.valid, v) {
+			return &sheetsFailure{http.StatusBadRequest, "Invalid value at '" + o.field + "' (" + echo(v) + ")"}
+		}
+	}
+	return nil
 }
 
 // readValues is values.get's answer. The caller holds s.mu.
@@ -47,7 +70,7 @@ func (s *Service) readValues(c caller, id, raw, majorDimension string) (map[stri
 	var values [][]string
 	for ri := g.startRow; ri < min(endRow, nRows); ri++ {
 		row := g.tab.rows[ri]
-		var out []string
+		out := []string{} // an empty row is [], never null
 		for ci := g.startCol; ci < min(endCol, len(row)); ci++ {
 			out = append(out, row[ci])
 		}

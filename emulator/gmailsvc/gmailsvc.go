@@ -7,10 +7,14 @@
 // shared media package, capped at Gmail's 36,700,160 bytes) or as JSON
 // "raw" (base64url) for small ones. Each is stored as sent, byte for byte,
 // except where Gmail itself rewrites it: a missing or foreign From becomes
-// the sender, and a missing Date or Message-ID is added.
+// the sender, and a missing Date or Message-ID is added. A message joins
+// a thread only on Gmail's three criteria (threadFor). Gmail's sending
+// limit and rate limits can be armed as faults with Google's bodies
+// (QuotaFault, POST /_emulator/gmail/quota).
 package gmailsvc
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -59,6 +63,8 @@ type Service struct {
 	mu    sync.Mutex
 	boxes map[string]*mailbox // by lower-case email
 	byID  map[string]*message // every user's messages, by id
+
+	quota quotas
 }
 
 // New returns an empty Gmail.
@@ -78,12 +84,14 @@ func (s *Service) Register(mux *http.ServeMux) {
 		Accept:    []string{"message/*"},
 		Authorize: s.uploadAuthorizer(sendScopes, messageFields),
 		Finish:    s.finishSend,
+		Admit:     s.admitter(true),
 	})
 	draft := s.media.Handler(media.Endpoint{
 		MaxSize:   MaxMessageSize,
 		Accept:    []string{"message/*"},
 		Authorize: s.uploadAuthorizer(draftScopes, draftFields),
 		Finish:    s.finishDraft,
+		Admit:     s.admitter(false),
 	})
 	for _, prefix := range []string{"/upload", "/resumable/upload"} {
 		for _, method := range []string{"POST", "PUT", "DELETE"} {
@@ -100,6 +108,7 @@ func (s *Service) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /gmail/v1/users/{userId}/drafts/{id}", s.getDraft)
 	mux.HandleFunc("GET /gmail/v1/users/{userId}/profile", s.getProfile)
 	s.registerOutbox(mux)
+	s.registerQuota(mux)
 }
 
 // authorize checks the bearer token, the method's scopes and the userId
@@ -114,7 +123,20 @@ func (s *Service) authorize(w http.ResponseWriter, r *http.Request, scopes []str
 		core.WriteError(w, http.StatusForbidden, "forbidden", "Delegation denied for "+cut(uid, 100))
 		return core.Token{}, false
 	}
+	if res, limited := s.quotaRefusal(tok.Email, AtStart, false); limited {
+		writeResult(w, res)
+		return core.Token{}, false
+	}
 	return tok, true
+}
+
+// admitter is an upload endpoint's Admit: Gmail's quota answers for the
+// request that completes a message (send says it is to be sent).
+func (s *Service) admitter(send bool) func(context.Context, media.Upload) (media.Result, bool) {
+	return func(_ context.Context, up media.Upload) (media.Result, bool) {
+		res, limited := s.quotaRefusal(up.Token.Email, AtEnd, send)
+		return res, !limited
+	}
 }
 
 // uploadAuthorizer checks the request that begins an upload: the token,

@@ -228,7 +228,9 @@ func TestProfile(t *testing.T) {
 	f := newFixture(t)
 	svc := f.sender(ann)
 	first, _ := send(svc, bytes.NewReader(basic("a").build()), "")
-	if _, err := send(svc, bytes.NewReader(basic("b").build()), first.ThreadId); err != nil {
+	reply := basic("Re: a")
+	reply.extraHeaders = []string{"In-Reply-To: <a@test.example>"}
+	if _, err := send(svc, bytes.NewReader(reply.build()), first.ThreadId); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := send(svc, bytes.NewReader(basic("c").build()), ""); err != nil {

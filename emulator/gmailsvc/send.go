@@ -87,6 +87,10 @@ func (s *Service) sendJSON(w http.ResponseWriter, r *http.Request) {
 		writeResult(w, res)
 		return
 	}
+	if res, limited := s.quotaRefusal(tok.Email, AtEnd, true); limited {
+		writeResult(w, res)
+		return
+	}
 	writeResult(w, masked(s.deliverRaw(tok.Email, m, false), mask))
 }
 
@@ -108,6 +112,10 @@ func (s *Service) draftJSON(w http.ResponseWriter, r *http.Request) {
 	}
 	if d.Message == nil {
 		writeResult(w, invalidArgument("Message is required: send {\"message\": {\"raw\": …}}."))
+		return
+	}
+	if res, limited := s.quotaRefusal(tok.Email, AtEnd, false); limited {
+		writeResult(w, res)
 		return
 	}
 	writeResult(w, masked(s.deliverRaw(tok.Email, *d.Message, true), mask))

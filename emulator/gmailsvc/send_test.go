@@ -283,6 +283,10 @@ func TestRecipientsAndHeaders(t *testing.T) {
 	}
 }
 
+// TestThreading: Gmail adds a message to a thread only when the three
+// criteria of the discovery document's Message.threadId hold: threadId
+// given, References/In-Reply-To naming a message of the thread, the same
+// Subject. Every other message starts a thread of its own.
 func TestThreading(t *testing.T) {
 	f := newFixture(t)
 	svc := f.sender(ann)
@@ -290,22 +294,49 @@ func TestThreading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	joined, err := send(svc, bytes.NewReader(basic("anything").build()), first.ThreadId)
-	if err != nil || joined.ThreadId != first.ThreadId {
-		t.Errorf("threadId given: thread %q (%v), want %q", joined.ThreadId, err, first.ThreadId)
+	second, err := send(svc, bytes.NewReader(basic("budget").build()), "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	reply := basic("Re: plans")
-	reply.extraHeaders = []string{"In-Reply-To: <plans@test.example>", "References: <plans@test.example>"}
-	r, err := send(svc, bytes.NewReader(reply.build()), "")
-	if err != nil || r.ThreadId != first.ThreadId {
-		t.Errorf("reply by headers: thread %q (%v), want %q", r.ThreadId, err, first.ThreadId)
+	replyTo := func(subject string, headers ...string) []byte {
+		m := basic(subject)
+		m.extraHeaders = headers
+		return m.build()
 	}
-	other := basic("other subject")
-	other.extraHeaders = reply.extraHeaders
-	o, err := send(svc, bytes.NewReader(other.build()), "")
-	if err != nil || o.ThreadId == first.ThreadId {
-		t.Errorf("a reply with another subject joined the thread")
+	const plansID = "<plans@test.example>"
+	for _, tc := range []struct {
+		name   string
+		raw    []byte
+		thread string
+		joins  bool
+	}{
+		{"all three criteria", replyTo("Re: plans", "In-Reply-To: "+plansID, "References: "+plansID), first.ThreadId, true},
+		{"References alone, folded, among others", replyTo("RE:  Plans", "References: <older@test.example>\r\n "+plansID), first.ThreadId, true},
+		{"In-Reply-To alone, no Re:", replyTo("plans", "In-Reply-To: "+plansID), first.ThreadId, true},
+		{"threadId without reply headers", replyTo("Re: plans"), first.ThreadId, false},
+		{"threadId, headers, another subject", replyTo("Re: other", "In-Reply-To: "+plansID, "References: "+plansID), first.ThreadId, false},
+		{"threadId, headers naming a message of another thread", replyTo("Re: plans", "In-Reply-To: <budget@test.example>"), first.ThreadId, false},
+		{"headers and subject, no threadId", replyTo("Re: plans", "In-Reply-To: "+plansID, "References: "+plansID), "", false},
+		{"headers naming no message", replyTo("Re: plans", "In-Reply-To: <nobody@test.example>"), first.ThreadId, false},
+	} {
+		got, err := send(svc, bytes.NewReader(tc.raw), tc.thread)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		switch {
+		case tc.joins && got.ThreadId != first.ThreadId:
+			t.Errorf("%s: thread %q, want the first message's %q", tc.name, got.ThreadId, first.ThreadId)
+		case !tc.joins && (got.ThreadId != got.Id || got.ThreadId == first.ThreadId || got.ThreadId == second.ThreadId):
+			t.Errorf("%s: thread %q (message %q), want a new thread named by the message", tc.name, got.ThreadId, got.Id)
+		}
 	}
+	// A draft follows the same rule.
+	d, err := svc.Users.Drafts.Create("me", &gmail.Draft{Message: &gmail.Message{ThreadId: first.ThreadId}}).
+		Media(bytes.NewReader(replyTo("Re: plans", "In-Reply-To: "+plansID)), googleapi.ContentType("message/rfc822")).Do()
+	if err != nil || d.Message.ThreadId != first.ThreadId {
+		t.Errorf("draft reply: %+v %v, want thread %q", d, err, first.ThreadId)
+	}
+
 	_, err = send(svc, bytes.NewReader(basic("lost").build()), "18f0000000000000")
 	if ge := apiError(t, err, 400, "invalidArgument"); ge.Message != "Invalid thread_id value" {
 		t.Errorf("unknown thread: %q", ge.Message)
@@ -313,6 +344,39 @@ func TestThreading(t *testing.T) {
 	// Another user's thread id is unknown to this user.
 	if _, err := send(f.sender(bob), bytes.NewReader(msg{from: bob, to: ann, subject: "x", text: "x"}.build()), first.ThreadId); err == nil {
 		t.Error("bob joined ann's thread")
+	}
+}
+
+// TestStoredMessagesKeepTheirMessageID: a reply can thread on the
+// Message-ID a message was sent with, and on the one Gmail adds when it
+// had none (read back with format=metadata).
+func TestStoredMessagesKeepTheirMessageID(t *testing.T) {
+	f := newFixture(t)
+	svc := f.sender(ann)
+	withID, err := send(svc, bytes.NewReader(basic("kept").build()), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := readRaw(t, svc, withID.Id); !bytes.Contains(raw, []byte("Message-ID: <kept@test.example>\r\n")) {
+		t.Errorf("stored message lost its Message-ID:\n%s", raw[:min(len(raw), 400)])
+	}
+	bare := []byte("From: " + ann + "\r\nTo: " + bob + "\r\nSubject: no id\r\n\r\nhello\r\n")
+	noID, err := send(svc, bytes.NewReader(bare), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := svc.Users.Messages.Get("me", noID.Id).Format("metadata").MetadataHeaders("Message-ID").Do()
+	if err != nil || meta.Payload == nil || len(meta.Payload.Headers) != 1 {
+		t.Fatalf("metadata: %+v %v", meta, err)
+	}
+	added := meta.Payload.Headers[0].Value
+	if len(msgIDs(added)) != 1 {
+		t.Fatalf("Gmail added Message-ID %q, not a msg-id", added)
+	}
+	reply := []byte("From: " + ann + "\r\nTo: " + bob + "\r\nSubject: Re: no id\r\nIn-Reply-To: " + added + "\r\n\r\nyes\r\n")
+	r, err := send(svc, bytes.NewReader(reply), noID.ThreadId)
+	if err != nil || r.ThreadId != noID.ThreadId {
+		t.Errorf("reply to the added Message-ID: thread %q (%v), want %q", r.ThreadId, err, noID.ThreadId)
 	}
 }
 
@@ -331,7 +395,9 @@ func TestResumableProtocolByHand(t *testing.T) {
 		}
 		return resp
 	}
-	raw := basic("by hand").build()
+	big := basic("by hand")
+	big.text = strings.Repeat("a line of the body\r\n", chunk/10) // more than one chunk
+	raw := big.build()
 	resp := do("POST", f.srv.URL+"/upload/gmail/v1/users/me/messages/send?uploadType=resumable",
 		map[string]string{"Content-Type": "application/json", "X-Upload-Content-Type": "message/rfc822"}, []byte(`{}`))
 	resp.Body.Close()
@@ -339,13 +405,14 @@ func TestResumableProtocolByHand(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(loc, f.srv.URL+"/upload/gmail/v1/users/me/messages/send?") {
 		t.Fatalf("open: %d Location %q", resp.StatusCode, loc)
 	}
-	resp = do("PUT", loc, map[string]string{"Content-Range": "bytes 0-99/*", "X-GUploader-No-308": "yes"}, raw[:100])
+	// A middle chunk is a multiple of 256 KiB, as Google requires.
+	resp = do("PUT", loc, map[string]string{"Content-Range": "bytes 0-" + strconv.Itoa(chunk-1) + "/*", "X-GUploader-No-308": "yes"}, raw[:chunk])
 	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("X-HTTP-Status-Code-Override") != "308" || resp.Header.Get("Range") != "bytes=0-99" {
+	if resp.StatusCode != 200 || resp.Header.Get("X-HTTP-Status-Code-Override") != "308" || resp.Header.Get("Range") != "bytes=0-"+strconv.Itoa(chunk-1) {
 		t.Fatalf("middle chunk: %d override %q range %q", resp.StatusCode, resp.Header.Get("X-HTTP-Status-Code-Override"), resp.Header.Get("Range"))
 	}
 	final := func() (int, []byte) {
-		resp := do("PUT", loc, map[string]string{"Content-Range": "bytes 100-" + strconv.Itoa(len(raw)-1) + "/" + strconv.Itoa(len(raw))}, raw[100:])
+		resp := do("PUT", loc, map[string]string{"Content-Range": "bytes " + strconv.Itoa(chunk) + "-" + strconv.Itoa(len(raw)-1) + "/" + strconv.Itoa(len(raw))}, raw[chunk:])
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, b

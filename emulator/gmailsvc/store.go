@@ -92,25 +92,58 @@ func (s *Service) lookupDraft(user, id string) *message {
 	return nil
 }
 
-// threadFor picks the thread of a new message: the one asked for, else
-// the thread of the message it replies to when the subjects agree (as
-// Gmail threads), else a new thread named by the message id.
-// The caller holds s.mu.
+// threadFor picks the thread of a new message. Gmail adds a message to a
+// thread only when all three of the Message.threadId criteria hold (the
+// discovery document): the request names the threadId; References or
+// In-Reply-To name, as RFC 2822 has them, a message of that thread; and
+// the Subject matches that message's. Anything else starts a new thread,
+// named by the message id. The caller holds s.mu and has checked that
+// the user has the asked thread.
 func (s *Service) threadFor(user, asked string, info *parsed, id string) string {
-	b := s.box(user)
-	if asked != "" {
-		return asked
+	if asked == "" {
+		return id
 	}
-	refs := strings.Fields(info.get("In-Reply-To") + " " + info.get("References"))
+	refs := msgIDs(info.get("In-Reply-To") + " " + info.get("References"))
+	if len(refs) == 0 {
+		return id
+	}
 	subject := baseSubject(decodeWords(info.get("Subject")))
+	b := s.box(user)
 	for i := len(b.messages) - 1; i >= 0; i-- {
 		m := b.messages[i]
-		mid := strings.TrimSpace(m.header("Message-ID"))
-		if mid != "" && slices.Contains(refs, mid) && baseSubject(decodeWords(m.header("Subject"))) == subject {
-			return m.threadID
+		if m.threadID != asked {
+			continue
+		}
+		mid := msgIDs(m.header("Message-ID"))
+		if len(mid) == 1 && slices.Contains(refs, mid[0]) && strings.EqualFold(baseSubject(decodeWords(m.header("Subject"))), subject) {
+			return asked
 		}
 	}
 	return id
+}
+
+// maxRefIDs bounds the msg-ids read from one message's References and
+// In-Reply-To.
+const maxRefIDs = 200
+
+// msgIDs returns the msg-ids ("<left@right>") in a header value, in order.
+func msgIDs(v string) []string {
+	var out []string
+	for len(out) < maxRefIDs {
+		i := strings.IndexByte(v, '<')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(v[i:], '>')
+		if j < 0 {
+			break
+		}
+		if id := v[i : i+j+1]; strings.Contains(id, "@") && !strings.ContainsAny(id[1:len(id)-1], "<> \t") {
+			out = append(out, id)
+		}
+		v = v[i+j+1:]
+	}
+	return out
 }
 
 // baseSubject strips the reply and forward prefixes Gmail ignores when threading.
@@ -126,7 +159,7 @@ func baseSubject(s string) string {
 			}
 		}
 		if !cut {
-			return t
+			return strings.Join(strings.Fields(t), " ")
 		}
 		s = t
 	}

@@ -36,7 +36,14 @@ const (
 	minTTL          = time.Minute
 	defaultTTL      = 5 * time.Minute
 	maxTTL          = 24 * time.Hour
-	maxEntries      = 1024
+	// maxStale is how long the last good copy of a document stands in
+	// while its URL fails (404, 503, an HTML page, no answer): published
+	// documents have been seen doing each for a while.
+	maxStale = 24 * time.Hour
+	// failureTTL is how long a failed fetch is remembered: requests
+	// for the same URL meanwhile get the same answer without a fetch.
+	failureTTL = 30 * time.Second
+	maxEntries = 1024
 	// DefaultMaxConcurrent bounds fetches in flight: each is a connection
 	// an anonymous caller made the server open.
 	DefaultMaxConcurrent = 8
@@ -57,8 +64,10 @@ type Document struct {
 
 // Config tunes a Fetcher.
 type Config struct {
-	// AllowLoopback permits documents on loopback addresses. Test mode
-	// only: it never permits private or link-local addresses.
+	// AllowLoopback permits documents on loopback addresses, over https
+	// or, on a loopback host, plain http: for tests and `serve --demo`,
+	// so the flow can be tried with a document served on the same
+	// machine. It never permits private or link-local addresses.
 	AllowLoopback bool
 	// RootCAs, when set, replaces the system roots (tests use it to trust
 	// an httptest TLS server).
@@ -82,9 +91,15 @@ type Fetcher struct {
 	cache map[string]entry
 }
 
+// entry is what the cache knows of one URL: its last good document, if
+// any, and its last failure, if recent.
 type entry struct {
-	doc     Document
-	expires time.Time
+	doc        Document
+	good       bool      // doc was fetched and passed the checks
+	expires    time.Time // doc is fresh until then
+	staleUntil time.Time // doc stands in for a failing URL until then
+	failure    *Error    // the last fetch's refusal
+	retryAt    time.Time // no fetch of the URL before then
 }
 
 // New returns a Fetcher.
@@ -113,43 +128,135 @@ func New(cfg Config) *Fetcher {
 // URL) rather than a registered client.
 func IsURL(clientID string) bool { return strings.HasPrefix(clientID, "https://") }
 
+// IsURL is the package's IsURL, and with AllowLoopback also an http URL
+// on a loopback host.
+func (f *Fetcher) IsURL(clientID string) bool {
+	if IsURL(clientID) {
+		return true
+	}
+	if !f.cfg.AllowLoopback || !strings.HasPrefix(clientID, "http://") {
+		return false
+	}
+	u, err := url.Parse(clientID)
+	return err == nil && loopbackHost(u.Hostname())
+}
+
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
 // Error is a refusal of a client ID URL or its document; its text is safe
-// to show the user.
-type Error struct{ msg string }
+// to show the user, and Server tells whose side it is on.
+type Error struct {
+	msg  string
+	kind errorKind
+}
+
+type errorKind int
+
+const (
+	// kindDocument: the document could not be had or is not acceptable;
+	// the application's publisher must fix it. A last good copy stands in.
+	kindDocument errorKind = iota
+	// kindAddress: the URL leads where the server must not go. No stale
+	// copy stands in: the host may have moved somewhere private.
+	kindAddress
+	// kindServer: this server declined to fetch now (too many fetches).
+	kindServer
+)
 
 func (e *Error) Error() string { return e.msg }
 
+// Server reports that drivemail, not the document's publisher, declined:
+// the caller may try again shortly.
+func (e *Error) Server() bool { return e.kind == kindServer }
+
 func refuse(format string, args ...any) error { return &Error{msg: fmt.Sprintf(format, args...)} }
 
-// Fetch returns the document at clientID, from the cache when fresh.
+func refuseAddress(format string, args ...any) error {
+	return &Error{msg: fmt.Sprintf(format, args...), kind: kindAddress}
+}
+
+// Fetch returns the document at clientID: from the cache while fresh,
+// else fetched; when a fetch fails, the last good copy (for up to a day),
+// else the refusal, which is remembered for half a minute.
 func (f *Fetcher) Fetch(ctx context.Context, clientID string) (Document, error) {
-	u, err := checkURL(clientID)
+	return f.FetchLimited(ctx, clientID, nil)
+}
+
+// FetchLimited is Fetch, but when it would go to the network it first
+// asks allow, which may refuse (a rate limit): the refusal is returned as
+// the server's own (Error.Server), unless a last good copy stands in.
+func (f *Fetcher) FetchLimited(ctx context.Context, clientID string, allow func(context.Context) error) (Document, error) {
+	u, err := f.checkURL(clientID)
 	if err != nil {
 		return Document{}, err
 	}
-	if doc, ok := f.cached(clientID); ok {
-		return doc, nil
+	e, _ := f.lookup(clientID)
+	now := f.cfg.Now()
+	stale := e.good && now.Before(e.staleUntil)
+	switch {
+	case e.good && now.Before(e.expires):
+		return e.doc, nil
+	case e.failure != nil && now.Before(e.retryAt) && stale:
+		return e.doc, nil
+	case e.failure != nil && now.Before(e.retryAt):
+		return Document{}, e.failure
+	}
+	if allow != nil {
+		if err := allow(ctx); err != nil {
+			if stale {
+				return e.doc, nil
+			}
+			return Document{}, &Error{msg: err.Error(), kind: kindServer}
+		}
 	}
 	select {
 	case f.slots <- struct{}{}:
 		defer func() { <-f.slots }()
 	case <-ctx.Done():
-		return Document{}, refuse("too many client metadata documents are being fetched; try again")
+		return Document{}, &Error{msg: "drivemail is fetching too many client metadata documents at once; try again in a moment", kind: kindServer}
 	}
 	doc, ttl, err := f.fetch(ctx, u)
+	if err == nil && doc.ClientID != clientID {
+		err = refuse("the client metadata document at %s names client_id %q; it must be exactly its own URL", clientID, clip(doc.ClientID))
+	}
 	if err != nil {
-		return Document{}, err
+		var refusal *Error
+		if !errors.As(err, &refusal) {
+			refusal = &Error{msg: err.Error()}
+		}
+		if refusal.kind == kindServer {
+			return Document{}, refusal
+		}
+		f.remember(clientID, func(e *entry) {
+			e.failure, e.retryAt = refusal, now.Add(failureTTL)
+			if refusal.kind == kindAddress {
+				e.good = false // never again from there
+			}
+		})
+		if stale && refusal.kind == kindDocument {
+			return e.doc, nil
+		}
+		return Document{}, refusal
 	}
-	if doc.ClientID != clientID {
-		return Document{}, refuse("the client metadata document at %s names client_id %q; it must be exactly its own URL", clientID, clip(doc.ClientID))
-	}
-	f.remember(clientID, doc, ttl)
+	f.remember(clientID, func(e *entry) {
+		*e = entry{}
+		if ttl > 0 { // no-store: no copy at all
+			*e = entry{doc: doc, good: true, expires: now.Add(ttl), staleUntil: now.Add(maxStale)}
+		}
+	})
 	return doc, nil
 }
 
-// checkURL applies the client ID URL rules: https, a host, a path beyond
-// "/", no credentials, fragment or dot segments.
-func checkURL(clientID string) (*url.URL, error) {
+// checkURL applies the client ID URL rules: https (or http on a loopback
+// host with AllowLoopback), a host, a path beyond "/", no credentials,
+// fragment or dot segments.
+func (f *Fetcher) checkURL(clientID string) (*url.URL, error) {
 	if len(clientID) > MaxURLLength {
 		return nil, refuse("the client_id URL is longer than %d characters", MaxURLLength)
 	}
@@ -157,7 +264,7 @@ func checkURL(clientID string) (*url.URL, error) {
 	switch {
 	case err != nil:
 		return nil, refuse("the client_id %q is not a valid URL", clip(clientID))
-	case u.Scheme != "https":
+	case u.Scheme != "https" && !(u.Scheme == "http" && f.IsURL(clientID)):
 		return nil, refuse("a client_id URL must use https")
 	case u.Host == "" || u.Hostname() == "":
 		return nil, refuse("the client_id URL has no host")
@@ -176,38 +283,52 @@ func checkURL(clientID string) (*url.URL, error) {
 	return u, nil
 }
 
-func (f *Fetcher) cached(clientID string) (Document, bool) {
+// lookup returns the cache's entry for clientID.
+func (f *Fetcher) lookup(clientID string) (entry, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e, ok := f.cache[clientID]
-	if !ok || !f.cfg.Now().Before(e.expires) {
-		return Document{}, false
-	}
-	return e.doc, true
+	return e, ok
 }
 
-func (f *Fetcher) remember(clientID string, doc Document, ttl time.Duration) {
-	if ttl <= 0 {
-		return
-	}
+// remember applies change to clientID's entry, making room if needed; an
+// entry left with neither a document nor a failure is dropped.
+func (f *Fetcher) remember(clientID string, change func(*entry)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	e, ok := f.cache[clientID]
+	if !ok && len(f.cache) >= maxEntries {
+		f.evict()
+	}
+	change(&e)
+	if !e.good && e.failure == nil {
+		delete(f.cache, clientID)
+		return
+	}
+	f.cache[clientID] = e
+}
+
+// evict drops entries nothing needs any more; if none, the one that
+// stops being needed soonest. The caller holds f.mu.
+func (f *Fetcher) evict() {
 	now := f.cfg.Now()
-	if len(f.cache) >= maxEntries {
-		// Drop expired entries; if none, drop the one expiring soonest.
-		var soonest string
-		for k, e := range f.cache {
-			if !now.Before(e.expires) {
-				delete(f.cache, k)
-			} else if soonest == "" || e.expires.Before(f.cache[soonest].expires) {
-				soonest = k
-			}
+	until := func(e entry) time.Time {
+		if e.good {
+			return e.staleUntil
 		}
-		if len(f.cache) >= maxEntries {
-			delete(f.cache, soonest)
+		return e.retryAt
+	}
+	var soonest string
+	for k, e := range f.cache {
+		if !now.Before(until(e)) {
+			delete(f.cache, k)
+		} else if soonest == "" || until(e).Before(until(f.cache[soonest])) {
+			soonest = k
 		}
 	}
-	f.cache[clientID] = entry{doc: doc, expires: now.Add(ttl)}
+	if len(f.cache) >= maxEntries {
+		delete(f.cache, soonest)
+	}
 }
 
 // fetch resolves, checks and dials the host, and reads the document.
@@ -221,6 +342,9 @@ func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duratio
 	port := u.Port()
 	if port == "" {
 		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
 	}
 	target := net.JoinHostPort(addr.String(), port)
 	dialer := &net.Dialer{Control: f.control}
@@ -249,7 +373,10 @@ func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duratio
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The deadline and the transport's header timeout are the same
+		// length: whichever fires first, the document was too slow.
+		var ne net.Error
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 			return Document{}, 0, refuse("the client metadata document at %s did not arrive within %v", u, f.cfg.Timeout)
 		}
 		var refused *Error
@@ -298,7 +425,7 @@ func (f *Fetcher) resolve(ctx context.Context, host string) (netip.Addr, error) 
 		// The address itself stays out of the text: anyone may send a
 		// client_id, and would learn the server's internal addresses.
 		if err := f.allowed(a); err != nil {
-			return netip.Addr{}, refuse("the client_id host %s resolves to %v; a client metadata document must be on a public address", clip(host), err)
+			return netip.Addr{}, refuseAddress("the client_id host %s resolves to %v; a client metadata document must be on a public address", clip(host), err)
 		}
 	}
 	return addrs[0].Unmap(), nil
@@ -308,14 +435,14 @@ func (f *Fetcher) resolve(ctx context.Context, host string) (netip.Addr, error) 
 func (f *Fetcher) control(_, address string, _ syscall.RawConn) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
-		return refuse("refusing to dial %s", address)
+		return refuseAddress("refusing to dial %s", address)
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return refuse("refusing to dial %s", address)
+		return refuseAddress("refusing to dial %s", address)
 	}
 	if err := f.allowed(ip); err != nil {
-		return refuse("refusing to dial %s: %v", ip, err)
+		return refuseAddress("refusing to dial %s: %v", ip, err)
 	}
 	return nil
 }
@@ -331,6 +458,7 @@ var blockedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("240.0.0.0/4"),
 	netip.MustParsePrefix("::/96"),
+	netip.MustParsePrefix("fec0::/10"), // site-local, deprecated (RFC 3879) but still routed privately
 	netip.MustParsePrefix("64:ff9b::/96"),
 	netip.MustParsePrefix("64:ff9b:1::/48"),
 	netip.MustParsePrefix("2002::/16"),

@@ -224,6 +224,8 @@ func TestAddressRefusals(t *testing.T) {
 		{"NAT64 of a private address", "https://app.example/c.json", []string{"64:ff9b::a00:1"}, true, "reserved"},
 		{"unspecified", "https://0.0.0.0/c.json", nil, true, "unicast"},
 		{"IPv4-compatible IPv6 of loopback", "https://[::127.0.0.1]/c.json", nil, true, "reserved"},
+		{"IPv6 site-local", "https://app.example/c.json", []string{"fec0::1"}, true, "reserved"},
+		{"IPv6 site-local, last address", "https://[feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]/c.json", nil, true, "reserved"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -69,6 +70,9 @@ type Service struct {
 	oauth  *oauth2.Config
 	locks  *userLocks
 	logger *slog.Logger
+
+	refusedMu    sync.Mutex
+	refusedUntil time.Time // Google refused the client; see refuseClient
 }
 
 // New checks cfg and returns the service.

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/store"
 )
 
@@ -56,6 +57,9 @@ func (s *Service) load(ctx context.Context, userID string) (sealedToken, int64, 
 	if err != nil {
 		return sealedToken{}, 0, fmt.Errorf("load Google token: %w", err)
 	}
+	if row.Dead {
+		return sealedToken{}, 0, fmt.Errorf("Google refused this user's grant before: %w", ErrReconnect)
+	}
 	plain, err := s.cfg.Keys.Open(row.KeyID, row.Ciphertext, aad(userID))
 	if err != nil {
 		// No key opens it (its --secret was dropped, or the row is damaged):
@@ -88,9 +92,11 @@ func (s *Service) Client(ctx context.Context, userID string) (*http.Client, erro
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	// The guard sits under oauth2.Transport, which adds the token to every
+	// request and every redirect hop: it sees each of them.
 	return &http.Client{Transport: &oauth2.Transport{
 		Source: oauth2.ReuseTokenSource(t.oauth2(), src),
-		Base:   base,
+		Base:   s.cfg.Endpoints.GuardToken(base),
 	}}, nil
 }
 
@@ -109,7 +115,17 @@ const refreshBudget = 30 * time.Second
 // minValidity is how long a stored token must still live to be reused.
 const minValidity = time.Minute
 
+// Token returns the user's token, refreshed when due. Its errors wrap
+// google.ErrNoToken: the request that asked for it is not sent.
 func (p *persistingSource) Token() (*oauth2.Token, error) {
+	t, err := p.token()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, google.ErrNoToken)
+	}
+	return t, nil
+}
+
+func (p *persistingSource) token() (*oauth2.Token, error) {
 	s := p.s
 	unlock := s.locks.lock(p.userID)
 	defer unlock()
@@ -127,13 +143,12 @@ func (p *persistingSource) Token() (*oauth2.Token, error) {
 	if cur.RefreshToken == "" {
 		return nil, fmt.Errorf("the stored Google token has no refresh token: %w", ErrReconnect)
 	}
+	if err := s.clientRefused(); err != nil {
+		return nil, err
+	}
 	fresh, err := s.oauth.TokenSource(s.clientContext(ctx), &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
 	if err != nil {
-		err = safeTokenError(err)
-		if errors.Is(err, ErrReconnect) {
-			s.logger.InfoContext(ctx, "Google refused a refresh; the user must reconnect", "user", p.userID)
-		}
-		return nil, fmt.Errorf("refresh Google token: %w", err)
+		return nil, s.refreshFailed(ctx, p.userID, version, err)
 	}
 	next := fromOAuth2(fresh)
 	if next.RefreshToken == "" {
@@ -155,6 +170,70 @@ func (p *persistingSource) Token() (*oauth2.Token, error) {
 		s.logger.WarnContext(ctx, "could not store a refreshed Google token", "user", p.userID, "err", err)
 	}
 	return next.oauth2(), nil
+}
+
+// refreshFailed handles a refresh Google refused. invalid_grant is final
+// (the user revoked access, changed their password, or the grant expired):
+// the token is marked dead at once, so neither this request's retries nor
+// any replica asks Google again, and the user's drivemail tokens stop
+// working until they sign in again. invalid_client is the operator's to
+// fix; it is logged once and remembered for a while (see clientRefused).
+func (s *Service) refreshFailed(ctx context.Context, userID string, version int64, err error) error {
+	var re *oauth2.RetrieveError
+	code := ""
+	if errors.As(err, &re) {
+		code = re.ErrorCode
+	}
+	err = safeTokenError(err)
+	switch code {
+	case "invalid_grant":
+		switch markErr := s.cfg.Store.MarkGoogleTokenDead(ctx, userID, version); {
+		case markErr == nil:
+			s.logger.InfoContext(ctx, "Google refused a refresh (invalid_grant); the grant is marked dead until the user signs in again", "user", userID)
+		case !errors.Is(markErr, store.ErrConflict): // a conflict: a new sign-in replaced the token
+			s.logger.WarnContext(ctx, "could not mark a refused Google grant dead", "user", userID, "err", markErr)
+		}
+	case "invalid_client", "unauthorized_client":
+		s.refuseClient(ctx, code)
+		return fmt.Errorf("refresh Google token: %w: %w", err, ErrClientRefused)
+	}
+	return fmt.Errorf("refresh Google token: %w", err)
+}
+
+// ErrClientRefused (via errors.Is) means Google refused drivemail's own
+// OAuth client: a wrong --google-client-secret, a deleted or disabled
+// client. Only the operator can fix it; retrying does not help.
+var ErrClientRefused = errors.New("Google refused drivemail's OAuth client credentials")
+
+// clientRefusedFor is how long a refused client fails refreshes without
+// asking Google again: every user's refresh would fail the same way.
+const clientRefusedFor = time.Minute
+
+// refuseClient remembers that Google refused the client, and logs it the
+// first time in each period. The line names the flags to check and never
+// the secret.
+func (s *Service) refuseClient(ctx context.Context, code string) {
+	s.refusedMu.Lock()
+	defer s.refusedMu.Unlock()
+	now := s.cfg.Now()
+	if now.Before(s.refusedUntil) {
+		return
+	}
+	s.refusedUntil = now.Add(clientRefusedFor)
+	s.logger.ErrorContext(ctx, "Google refused drivemail's OAuth client ("+code+"): check --google-client-id and --google-client-secret "+
+		"against the OAuth client in Google Cloud (see docs/google-cloud-setup.md); refreshes fail until it is fixed",
+		"google_error", code)
+}
+
+// clientRefused fails a refresh at once while Google's refusal of the
+// client is recent.
+func (s *Service) clientRefused() error {
+	s.refusedMu.Lock()
+	defer s.refusedMu.Unlock()
+	if s.cfg.Now().Before(s.refusedUntil) {
+		return fmt.Errorf("refresh Google token: not asked, as Google refused the client less than %v ago: %w", clientRefusedFor, ErrClientRefused)
+	}
+	return nil
 }
 
 // userLocks serializes refreshes per user within this process.

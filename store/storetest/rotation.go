@@ -38,21 +38,21 @@ func testRotationIsAtomic(t *testing.T, b Backend) {
 
 	// The second new token collides with a stored one: the first, already
 	// inserted, must go too.
-	_, err := s.RotateRefreshToken(ctx, "rt-1", next("at-a", "taken"))
+	_, err := s.RotateRefreshToken(ctx, "rt-1", store.Rotation{Tokens: next("at-a", "taken")})
 	wantErr(t, "a rotation whose new token exists", err, store.ErrDuplicate)
 	unspent("a rotation that collided")
 	_, err = s.GetToken(ctx, "at-a")
 	wantErr(t, "the new access token of a failed rotation", err, store.ErrNotFound)
 
 	restore := b.FailInserts(t, "tokens")
-	_, err = s.RotateRefreshToken(ctx, "rt-1", next("at-b", "rt-b"))
+	_, err = s.RotateRefreshToken(ctx, "rt-1", store.Rotation{Tokens: next("at-b", "rt-b")})
 	if err == nil || errors.Is(err, store.ErrUsed) || errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a rotation the database refused to store: got %v, want a database error", err)
 	}
 	restore()
 	unspent("a rotation the database refused")
 
-	_, err = s.RotateRefreshToken(ctx, "rt-1", next("at-c", "rt-c"))
+	_, err = s.RotateRefreshToken(ctx, "rt-1", store.Rotation{Tokens: next("at-c", "rt-c")})
 	must(t, err)
 	for _, raw := range []string{"at-c", "rt-c"} {
 		_, err := s.GetToken(ctx, raw)
@@ -77,7 +77,10 @@ func testRotationRacesRevocation(t *testing.T, b Backend) {
 			rotateErr, revokeErr error
 		)
 		wg.Add(2)
-		go func() { defer wg.Done(); _, rotateErr = rotator.RotateRefreshToken(ctx, g.ID+"-rt", next) }()
+		go func() {
+			defer wg.Done()
+			_, rotateErr = rotator.RotateRefreshToken(ctx, g.ID+"-rt", store.Rotation{Tokens: next})
+		}()
 		go func() { defer wg.Done(); revokeErr = revoker.RevokeGrant(ctx, g.ID) }()
 		wg.Wait()
 		must(t, revokeErr)

@@ -69,6 +69,11 @@ func Run(t *testing.T, fresh func(t *testing.T) Backend) {
 		{"SingleUseUnderConcurrency", testSingleUseUnderConcurrency},
 		{"SecretsStoredHashed", testSecretsStoredHashed},
 		{"Sweep", testSweep},
+		{"RefreshReuseWithinGrace", testRefreshReuseWithinGrace},
+		{"RefreshReuseSweep", testRefreshReuseSweep},
+		{"ConcurrentReuseWithinGrace", testConcurrentReuseWithinGrace},
+		{"DeadGoogleTokens", testDeadGoogleTokens},
+		{"LiveGrants", testLiveGrants},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -261,9 +262,9 @@ func testTokens(t *testing.T, b Backend) {
 			{Raw: raw + "-rt", Kind: store.RefreshToken, ExpiresAt: c.Now().Add(30 * 24 * time.Hour)},
 		}
 	}
-	_, err = s.RotateRefreshToken(ctx, "at-1", next("n0"))
+	_, err = s.RotateRefreshToken(ctx, "at-1", store.Rotation{Tokens: next("n0")})
 	wantErr(t, "an access token rotated as a refresh token", err, store.ErrNotFound)
-	rt, err := s.RotateRefreshToken(ctx, "rt-1", next("n1"))
+	rt, err := s.RotateRefreshToken(ctx, "rt-1", store.Rotation{Tokens: next("n1")})
 	must(t, err)
 	if rt.Kind != store.RefreshToken || rt.GrantID != g.ID || rt.Used {
 		t.Fatalf("RotateRefreshToken = %+v", rt)
@@ -273,21 +274,21 @@ func testTokens(t *testing.T, b Backend) {
 		must(t, err)
 		want := refresh
 		want.Kind, want.ExpiresAt = nt.Kind, nt.ExpiresAt
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("the rotation's new %s token = %+v, want %+v (the old token's grant, client, user, resource and scope)", nt.Kind, got, want)
 		}
 	}
 	if got, err := s.GetToken(ctx, "rt-1"); err != nil || !got.Used {
 		t.Fatalf("the rotated refresh token: %+v, %v; want it kept, marked used", got, err)
 	}
-	rt, err = s.RotateRefreshToken(ctx, "rt-1", next("n2"))
+	rt, err = s.RotateRefreshToken(ctx, "rt-1", store.Rotation{Tokens: next("n2")})
 	wantErr(t, "a rotated refresh token presented again", err, store.ErrUsed)
 	if rt.GrantID != g.ID || !rt.Used {
 		t.Fatalf("a reused refresh token must name its grant; got %+v", rt)
 	}
 	_, err = s.GetToken(ctx, "n2-at")
 	wantErr(t, "a token issued for a reused refresh token", err, store.ErrNotFound)
-	_, err = s.RotateRefreshToken(ctx, "rt-unknown", next("n3"))
+	_, err = s.RotateRefreshToken(ctx, "rt-unknown", store.Rotation{Tokens: next("n3")})
 	wantErr(t, "unknown refresh token", err, store.ErrNotFound)
 
 	must(t, s.DeleteToken(ctx, "at-1"))
@@ -323,7 +324,7 @@ func testRevokeGrant(t *testing.T, b Backend) {
 		_, err := s.GetToken(ctx, k)
 		wantErr(t, "token "+k+" of a revoked grant", err, store.ErrNotFound)
 	}
-	_, err = s.RotateRefreshToken(ctx, "rt-1", []store.NewToken{{Raw: "at-2", Kind: store.AccessToken, ExpiresAt: c.Now().Add(time.Hour)}})
+	_, err = s.RotateRefreshToken(ctx, "rt-1", store.Rotation{Tokens: []store.NewToken{{Raw: "at-2", Kind: store.AccessToken, ExpiresAt: c.Now().Add(time.Hour)}}})
 	wantErr(t, "refresh token of a revoked grant", err, store.ErrNotFound)
 	_, err = s.GetToken(ctx, "at-2")
 	wantErr(t, "a token issued for a revoked grant's refresh token", err, store.ErrNotFound)
@@ -393,7 +394,7 @@ func testSingleUseUnderConcurrency(t *testing.T, b Backend) {
 	ops := map[string]func(store.Store) error{
 		"TakeCode": func(s store.Store) error { _, err := s.TakeCode(ctx, "code"); return err },
 		"RotateRefreshToken": func(s store.Store) error {
-			_, err := s.RotateRefreshToken(ctx, "rt", []store.NewToken{{Raw: "rt-" + rand.Text(), Kind: store.RefreshToken, ExpiresAt: c.Now().Add(time.Hour)}})
+			_, err := s.RotateRefreshToken(ctx, "rt", store.Rotation{Tokens: []store.NewToken{{Raw: "rt-" + rand.Text(), Kind: store.RefreshToken, ExpiresAt: c.Now().Add(time.Hour)}}})
 			return err
 		},
 		"TakeAuthRequestByState": func(s store.Store) error { _, err := s.TakeAuthRequestByState(ctx, "state"); return err },

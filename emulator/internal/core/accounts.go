@@ -138,9 +138,10 @@ func (a *Accounts) Refresh(refresh, clientID string) (access string, tok Token, 
 	return access, tok, nil
 }
 
-// Revoke removes an access or refresh token. Revoking a refresh token also
-// revokes the access tokens issued to the same user and client, as Google does.
-func (a *Accounts) Revoke(token string) bool {
+// Revoke removes an access or refresh token and returns its account's
+// email ("" for an unknown token). Revoking a refresh token also revokes
+// the access tokens issued to the same user and client, as Google does.
+func (a *Accounts) Revoke(token string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if t, ok := a.refresh[token]; ok {
@@ -150,13 +151,31 @@ func (a *Accounts) Revoke(token string) bool {
 				delete(a.access, k)
 			}
 		}
-		return true
+		return t.Email
 	}
-	if _, ok := a.access[token]; ok {
+	if t, ok := a.access[token]; ok {
 		delete(a.access, token)
-		return true
+		return t.Email
 	}
-	return false
+	return ""
+}
+
+// RevokeAll removes every token of email, as the user's "Remove access"
+// at myaccount.google.com/permissions does, and returns how many.
+func (a *Accounts) RevokeAll(email string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	email = strings.ToLower(email)
+	n := 0
+	for _, m := range []map[string]Token{a.refresh, a.access} {
+		for k, v := range m {
+			if v.Email == email {
+				delete(m, k)
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // ExpireAccess makes every access token of email expire now (tests use it to
@@ -185,36 +204,71 @@ func (a *Accounts) lookupAccess(tok string) (Token, bool) {
 // Lookup returns the live access token tok stands for.
 func (a *Accounts) Lookup(tok string) (Token, bool) { return a.lookupAccess(tok) }
 
-// Authenticate checks the request's bearer token the way Google's APIs do.
-// On failure it has written the 401 and returns ok=false.
-func (a *Accounts) Authenticate(w http.ResponseWriter, r *http.Request) (Token, bool) {
-	tok := ""
+// BearerToken is the access token a request carries, in the
+// Authorization header or the access_token query parameter ("" if none).
+func BearerToken(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		tok = strings.TrimSpace(h[7:])
-	} else if q := r.URL.Query().Get("access_token"); q != "" {
-		tok = q
+		return strings.TrimSpace(h[7:])
 	}
+	return r.URL.Query().Get("access_token")
+}
+
+// Authenticate checks the request's bearer token the way Google's APIs do.
+// On failure it has written the 401 and returns ok=false: without any
+// credential "Login Required" (CREDENTIALS_MISSING), with one Google does
+// not accept "Invalid Credentials" (ACCESS_TOKEN_TYPE_UNSUPPORTED).
+func (a *Accounts) Authenticate(w http.ResponseWriter, r *http.Request) (Token, bool) {
+	tok := BearerToken(r)
 	t, ok := a.lookupAccess(tok)
-	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/", error="invalid_token"`)
-		b := NewError(http.StatusUnauthorized, "authError", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
-		b.Error.Errors[0].Message = "Invalid Credentials"
-		b.Error.Errors[0].Location = "Authorization"
-		b.Error.Errors[0].LocationType = "header"
-		WriteErrorBody(w, b)
-		return Token{}, false
+	if ok {
+		return t, true
 	}
-	return t, true
+	w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/", error="invalid_token"`)
+	var b ErrorBody
+	if tok == "" {
+		b = NewError(http.StatusUnauthorized, "required", "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.")
+		b.Error.Errors[0].Message = "Login Required."
+		b = b.WithDetails(ErrorInfo("CREDENTIALS_MISSING", DomainGoogleAPIs, serviceMetadata(r)))
+	} else {
+		b = NewError(http.StatusUnauthorized, "authError", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.")
+		b.Error.Errors[0].Message = "Invalid Credentials"
+		b = b.WithDetails(ErrorInfo("ACCESS_TOKEN_TYPE_UNSUPPORTED", "", serviceMetadata(r)))
+	}
+	b.Error.Errors[0].Location = "Authorization"
+	b.Error.Errors[0].LocationType = "header"
+	WriteErrorBody(w, b)
+	return Token{}, false
+}
+
+// serviceMetadata is the ErrorInfo metadata naming the API r called.
+func serviceMetadata(r *http.Request) map[string]string {
+	if api, ok := APIOf(r.URL.Path); ok {
+		return map[string]string{"service": api.Service}
+	}
+	return nil
 }
 
 // RequireScope writes Google's 403 for a token that lacks every one of
-// scopes and returns false; it returns true when one is present.
+// scopes and returns false; it returns true when one is present. The
+// error carries ErrorInfo ACCESS_TOKEN_SCOPE_INSUFFICIENT, as Google's
+// API front end sends it. RequireScopeFor also names the API called.
 func RequireScope(w http.ResponseWriter, t Token, scopes ...string) bool {
+	return requireScope(w, nil, t, scopes)
+}
+
+// RequireScopeFor is RequireScope whose error names the service r called
+// in the ErrorInfo's metadata.
+func RequireScopeFor(w http.ResponseWriter, r *http.Request, t Token, scopes ...string) bool {
+	return requireScope(w, serviceMetadata(r), t, scopes)
+}
+
+func requireScope(w http.ResponseWriter, metadata map[string]string, t Token, scopes []string) bool {
 	if t.HasAnyScope(scopes...) {
 		return true
 	}
 	b := NewError(http.StatusForbidden, "insufficientPermissions", "Request had insufficient authentication scopes.")
 	b.Error.Errors[0].Message = "Insufficient Permission"
+	b = b.WithDetails(ErrorInfo("ACCESS_TOKEN_SCOPE_INSUFFICIENT", DomainGoogleAPIs, metadata))
 	w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/", error="insufficient_scope"`)
 	WriteErrorBody(w, b)
 	return false

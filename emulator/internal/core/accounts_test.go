@@ -27,14 +27,30 @@ func TestAccessTokenExpiresAndRefreshes(t *testing.T) {
 	if err != nil || tok.Email != "a@example.com" || !tok.HasAnyScope("s1") {
 		t.Fatalf("refresh: %v %+v", err, tok)
 	}
-	if !a.Revoke(ref) {
-		t.Fatal("revoke of a live refresh token reported false")
+	if got := a.Revoke(ref); got != "a@example.com" {
+		t.Fatalf("revoke of a live refresh token reported %q, want its account", got)
 	}
 	if _, ok := a.Lookup(acc2); ok {
 		t.Error("access token survives the revocation of its refresh token")
 	}
 	if _, _, err := a.Refresh(ref, "client-1"); err != ErrInvalidGrant {
 		t.Errorf("revoked refresh token: %v", err)
+	}
+
+	// Removing access ends every token of the account, and only its.
+	ref2, other := a.IssueRefresh("a@example.com", "client-1", []string{"s1"}), a.IssueRefresh("b@example.com", "client-1", []string{"s1"})
+	acc3 := a.IssueAccess("a@example.com", "client-1", []string{"s1"})
+	if n := a.RevokeAll("A@example.com"); n != 2 {
+		t.Errorf("RevokeAll removed %d tokens, want 2", n)
+	}
+	if _, _, err := a.Refresh(ref2, "client-1"); err != ErrInvalidGrant {
+		t.Errorf("a refresh token after RevokeAll: %v", err)
+	}
+	if _, ok := a.Lookup(acc3); ok {
+		t.Error("an access token survives RevokeAll")
+	}
+	if _, _, err := a.Refresh(other, "client-1"); err != nil {
+		t.Errorf("another account's token after RevokeAll: %v", err)
 	}
 }
 
@@ -44,12 +60,13 @@ func TestAuthenticate(t *testing.T) {
 	for _, tc := range []struct {
 		name, header string
 		ok           bool
+		reason       string // the legacy reason of the 401
 	}{
-		{"valid", "Bearer " + tok, true},
-		{"case-insensitive scheme", "bearer " + tok, true},
-		{"missing", "", false},
-		{"unknown", "Bearer ya29.nope", false},
-		{"basic", "Basic " + tok, false},
+		{"valid", "Bearer " + tok, true, ""},
+		{"case-insensitive scheme", "bearer " + tok, true, ""},
+		{"missing", "", false, "required"},
+		{"unknown", "Bearer ya29.nope", false, "authError"},
+		{"basic", "Basic " + tok, false, "required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/drive/v3/files", nil)
@@ -62,7 +79,7 @@ func TestAuthenticate(t *testing.T) {
 				t.Fatalf("ok = %v, want %v", ok, tc.ok)
 			}
 			if !ok {
-				if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), `"reason": "authError"`) {
+				if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), `"reason": "`+tc.reason+`"`) {
 					t.Errorf("401 not Google-shaped: %d %s", w.Code, w.Body)
 				}
 			}

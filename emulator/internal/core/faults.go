@@ -38,6 +38,16 @@ type Fault struct {
 	CutRequestAfter *int64 `json:"cut_request_after,omitempty"`
 	// Delay is added before the request is handled (Go duration string in JSON, e.g. "250ms").
 	Delay Duration `json:"delay,omitempty"`
+	// ServiceDisabled answers Google's "API not enabled" error (403
+	// SERVICE_DISABLED, see ServiceDisabled) of the API the path belongs
+	// to, as if the project had not enabled it. Switches turns an API off
+	// for good instead.
+	ServiceDisabled bool `json:"service_disabled,omitempty"`
+	// SignInPage answers 200 text/html with a Google sign-in page instead
+	// of handling the request: what Google's web endpoints send when the
+	// credentials do not reach the file, and what a client that does not
+	// check the Content-Type would attach as the file.
+	SignInPage bool `json:"sign_in_page,omitempty"`
 }
 
 // Duration is a time.Duration that reads and writes JSON as "250ms".
@@ -69,6 +79,10 @@ const MaxFaults = 1000
 
 // Faults holds the pending fault rules.
 type Faults struct {
+	// Project names the Google Cloud project of a request's OAuth client
+	// for ServiceDisabled faults; nil uses ProjectNumber("").
+	Project func(*http.Request) string
+
 	mu    sync.Mutex
 	rules []*Fault
 }
@@ -78,8 +92,19 @@ func (f *Faults) Add(r Fault) error {
 	if r.PathPrefix == "" || r.PathPrefix[0] != '/' {
 		return errors.New("path_prefix must start with /")
 	}
-	if r.Status == 0 && r.CutResponseAfter == nil && r.CutRequestAfter == nil && r.Delay == 0 {
-		return errors.New("a fault needs status, cut_response_after, cut_request_after or delay")
+	if r.Status == 0 && r.CutResponseAfter == nil && r.CutRequestAfter == nil && r.Delay == 0 && !r.ServiceDisabled && !r.SignInPage {
+		return errors.New("a fault needs status, service_disabled, sign_in_page, cut_response_after, cut_request_after or delay")
+	}
+	if r.SignInPage && (r.ServiceDisabled || r.Status != 0 || r.CutResponseAfter != nil || r.CutRequestAfter != nil) {
+		return errors.New("sign_in_page answers the request itself: leave out status, service_disabled and the cuts")
+	}
+	if r.ServiceDisabled {
+		if r.Status != 0 || r.CutResponseAfter != nil || r.CutRequestAfter != nil {
+			return errors.New("service_disabled answers the request itself: leave out status and the cuts")
+		}
+		if _, ok := APIOf(r.PathPrefix); !ok {
+			return errors.New("service_disabled needs a path_prefix inside one API, such as /drive/v3/, /gmail/v1/ or /v4/spreadsheets")
+		}
 	}
 	if r.Status != 0 && (r.Status < 400 || r.Status > 599) {
 		return errors.New("status must be an HTTP error code (400-599)")
@@ -172,6 +197,11 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 			resetConnection(w)
 			// ErrAbortHandler makes net/http drop the connection without a response.
 			panic(http.ErrAbortHandler)
+		case rule.SignInPage:
+			WriteSignInPage(w, r.URL.String())
+		case rule.ServiceDisabled:
+			api, _ := APIOf(r.URL.Path)
+			WriteErrorBody(w, ServiceDisabled(api, f.project(r)))
 		case rule.Status != 0:
 			WriteError(w, rule.Status, rule.errorReason(), rule.errorMessage())
 		case rule.CutResponseAfter != nil:
@@ -180,6 +210,14 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// project is the project a ServiceDisabled fault names.
+func (f *Faults) project(r *http.Request) string {
+	if f.Project != nil {
+		return f.Project(r)
+	}
+	return ProjectNumber("")
 }
 
 // resetConnection closes the client's connection with a TCP reset, the

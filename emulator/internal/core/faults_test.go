@@ -270,3 +270,58 @@ func TestFaultJSONNames(t *testing.T) {
 		t.Errorf("decoded %+v, want %+v", got, want)
 	}
 }
+
+// TestFaultSignInPageAndServiceDisabled: the two canned Google answers
+// replace the handler's, the sign-in page as 200 text/html, the disabled
+// API as 403 naming the API of the path; each needs nothing else set.
+func TestFaultSignInPageAndServiceDisabled(t *testing.T) {
+	f := Faults{Project: func(*http.Request) string { return "123456789012" }}
+	srv := faultServer(t, &f, "the file")
+	for _, r := range []Fault{
+		{PathPrefix: "/drive/v3/files/", SignInPage: true},
+		{PathPrefix: "/v4/spreadsheets", ServiceDisabled: true},
+	} {
+		if err := f.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := http.Get(srv.URL + "/drive/v3/files/x/export?mimeType=text/csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(b), "Sign in") {
+		t.Errorf("sign_in_page: %d %s %q", res.StatusCode, res.Header.Get("Content-Type"), b)
+	}
+	res, err = http.Get(srv.URL + "/v4/spreadsheets/abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`"reason": "accessNotConfigured"`, `"reason": "SERVICE_DISABLED"`, `"service": "sheets.googleapis.com"`, `"consumer": "projects/123456789012"`} {
+		if res.StatusCode != 403 || !strings.Contains(string(b), want) {
+			t.Errorf("service_disabled: %d, body lacks %s: %s", res.StatusCode, want, b)
+		}
+	}
+	for _, bad := range []Fault{
+		{PathPrefix: "/x", SignInPage: true, Status: 500},
+		{PathPrefix: "/x", SignInPage: true, ServiceDisabled: true},
+		{PathPrefix: "/nowhere", ServiceDisabled: true},
+	} {
+		if err := f.Add(bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+func TestProjectNumber(t *testing.T) {
+	if got := ProjectNumber("123456789012-abc.apps.googleusercontent.com"); got != "123456789012" {
+		t.Errorf("a Google client id: %s", got)
+	}
+	a, b := ProjectNumber("emulator-test"), ProjectNumber("other")
+	if len(a) != 12 || a == b || a != ProjectNumber("emulator-test") {
+		t.Errorf("free-form ids: %s %s; want stable, distinct 12-digit numbers", a, b)
+	}
+}

@@ -21,12 +21,15 @@ type FileStats struct {
 type StatsSnapshot struct {
 	Requests int64 `json:"requests"`
 	FileStats
-	UploadsStarted  int64                `json:"uploads_started"`
-	UploadsFinished int64                `json:"uploads_finished"`
-	MessagesSent    int64                `json:"messages_sent"`
-	DraftsCreated   int64                `json:"drafts_created"`
-	Files           map[string]FileStats `json:"files"`
-	Paths           map[string]int64     `json:"paths"`
+	UploadsStarted  int64 `json:"uploads_started"`
+	UploadsFinished int64 `json:"uploads_finished"`
+	MessagesSent    int64 `json:"messages_sent"`
+	DraftsCreated   int64 `json:"drafts_created"`
+	// TokensRevoked counts tokens revoked at POST /revoke, per account
+	// email: a test sees that a grant was ended at Google.
+	TokensRevoked map[string]int64     `json:"tokens_revoked"`
+	Files         map[string]FileStats `json:"files"`
+	Paths         map[string]int64     `json:"paths"`
 }
 
 // Stats are the emulator's counters. Safe for concurrent use.
@@ -45,7 +48,7 @@ func NewStats() *Stats {
 // Reset zeroes every counter.
 func (st *Stats) Reset() {
 	st.count(func(s *StatsSnapshot) {
-		*s = StatsSnapshot{Files: map[string]FileStats{}, Paths: map[string]int64{}}
+		*s = StatsSnapshot{Files: map[string]FileStats{}, Paths: map[string]int64{}, TokensRevoked: map[string]int64{}}
 	})
 }
 
@@ -56,6 +59,7 @@ func (st *Stats) Snapshot() StatsSnapshot {
 	s := st.s
 	s.Files = maps.Clone(st.s.Files)
 	s.Paths = maps.Clone(st.s.Paths)
+	s.TokensRevoked = maps.Clone(st.s.TokensRevoked)
 	return s
 }
 
@@ -109,6 +113,11 @@ func (st *Stats) UploadFinished() { st.count(func(s *StatsSnapshot) { s.UploadsF
 
 // MessageSent counts a Gmail message sent.
 func (st *Stats) MessageSent() { st.count(func(s *StatsSnapshot) { s.MessagesSent++ }) }
+
+// TokenRevoked counts a token of email revoked at the revocation endpoint.
+func (st *Stats) TokenRevoked(email string) {
+	st.count(func(s *StatsSnapshot) { s.TokensRevoked[email]++ })
+}
 
 // DraftCreated counts a Gmail draft created.
 func (st *Stats) DraftCreated() { st.count(func(s *StatsSnapshot) { s.DraftsCreated++ }) }

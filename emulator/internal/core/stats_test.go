@@ -22,6 +22,7 @@ func TestStatsCountPerFileAndInAll(t *testing.T) {
 	st.MessageSent()
 	st.DraftCreated()
 	st.DraftCreated()
+	st.TokenRevoked("a@example.com")
 
 	got := st.Snapshot()
 	want := StatsSnapshot{
@@ -35,7 +36,8 @@ func TestStatsCountPerFileAndInAll(t *testing.T) {
 			"a": {Downloads: 1, BytesServed: 105, RangeReads: 1, RangeBytes: 64},
 			"b": {Downloads: 1, BytesServed: 7},
 		},
-		Paths: map[string]int64{"GET /drive/v3/files/{fileId}": 2},
+		Paths:         map[string]int64{"GET /drive/v3/files/{fileId}": 2},
+		TokensRevoked: map[string]int64{"a@example.com": 1},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("snapshot\n%+v\nwant\n%+v", got, want)

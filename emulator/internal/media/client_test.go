@@ -176,3 +176,61 @@ func TestRealClientReaderErrorYieldsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmitRefusalsLeaveTheSessionOpen: an API that refuses a complete
+// upload for now (Gmail's 429 rate limits) answers the last request with
+// its error and finishes nothing. The Go client retries a resumable
+// upload's last chunk after a 429, and the session, still holding the
+// content, finishes once when it is admitted. A simple upload is not
+// retried: it fails, and nothing is finished.
+func TestAdmitRefusalsLeaveTheSessionOpen(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		size    int
+		refuse  int // how many times Admit says no
+		wantErr bool
+	}{
+		{"resumable, refused twice then admitted", 4*chunk + 17, 2, false},
+		{"resumable ending on a chunk boundary, refused once", 2 * chunk, 1, false},
+		{"multipart, refused once", 100, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			asked := 0
+			h := newHarness(t, harnessOptions{accept: []string{"message/*"}, admit: func(_ context.Context, up Upload) (Result, bool) {
+				mu.Lock()
+				defer mu.Unlock()
+				asked++
+				if up.Token.Email != "ann@example.com" || up.Query.Get("uploadType") == "" {
+					t.Errorf("Admit got upload %+v", up)
+				}
+				if asked <= tc.refuse {
+					return ErrorResult(http.StatusTooManyRequests, "rateLimitExceeded", "Rate Limit Exceeded"), false
+				}
+				return Result{}, true
+			}})
+			content := pattern(tc.size)
+			_, err := h.send(t, must(h.gmailClient(t, nil)), bytes.NewReader(content))
+			var ge *googleapi.Error
+			switch {
+			case tc.wantErr && (!errors.As(err, &ge) || ge.Code != 429):
+				t.Fatalf("err = %v, want the 429", err)
+			case !tc.wantErr && err != nil:
+				t.Fatalf("send: %v", err)
+			}
+			ups := h.uploads()
+			mu.Lock()
+			defer mu.Unlock()
+			if tc.wantErr {
+				if len(ups) != 0 || asked != 1 {
+					t.Errorf("%d uploads finished after a refusal, Admit asked %d times; want 0 and 1", len(ups), asked)
+				}
+				return
+			}
+			if len(ups) != 1 || !bytes.Equal(ups[0].content, content) || asked != tc.refuse+1 {
+				t.Errorf("%d uploads finished (content equal %v), Admit asked %d times; want 1 upload and %d asks",
+					len(ups), len(ups) == 1 && bytes.Equal(ups[0].content, content), asked, tc.refuse+1)
+			}
+		})
+	}
+}

@@ -41,6 +41,7 @@ type harnessOptions struct {
 	maxSize int64
 	accept  []string
 	opts    Options
+	admit   func(context.Context, Upload) (Result, bool)
 }
 
 func newHarness(t *testing.T, ho harnessOptions) *harness {
@@ -70,6 +71,7 @@ func newHarness(t *testing.T, ho harnessOptions) *harness {
 			return tok, true
 		},
 		Finish: h.finish,
+		Admit:  ho.admit,
 	}
 	mux := http.NewServeMux()
 	mux.Handle(uploadPath, s.Handler(ep))

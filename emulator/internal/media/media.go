@@ -25,8 +25,10 @@
 // "X-HTTP-Status-Code-Override: 308" and the same Range. A chunk that
 // repeats or overlaps bytes already received is accepted and its known part
 // skipped, since clients resend a whole chunk after a 5xx or a cut
-// connection; a chunk that starts past the received bytes is refused. The
-// session URL is the capability, as at Google: chunks need no bearer token.
+// connection; a chunk that starts past the received bytes is refused, and
+// so is one that does not complete the upload and is not a multiple of
+// 256 KiB (ChunkUnit), as Google requires. The session URL is the
+// capability, as at Google: chunks need no bearer token.
 //
 // Content streams into a core.Blobs blob and is never held in memory whole.
 // Endpoint.Finish runs exactly once per upload whose content fully arrived,
@@ -35,6 +37,9 @@
 // client that lost the answer to its final chunk and resends it gets the
 // same resource, not a second one. A session never finalized yields
 // nothing and expires (Options.SessionTTL, a week by default like Google's).
+//
+// Endpoint.Admit may refuse a complete upload for now (an API's quota
+// answers); the session then keeps its content for the client's retry.
 //
 // Content larger than Endpoint.MaxSize is refused with 413 and a Google
 // error body ("Request payload size exceeds the limit: N bytes."). A media
@@ -76,6 +81,13 @@ type Endpoint struct {
 	// called once per upload; the blob belongs to it from then on, and it
 	// releases (core.Blobs.Delete) what it does not keep.
 	Finish func(ctx context.Context, up Upload) Result
+	// Admit, when set, decides once the content is complete, before
+	// Finish, whether the API takes it now (Gmail's sending and rate
+	// limits answer here). A refusal (false) is the response and nothing
+	// is finished: a simple upload's content is dropped, and a resumable
+	// session stays open with its content, so the client may send its
+	// last chunk again, as the Go client does after a 429 or a 5xx.
+	Admit func(ctx context.Context, up Upload) (Result, bool)
 }
 
 // Upload is a complete upload handed to Endpoint.Finish.
@@ -291,9 +303,7 @@ func (a answer) write(w http.ResponseWriter) {
 // Finish's.
 func (s *Server) finish(ctx context.Context, ep Endpoint, up Upload) answer {
 	if !accepts(ep.Accept, up.ContentType) {
-		if err := s.deps.Blobs.Delete(up.Blob.ID); err != nil {
-			slog.Warn("emulator: releasing a refused upload's content", "err", err)
-		}
+		s.release(up.Blob)
 		return encode(unsupportedType(up.ContentType, ep.Accept))
 	}
 	res := ep.Finish(context.WithoutCancel(ctx), up)
@@ -301,6 +311,21 @@ func (s *Server) finish(ctx context.Context, ep Endpoint, up Upload) answer {
 		s.deps.Stats.UploadFinished()
 	}
 	return encode(res)
+}
+
+// admit asks the endpoint's Admit, if any, whether it takes up now.
+func admit(ctx context.Context, ep Endpoint, up Upload) (Result, bool) {
+	if ep.Admit == nil {
+		return Result{}, true
+	}
+	return ep.Admit(context.WithoutCancel(ctx), up)
+}
+
+// release deletes content no upload keeps.
+func (s *Server) release(b core.Blob) {
+	if err := s.deps.Blobs.Delete(b.ID); err != nil {
+		slog.Warn("emulator: releasing a refused upload's content", "err", err)
+	}
 }
 
 // quoteShort quotes a client-supplied value for an error text, cut to a

@@ -233,6 +233,10 @@ func (s *Server) continueSession(w http.ResponseWriter, r *http.Request, ep Endp
 		s.fail(ss, tooLarge(ep.MaxSize)).write(w)
 		return
 	}
+	if msg := ss.checkChunkSize(c); msg != "" {
+		core.WriteError(w, http.StatusBadRequest, "badRequest", msg)
+		return
+	}
 	if c.total >= 0 {
 		ss.total = c.total
 	}
@@ -274,6 +278,39 @@ func (ss *session) check(c contentRange) string {
 	return ""
 }
 
+// ChunkUnit is the granularity of resumable chunks: Google requires every
+// chunk but the one that completes the upload to be a multiple of 256 KiB
+// (the Drive guide: "Create chunks in multiples of 256 KB (256 x 1024
+// bytes) in size, except for the final chunk that completes the upload").
+const ChunkUnit = 256 << 10
+
+// checkChunkSize refuses a chunk that does not complete the upload and is
+// not a whole number of ChunkUnit, with the upload server's words, and
+// returns "" for any other request.
+func (ss *session) checkChunkSize(c contentRange) string {
+	if !c.hasData || c.whole || c.length < 0 {
+		return ""
+	}
+	total := ss.total
+	if c.total >= 0 {
+		total = c.total
+	}
+	if total >= 0 && c.first+c.length == total {
+		return "" // the final chunk may have any size
+	}
+	if c.length%ChunkUnit == 0 {
+		return ""
+	}
+	if c.length > ChunkUnit {
+		// Google's words for this case are not published; the rule is.
+		return "Invalid request.  The number of bytes uploaded in a request that does not complete the upload must be a multiple of " +
+			itoa(ChunkUnit) + ".  The received request contained " + itoa(c.length) + " bytes, which does not meet this requirement."
+	}
+	return "Invalid request.  The number of bytes uploaded is required to be equal or greater than " + itoa(ChunkUnit) +
+		", except for the final request (it's recommended to be the exact multiple of " + itoa(ChunkUnit) +
+		").  The received request contained " + itoa(c.length) + " bytes, which does not meet this requirement."
+}
+
 // append writes a chunk's new bytes to the session, skipping the part the
 // session already holds (a client resends a whole chunk after a failure).
 func (s *Server) append(ss *session, body io.Reader, c contentRange) error {
@@ -304,6 +341,11 @@ func (s *Server) append(ss *session, body io.Reader, c contentRange) error {
 
 // complete hands the finished content to the endpoint and remembers the answer.
 func (s *Server) complete(ctx context.Context, ss *session) answer {
+	if res, ok := admit(ctx, ss.ep, ss.start); !ok {
+		// Not taken now: the session keeps its content for a resent
+		// last chunk (whose bytes it then skips) or a "bytes */TOTAL".
+		return encode(res)
+	}
 	bw := ss.w
 	ss.w = nil
 	blob, err := bw.Commit()

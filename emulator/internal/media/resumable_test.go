@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// u is the chunk unit: every chunk but the last is a multiple of it.
+const u = ChunkUnit
+
 func chunkHeader(first, last int, total string) map[string]string {
 	return map[string]string{
 		"Content-Type":       "message/rfc822",
@@ -21,7 +24,7 @@ func chunkHeader(first, last int, total string) map[string]string {
 func TestResumableChunksWithNo308Header(t *testing.T) {
 	h := newHarness(t, harnessOptions{accept: []string{"message/*"}})
 	loc := h.open(nil, `{"threadId":"t1"}`)
-	content := pattern(3000)
+	content := pattern(3 * u)
 
 	// Nothing received yet: a status query has no Range.
 	code, hd, _ := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */*", "X-GUploader-No-308": "yes"}, nil)
@@ -34,9 +37,9 @@ func TestResumableChunksWithNo308Header(t *testing.T) {
 		first, last int
 		wantRange   string
 	}{
-		{"first chunk", 0, 999, "bytes=0-999"},
-		{"repeated chunk", 0, 999, "bytes=0-999"},
-		{"overlapping chunk", 500, 1999, "bytes=0-1999"},
+		{"first chunk", 0, u - 1, fmt.Sprintf("bytes=0-%d", u-1)},
+		{"repeated chunk", 0, u - 1, fmt.Sprintf("bytes=0-%d", u-1)},
+		{"overlapping chunk", u / 2, u/2 + u - 1, fmt.Sprintf("bytes=0-%d", u/2+u-1)},
 	}
 	for _, st := range steps {
 		code, hd, body := h.do("POST", loc, chunkHeader(st.first, st.last, "*"), content[st.first:st.last+1])
@@ -47,7 +50,9 @@ func TestResumableChunksWithNo308Header(t *testing.T) {
 	if n := len(h.uploads()); n != 0 {
 		t.Fatalf("%d uploads finished before the final chunk", n)
 	}
-	code, _, final := h.do("PUT", loc, chunkHeader(2000, 2999, "3000"), content[2000:])
+	last := u/2 + u // the final chunk, of any size
+	total := fmt.Sprint(len(content))
+	code, _, final := h.do("PUT", loc, chunkHeader(last, len(content)-1, total), content[last:])
 	if code != 200 {
 		t.Fatalf("final chunk: %d %s", code, final)
 	}
@@ -64,13 +69,13 @@ func TestResumableChunksWithNo308Header(t *testing.T) {
 
 	// The final chunk resent, a status query and a finalize query all answer the same resource.
 	for _, hdr := range []map[string]string{
-		chunkHeader(2000, 2999, "3000"),
+		chunkHeader(last, len(content)-1, total),
 		{"Content-Range": "bytes */*"},
-		{"Content-Range": "bytes */3000"},
+		{"Content-Range": "bytes */" + total},
 	} {
 		var body []byte
-		if hdr["Content-Range"] != "bytes */*" && hdr["Content-Range"] != "bytes */3000" {
-			body = content[2000:]
+		if !strings.HasPrefix(hdr["Content-Range"], "bytes */") {
+			body = content[last:]
 		}
 		code, _, again := h.do("PUT", loc, hdr, body)
 		if code != 200 || !bytes.Equal(again, final) {
@@ -89,10 +94,10 @@ func TestResumableChunksWithNo308Header(t *testing.T) {
 func TestResumableReal308WithoutHeader(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	loc := h.open(nil, "")
-	hdr := chunkHeader(0, 9, "*")
+	hdr := chunkHeader(0, u-1, "*")
 	delete(hdr, "X-GUploader-No-308")
-	code, hd, _ := h.do("PUT", loc, hdr, pattern(10))
-	if code != http.StatusPermanentRedirect || hd.Get("Range") != "bytes=0-9" || hd.Get("X-Http-Status-Code-Override") != "" {
+	code, hd, _ := h.do("PUT", loc, hdr, pattern(u))
+	if code != http.StatusPermanentRedirect || hd.Get("Range") != fmt.Sprintf("bytes=0-%d", u-1) || hd.Get("X-Http-Status-Code-Override") != "" {
 		t.Fatalf("middle chunk without No-308: %d range=%q override=%q", code, hd.Get("Range"), hd.Get("X-Http-Status-Code-Override"))
 	}
 	if hd.Get("Location") != "" {
@@ -105,11 +110,11 @@ func TestResumableFinalizeByStatusQueryAtChunkBoundary(t *testing.T) {
 	// exactly at a chunk boundary.
 	h := newHarness(t, harnessOptions{})
 	loc := h.open(nil, "")
-	content := pattern(2048)
-	h.do("PUT", loc, chunkHeader(0, 2047, "*"), content)
-	code, _, body := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */2048"}, nil)
+	content := pattern(u)
+	h.do("PUT", loc, chunkHeader(0, u-1, "*"), content)
+	code, _, body := h.do("PUT", loc, map[string]string{"Content-Range": fmt.Sprintf("bytes */%d", u)}, nil)
 	if code != 200 || len(h.uploads()) != 1 || !bytes.Equal(h.uploads()[0].content, content) {
-		t.Fatalf("finalize by bytes */2048: %d %s, %d uploads", code, body, len(h.uploads()))
+		t.Fatalf("finalize by bytes */%d: %d %s, %d uploads", u, code, body, len(h.uploads()))
 	}
 }
 
@@ -123,39 +128,87 @@ func TestResumableWholeBodyWithoutContentRange(t *testing.T) {
 }
 
 func TestResumableRefusals(t *testing.T) {
+	r := func(first, last int, total string) map[string]string {
+		return map[string]string{"Content-Range": fmt.Sprintf("bytes %d-%d/%s", first, last, total)}
+	}
 	for _, tc := range []struct {
 		name   string
 		header map[string]string
 		body   []byte
-		reason string
+		says   string // what the refusal must say ("": something after a colon)
 	}{
-		{"gap after the received bytes", chunkHeader(20, 29, "*"), pattern(10), "badRequest"},
-		{"body shorter than the range", map[string]string{"Content-Range": "bytes 10-29/*"}, pattern(10), "badRequest"},
-		{"last before first", map[string]string{"Content-Range": "bytes 19-10/*"}, nil, "badRequest"},
-		{"last past the total", map[string]string{"Content-Range": "bytes 10-19/15"}, pattern(10), "badRequest"},
-		{"not bytes", map[string]string{"Content-Range": "items 10-19/*"}, pattern(10), "badRequest"},
-		{"no slash", map[string]string{"Content-Range": "bytes 10-19"}, pattern(10), "badRequest"},
-		{"negative total", map[string]string{"Content-Range": "bytes */-1"}, nil, "badRequest"},
-		{"garbage numbers", map[string]string{"Content-Range": "bytes a-b/*"}, pattern(2), "badRequest"},
-		{"star with a body", map[string]string{"Content-Range": "bytes */*"}, pattern(3), "badRequest"},
-		{"total smaller than received", map[string]string{"Content-Range": "bytes */5"}, nil, "badRequest"},
-		{"total changes", map[string]string{"Content-Range": "bytes 10-19/40"}, pattern(10), "badRequest"},
+		{"gap after the received bytes", chunkHeader(2*u, 3*u-1, "*"), pattern(u), ""},
+		{"body shorter than the range", r(u, 2*u-1, "*"), pattern(10), ""},
+		{"last before first", map[string]string{"Content-Range": "bytes 19-10/*"}, nil, ""},
+		{"last past the total", r(u, u+9, fmt.Sprint(u+5)), pattern(10), ""},
+		{"not bytes", map[string]string{"Content-Range": "items 10-19/*"}, pattern(10), ""},
+		{"no slash", map[string]string{"Content-Range": "bytes 10-19"}, pattern(10), ""},
+		{"negative total", map[string]string{"Content-Range": "bytes */-1"}, nil, ""},
+		{"garbage numbers", map[string]string{"Content-Range": "bytes a-b/*"}, pattern(2), ""},
+		{"star with a body", map[string]string{"Content-Range": "bytes */*"}, pattern(3), ""},
+		{"total smaller than received", map[string]string{"Content-Range": "bytes */5"}, nil, ""},
+		{"total changes", r(u, 2*u-1, fmt.Sprint(4*u)), pattern(u), ""},
+		// Google's rule: a chunk that does not complete the upload is a
+		// multiple of 256 KiB; the words are the upload server's.
+		{"middle chunk under 256 KiB", chunkHeader(u, u+9, "*"), pattern(10),
+			"The number of bytes uploaded is required to be equal or greater than 262144, except for the final request (it's recommended to be the exact multiple of 262144).  The received request contained 10 bytes"},
+		{"middle chunk of 256 KiB minus one", chunkHeader(u, 2*u-2, "*"), pattern(u - 1), "contained 262143 bytes"},
+		{"middle chunk of 256 KiB plus one", chunkHeader(u, 2*u, "*"), pattern(u + 1), "must be a multiple of 262144.  The received request contained 262145 bytes"},
+		{"short chunk before the declared total", r(u, u+9, fmt.Sprint(3*u)), pattern(10), "contained 10 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, harnessOptions{})
 			loc := h.open(nil, "")
-			h.do("PUT", loc, chunkHeader(0, 9, "30"), pattern(10)) // the session holds 10 of 30 bytes
+			h.do("PUT", loc, chunkHeader(0, u-1, fmt.Sprint(3*u)), pattern(u)) // the session holds u of 3u bytes
 			code, _, body := h.do("PUT", loc, tc.header, tc.body)
-			if code != 400 || googleReason(t, body) != tc.reason {
-				t.Fatalf("%d %s, want 400 %s", code, body, tc.reason)
+			if code != 400 || googleReason(t, body) != "badRequest" {
+				t.Fatalf("%d %s, want 400 badRequest", code, body)
 			}
-			if !strings.Contains(string(body), ":") {
-				t.Errorf("refusal %s does not say what to do", body)
+			if tc.says == "" && !strings.Contains(string(body), ":") || !strings.Contains(string(body), tc.says) {
+				t.Errorf("refusal %s does not say %q", body, tc.says)
 			}
 			// The session survives a refused chunk.
 			code, hd, _ := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */*", "X-GUploader-No-308": "yes"}, nil)
-			if code != 200 || hd.Get("Range") != "bytes=0-9" {
-				t.Errorf("after refusal: %d range=%q, want bytes=0-9", code, hd.Get("Range"))
+			if want := fmt.Sprintf("bytes=0-%d", u-1); code != 200 || hd.Get("Range") != want {
+				t.Errorf("after refusal: %d range=%q, want %s", code, hd.Get("Range"), want)
+			}
+		})
+	}
+}
+
+// TestResumableChunkSizesAtTheEdge: middle chunks of whole units pass, and
+// a last chunk of any size, whether it declares the total or the session
+// was told it when it opened.
+func TestResumableChunkSizesAtTheEdge(t *testing.T) {
+	content := pattern(3*u + 7)
+	n := len(content)
+	type chunk struct {
+		first, end int  // bytes first..end-1
+		total      bool // declare the total
+	}
+	for _, tc := range []struct {
+		name   string
+		open   map[string]string
+		chunks []chunk
+	}{
+		{"one unit, then two, then 7 bytes", nil, []chunk{{0, u, false}, {u, 3 * u, false}, {3 * u, n, true}}},
+		{"a last chunk of 7 bytes without its total, the session knowing it",
+			map[string]string{"X-Upload-Content-Length": fmt.Sprint(n)}, []chunk{{0, 3 * u, false}, {3 * u, n, false}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, harnessOptions{})
+			loc := h.open(tc.open, "")
+			for _, c := range tc.chunks {
+				total := "*"
+				if c.total {
+					total = fmt.Sprint(n)
+				}
+				if code, _, body := h.do("PUT", loc, chunkHeader(c.first, c.end-1, total), content[c.first:c.end]); code != 200 {
+					t.Fatalf("chunk %d-%d/%s: %d %s", c.first, c.end-1, total, code, body)
+				}
+			}
+			if ups := h.uploads(); len(ups) != 1 || !bytes.Equal(ups[0].content, content) {
+				t.Fatalf("%d uploads finished, want the whole content once", len(ups))
 			}
 		})
 	}
@@ -194,19 +247,21 @@ func TestResumableOpenRefusals(t *testing.T) {
 }
 
 func TestResumableMaxSizeAtTheEdge(t *testing.T) {
-	h := newHarness(t, harnessOptions{maxSize: 100})
+	const max = 2*u + 100
+	h := newHarness(t, harnessOptions{maxSize: max})
+	total := fmt.Sprint(max)
 	// Exactly MaxSize bytes in two chunks completes.
 	loc := h.open(nil, "")
-	h.do("PUT", loc, chunkHeader(0, 49, "*"), pattern(50))
-	if code, _, body := h.do("PUT", loc, chunkHeader(50, 99, "100"), pattern(100)[50:]); code != 200 {
-		t.Fatalf("exactly 100 bytes: %d %s", code, body)
+	h.do("PUT", loc, chunkHeader(0, 2*u-1, "*"), pattern(2*u))
+	if code, _, body := h.do("PUT", loc, chunkHeader(2*u, max-1, total), pattern(max)[2*u:]); code != 200 {
+		t.Fatalf("exactly %d bytes: %d %s", max, code, body)
 	}
 	// One byte more is refused, and the session stays refused.
 	loc = h.open(nil, "")
-	h.do("PUT", loc, chunkHeader(0, 49, "*"), pattern(50))
-	code, _, body := h.do("PUT", loc, chunkHeader(50, 100, "*"), pattern(101)[50:])
-	if code != 413 || googleReason(t, body) != "uploadTooLarge" || !strings.Contains(string(body), "36700160") && !strings.Contains(string(body), "100 bytes") {
-		t.Fatalf("101 bytes: %d %s, want 413 uploadTooLarge naming the limit", code, body)
+	h.do("PUT", loc, chunkHeader(0, 2*u-1, "*"), pattern(2*u))
+	code, _, body := h.do("PUT", loc, chunkHeader(2*u, max, "*"), pattern(max + 1)[2*u:])
+	if code != 413 || googleReason(t, body) != "uploadTooLarge" || !strings.Contains(string(body), total+" bytes") {
+		t.Fatalf("%d bytes: %d %s, want 413 uploadTooLarge naming the limit", max+1, code, body)
 	}
 	code, _, again := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */*"}, nil)
 	if code != 413 || !bytes.Equal(again, body) {
@@ -214,14 +269,14 @@ func TestResumableMaxSizeAtTheEdge(t *testing.T) {
 	}
 	// A whole body of unknown length over the limit.
 	loc = h.open(nil, "")
-	req, _ := http.NewRequest("PUT", loc, struct{ *bytes.Reader }{bytes.NewReader(pattern(101))}) // hides the length
+	req, _ := http.NewRequest("PUT", loc, struct{ *bytes.Reader }{bytes.NewReader(pattern(max + 1))}) // hides the length
 	resp, err := h.srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != 413 {
-		t.Errorf("chunked body of 101 bytes: %d, want 413", resp.StatusCode)
+		t.Errorf("chunked body of %d bytes: %d, want 413", max+1, resp.StatusCode)
 	}
 	if n := len(h.uploads()); n != 1 {
 		t.Errorf("%d uploads finished, want only the one at the limit", n)
@@ -231,18 +286,18 @@ func TestResumableMaxSizeAtTheEdge(t *testing.T) {
 func TestResumableCancelExpireAndWrongPath(t *testing.T) {
 	h := newHarness(t, harnessOptions{opts: Options{SessionTTL: time.Hour}})
 	loc := h.open(nil, "")
-	h.do("PUT", loc, chunkHeader(0, 9, "*"), pattern(10))
+	h.do("PUT", loc, chunkHeader(0, u-1, "*"), pattern(u))
 	if code, _, body := h.do("DELETE", loc, nil, nil); code != 499 || googleReason(t, body) != "uploadCancelled" {
 		t.Fatalf("cancel: %d %s", code, body)
 	}
-	if code, _, _ := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */10"}, nil); code != 404 {
+	if code, _, _ := h.do("PUT", loc, map[string]string{"Content-Range": fmt.Sprintf("bytes */%d", u)}, nil); code != 404 {
 		t.Errorf("cancelled session: %d, want 404", code)
 	}
 
 	loc = h.open(nil, "")
-	h.do("PUT", loc, chunkHeader(0, 9, "*"), pattern(10))
+	h.do("PUT", loc, chunkHeader(0, u-1, "*"), pattern(u))
 	h.advance(time.Hour + time.Second)
-	if code, _, body := h.do("PUT", loc, chunkHeader(10, 19, "20"), pattern(20)[10:]); code != 404 || googleReason(t, body) != "notFound" {
+	if code, _, body := h.do("PUT", loc, chunkHeader(u, u+9, fmt.Sprint(u+10)), pattern(u + 10)[u:]); code != 404 || googleReason(t, body) != "notFound" {
 		t.Errorf("expired session: %d %s, want 404 notFound", code, body)
 	}
 

@@ -1,6 +1,7 @@
 package media
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -39,7 +40,7 @@ func (s *Server) receiveMedia(w http.ResponseWriter, r *http.Request, ep Endpoin
 		return
 	}
 	up.Blob = blob
-	s.finish(r.Context(), ep, up).write(w)
+	s.admitAndFinish(r.Context(), ep, up).write(w)
 }
 
 // receiveMultipart serves uploadType=multipart: a multipart/related body
@@ -93,7 +94,17 @@ func (s *Server) receiveMultipart(w http.ResponseWriter, r *http.Request, ep End
 		return
 	}
 	up.Blob = blob
-	s.finish(r.Context(), ep, up).write(w)
+	s.admitAndFinish(r.Context(), ep, up).write(w)
+}
+
+// admitAndFinish hands a complete simple upload to the endpoint, unless
+// its Admit refuses it now.
+func (s *Server) admitAndFinish(ctx context.Context, ep Endpoint, up Upload) answer {
+	if res, ok := admit(ctx, ep, up); !ok {
+		s.release(up.Blob)
+		return encode(res)
+	}
+	return s.finish(ctx, ep, up)
 }
 
 // storeAll copies r into a new blob, refusing more than max bytes (0: no limit).

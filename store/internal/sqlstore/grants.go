@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/drivemail/drivemail/store"
 )
@@ -80,19 +82,25 @@ func (s *DB) insertUnderLiveGrant(ctx context.Context, grantID, insert string, a
 		if revoked != 0 {
 			return store.ErrNotFound
 		}
-		res, err := tx.ExecContext(ctx, s.q(insert), args...)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return store.ErrDuplicate
-		}
-		return nil
+		return s.insertNew(ctx, tx, insert, args...)
 	})
+}
+
+// insertNew runs an INSERT … ON CONFLICT DO NOTHING in tx: ErrDuplicate
+// when it inserted nothing.
+func (s *DB) insertNew(ctx context.Context, tx *sql.Tx, insert string, args ...any) error {
+	res, err := tx.ExecContext(ctx, s.q(insert), args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return store.ErrDuplicate
+	}
+	return nil
 }
 
 // PutCode stores an authorization code under a live grant.
@@ -134,24 +142,30 @@ func (s *DB) TakeCode(ctx context.Context, code string) (store.Code, error) {
 	return c, store.ErrUsed
 }
 
-const tokenColumns = `kind, grant_id, client_id, user_id, resource, scope, expires_at, used`
+const tokenColumns = `kind, grant_id, client_id, user_id, resource, scope, expires_at, used, spent_at, reuses`
 
-func scanToken(row interface{ Scan(...any) error }) (store.Token, error) {
+func scanToken(row interface{ Scan(...any) error }, extra ...any) (store.Token, error) {
 	var (
-		t       store.Token
-		kind    string
-		expires int64
-		used    int
+		t              store.Token
+		kind           string
+		expires, spent int64
+		used           int
 	)
-	err := row.Scan(&kind, &t.GrantID, &t.ClientID, &t.UserID, &t.Resource, &t.Scope, &expires, &used)
+	err := row.Scan(append([]any{&kind, &t.GrantID, &t.ClientID, &t.UserID, &t.Resource, &t.Scope, &expires, &used, &spent, &t.Reuses}, extra...)...)
 	t.Kind, t.ExpiresAt, t.Used = store.TokenKind(kind), fromMS(expires), used != 0
+	if spent != 0 {
+		t.SpentAt = fromMS(spent)
+	}
 	return t, err
 }
 
+// insertToken stores one new, unspent token.
+const insertToken = `INSERT INTO tokens (hash, kind, grant_id, client_id, user_id, resource, scope, expires_at, used)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT (hash) DO NOTHING`
+
 // PutToken stores a token under a live grant.
 func (s *DB) PutToken(ctx context.Context, token string, t store.Token) error {
-	err := s.insertUnderLiveGrant(ctx, t.GrantID, `INSERT INTO tokens (hash, `+tokenColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT (hash) DO NOTHING`,
+	err := s.insertUnderLiveGrant(ctx, t.GrantID, insertToken,
 		store.Hash(token), string(t.Kind), t.GrantID, t.ClientID, t.UserID, t.Resource, t.Scope, ms(t.ExpiresAt))
 	return s.wrap("put token", err)
 }
@@ -164,8 +178,11 @@ func (s *DB) GetToken(ctx context.Context, token string) (store.Token, error) {
 }
 
 // RotateRefreshToken spends a refresh token and stores its successors in
-// one transaction.
-func (s *DB) RotateRefreshToken(ctx context.Context, old string, next []store.NewToken) (store.Token, error) {
+// one transaction, or answers a reuse within the grace window.
+func (s *DB) RotateRefreshToken(ctx context.Context, old string, r store.Rotation) (store.Token, error) {
+	if r.Grace > store.MaxRefreshGrace {
+		return store.Token{}, fmt.Errorf("%s store: rotate refresh token: grace %v is longer than %v", s.d.Name, r.Grace, store.MaxRefreshGrace)
+	}
 	hash := store.Hash(old)
 	var t store.Token
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -184,34 +201,18 @@ func (s *DB) RotateRefreshToken(ctx context.Context, old string, next []store.Ne
 		if revoked != 0 {
 			return store.ErrNotFound
 		}
-		t, err = scanToken(tx.QueryRowContext(ctx, s.q(`UPDATE tokens SET used = 1 WHERE hash = ? AND used = 0
-			RETURNING `+tokenColumns), hash))
+		now := s.now()
+		t, err = scanToken(tx.QueryRowContext(ctx, s.q(`UPDATE tokens SET used = 1, spent_at = ?, successor_key_id = ?, successor = ?
+			WHERE hash = ? AND used = 0 RETURNING `+tokenColumns), ms(now), r.Successor.KeyID, r.Successor.Ciphertext, hash))
 		if errors.Is(err, sql.ErrNoRows) {
-			if t, err = scanToken(tx.QueryRowContext(ctx, s.q(`SELECT `+tokenColumns+` FROM tokens WHERE hash = ?`), hash)); err != nil {
-				return err // deleted meanwhile, by a revocation: not found
-			}
-			return store.ErrUsed
+			t, err = s.reuse(ctx, tx, hash, r, now)
+			return err
 		}
 		if err != nil {
 			return err
 		}
 		t.Used = false // it was unused until this rotation
-		for _, nt := range next {
-			res, err := tx.ExecContext(ctx, s.q(`INSERT INTO tokens (hash, `+tokenColumns+`)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT (hash) DO NOTHING`),
-				store.Hash(nt.Raw), string(nt.Kind), t.GrantID, t.ClientID, t.UserID, t.Resource, t.Scope, ms(nt.ExpiresAt))
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				return store.ErrDuplicate
-			}
-		}
-		return nil
+		return s.insertSuccessors(ctx, tx, t, r.Tokens)
 	})
 	switch {
 	case err == nil, errors.Is(err, store.ErrUsed):
@@ -219,6 +220,54 @@ func (s *DB) RotateRefreshToken(ctx context.Context, old string, next []store.Ne
 	default:
 		return store.Token{}, s.wrap("rotate refresh token", err)
 	}
+}
+
+// reuse counts a reuse of the spent refresh token hash within the grace
+// window and returns it with its sealed successor; outside the window, or
+// past r.MaxReuses, it returns the token and ErrUsed.
+func (s *DB) reuse(ctx context.Context, tx *sql.Tx, hash string, r store.Rotation, now time.Time) (store.Token, error) {
+	if r.Grace > 0 {
+		var sealed store.Sealed
+		t, err := scanToken(tx.QueryRowContext(ctx, s.q(`UPDATE tokens SET reuses = reuses + 1
+			WHERE hash = ? AND used = 1 AND spent_at >= ? AND reuses < ? AND successor_key_id <> ''
+			RETURNING `+tokenColumns+`, successor_key_id, successor`), hash, ms(now.Add(-r.Grace)), r.MaxReuses),
+			&sealed.KeyID, &sealed.Ciphertext)
+		if err == nil {
+			t.Successor = sealed
+			return t, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return store.Token{}, err
+		}
+	}
+	t, err := scanToken(tx.QueryRowContext(ctx, s.q(`SELECT `+tokenColumns+` FROM tokens WHERE hash = ?`), hash))
+	if err != nil {
+		return store.Token{}, err // deleted meanwhile, by a revocation: not found
+	}
+	return t, store.ErrUsed
+}
+
+// insertSuccessors stores the tokens that replace the spent refresh token t.
+func (s *DB) insertSuccessors(ctx context.Context, tx *sql.Tx, t store.Token, next []store.NewToken) error {
+	for _, nt := range next {
+		err := s.insertNew(ctx, tx, insertToken,
+			store.Hash(nt.Raw), string(nt.Kind), t.GrantID, t.ClientID, t.UserID, t.Resource, t.Scope, ms(nt.ExpiresAt))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LiveGrants counts the user's grants that still hold something unexpired.
+func (s *DB) LiveGrants(ctx context.Context, userID string) (int, error) {
+	now := ms(s.now())
+	var n int
+	err := s.queryRow(ctx, `SELECT COUNT(*) FROM grants WHERE user_id = ? AND revoked = 0 AND (
+		EXISTS (SELECT 1 FROM tokens WHERE tokens.grant_id = grants.id AND tokens.expires_at > ?) OR
+		EXISTS (SELECT 1 FROM codes WHERE codes.grant_id = grants.id AND codes.expires_at > ? AND codes.used = 0))`,
+		userID, now, now).Scan(&n)
+	return n, s.wrap("live grants", err)
 }
 
 // DeleteToken forgets one token.

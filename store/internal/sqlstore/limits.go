@@ -53,6 +53,10 @@ func (s *DB) Sweep(ctx context.Context) (int64, error) {
 		{s.deleteInHashOrder("codes", "expires_at <= ?"), []any{nowMS}},
 		{s.deleteInHashOrder("tokens", "expires_at <= ?"), []any{nowMS}},
 		{`DELETE FROM nonces WHERE expires_at <= ?`, []any{nowMS}},
+		// A spent refresh token's sealed successor serves only reuses
+		// within the grace window, which is never longer than this.
+		{`UPDATE tokens SET successor_key_id = '', successor = NULL
+			WHERE used = 1 AND successor_key_id <> '' AND spent_at <= ?`, []any{ms(now.Add(-store.MaxRefreshGrace))}},
 		{`DELETE FROM counters WHERE expires_at <= ?`, []any{nowMS}},
 		{`DELETE FROM grants WHERE created_at <= ? AND (revoked = 1 OR (
 			NOT EXISTS (SELECT 1 FROM tokens WHERE tokens.grant_id = grants.id) AND

@@ -90,6 +90,13 @@ var migrations = [][]string{
 			expires_at BIGINT NOT NULL,
 			PRIMARY KEY (key_hash, window_start))`,
 	},
+	{ // 2: refresh-token reuse within a grace window; dead Google grants
+		`ALTER TABLE tokens ADD COLUMN spent_at BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE tokens ADD COLUMN reuses INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE tokens ADD COLUMN successor_key_id TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE tokens ADD COLUMN successor {{blob}}`,
+		`ALTER TABLE google_tokens ADD COLUMN dead INTEGER NOT NULL DEFAULT 0`,
+	},
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -1,0 +1,207 @@
+package gmail
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/api/googleapi"
+
+	"github.com/drivemail/drivemail/google"
+)
+
+// Limit is which of Gmail's limits an answer reports.
+type Limit int
+
+// Gmail's limits, as Google's answers tell them apart: the message and
+// reason of the error, and the ErrorInfo in its details.
+const (
+	NoLimit Limit = iota
+	// SendingLimit is the account's daily sending limit: 429 "User-rate
+	// limit exceeded.  Retry after T (Mail sending)". It lasts hours.
+	SendingLimit
+	// DailyQuota is the Google Cloud project's daily quota (403
+	// dailyLimitExceeded): every user of this drivemail hits it.
+	DailyQuota
+	// UserRateLimit is a per-user limit of requests per minute
+	// (userRateLimitExceeded, an ErrorInfo whose quota is per user) or of
+	// bandwidth and concurrent requests ("User-rate limit exceeded").
+	UserRateLimit
+	// ProjectRateLimit is the project's limit of requests per minute,
+	// shared by every user of this drivemail (rateLimitExceeded).
+	ProjectRateLimit
+	// OtherRateLimit is a 429 that names none of the above.
+	OtherRateLimit
+)
+
+// limitOf reads which limit ge reports, and the time Gmail says to retry
+// after (zero when it names none).
+func limitOf(ge *googleapi.Error) (Limit, time.Time) {
+	if ge == nil {
+		return NoLimit, time.Time{}
+	}
+	messages := []string{ge.Message}
+	for _, it := range ge.Errors {
+		messages = append(messages, it.Message)
+	}
+	retry := retryAfter(messages, ge.Header)
+	reasons := reasonsOf(ge)
+	switch {
+	case anyContains(messages, "(Mail sending)"):
+		return SendingLimit, retry
+	case reasons["dailyLimitExceeded"]:
+		return DailyQuota, retry
+	case reasons["userRateLimitExceeded"]:
+		return UserRateLimit, retry
+	}
+	if q, ok := quotaInfo(ge); ok {
+		if strings.Contains(q["quota_unit"], "{user}") || strings.Contains(strings.ToLower(q["quota_limit"]), "peruser") {
+			return UserRateLimit, retry
+		}
+		return ProjectRateLimit, retry
+	}
+	switch {
+	case anyContains(messages, "User-rate limit exceeded"):
+		return UserRateLimit, retry
+	case reasons["rateLimitExceeded"] && ge.Code != http.StatusTooManyRequests:
+		return ProjectRateLimit, retry
+	case reasons["rateLimitExceeded"] || ge.Code == http.StatusTooManyRequests:
+		return OtherRateLimit, retry
+	}
+	return NoLimit, time.Time{}
+}
+
+// reasonsOf collects the reasons of errors[] and of ErrorInfo details.
+func reasonsOf(ge *googleapi.Error) map[string]bool {
+	out := map[string]bool{google.ErrorReason(ge): true}
+	for _, it := range ge.Errors {
+		out[it.Reason] = true
+	}
+	return out
+}
+
+// quotaInfo returns the metadata of a RATE_LIMIT_EXCEEDED ErrorInfo, the
+// quota system's account of which limit was hit.
+func quotaInfo(ge *googleapi.Error) (map[string]string, bool) {
+	for _, d := range ge.Details {
+		m, ok := d.(map[string]any)
+		if !ok || m["reason"] != "RATE_LIMIT_EXCEEDED" {
+			continue
+		}
+		out := map[string]string{}
+		if md, ok := m["metadata"].(map[string]any); ok {
+			for k, v := range md {
+				if s, ok := v.(string); ok {
+					out[k] = s
+				}
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func anyContains(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// retryAfter is the time Gmail names in "Retry after 2026-05-03T19:34:01.512Z",
+// or in a Retry-After header; zero when neither is there or it does not parse.
+func retryAfter(messages []string, h http.Header) time.Time {
+	for _, m := range messages {
+		_, rest, ok := strings.Cut(m, "Retry after ")
+		if !ok {
+			continue
+		}
+		stamp, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		if t, err := time.Parse(time.RFC3339Nano, strings.TrimRight(stamp, ".,;)")); err == nil {
+			return t
+		}
+	}
+	if v := h.Get("Retry-After"); v != "" {
+		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+			return time.Now().Add(time.Duration(secs) * time.Second)
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// DefaultRateLimitWait bounds how long a resumable chunk answered 429 for
+// a per-minute rate limit is retried: about one window of the limit.
+const DefaultRateLimitWait = time.Minute
+
+// maxErrorBody bounds the error body read to classify a 429.
+const maxErrorBody = 64 << 10
+
+// chunkThrottle decides, for the Google client's retries of a resumable
+// chunk answered 429, whether retrying can help. The client retries a
+// 429 until its chunk retry deadline whatever Gmail said, and lets no
+// retry rule see the body (RetryConfig.ShouldRetry gets only the status),
+// so the decision is made here, on the response, and a 429 not worth
+// retrying becomes an error the client does not retry.
+type chunkThrottle struct {
+	wait time.Duration // how long rate-limited chunks may be retried
+	now  func() time.Time
+
+	mu    sync.Mutex
+	first time.Time // the first 429 of this upload
+}
+
+// errNoRetry carries Gmail's answer past the Google client's chunk
+// retries: errors.As finds the *googleapi.Error it wraps.
+type errNoRetry struct{ ge *googleapi.Error }
+
+func (e *errNoRetry) Error() string {
+	return google.ErrorText("gmail", "upload", e.ge.Code, google.ErrorReason(e.ge), errors.New("not retried"))
+}
+
+func (e *errNoRetry) Unwrap() error { return e.ge }
+
+// check looks at a chunk's 429 answer and returns it unchanged (its body
+// restored) when a retry may succeed, or errNoRetry when it cannot: the
+// daily sending limit and the project's daily quota last hours, and a
+// rate limit that names a retry time past the wait, or has been retried
+// for the whole wait, will not lift in time.
+func (c *chunkThrottle) check(res *http.Response) (*http.Response, error) {
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	probe := *res
+	probe.Body = io.NopCloser(bytes.NewReader(body))
+	var ge *googleapi.Error
+	if !errors.As(googleapi.CheckResponse(&probe), &ge) {
+		return res, nil
+	}
+	limit, retry := limitOf(ge)
+	now := c.now()
+	c.mu.Lock()
+	if c.first.IsZero() {
+		c.first = now
+	}
+	deadline := c.first.Add(c.wait)
+	c.mu.Unlock()
+	switch {
+	case limit == SendingLimit, limit == DailyQuota:
+	case !retry.IsZero() && retry.After(deadline):
+	case !now.Before(deadline):
+	default:
+		return res, nil
+	}
+	return nil, &errNoRetry{ge: ge}
+}
