@@ -104,7 +104,7 @@ func TestClaudeAI(t *testing.T) {
 		tk := e.connect(t, a, authNone, callback, nil)
 		e.wantWorks(t, tk.Access)
 	})
-	t.Run("ClaudeAI_CIMDOutageKeepsLastGood_claude-ai-mcp#96", func(t *testing.T) {
+	t.Run("ClaudeAI_CIMDOutage_claude-ai-mcp#96", func(t *testing.T) {
 		docs := newCIMDServer(t)
 		id := docs.add("/oauth/mcp-oauth-client-metadata", map[string]any{"client_name": "Claude",
 			"redirect_uris": []string{callback}, "grant_types": []string{"authorization_code", "refresh_token"},
