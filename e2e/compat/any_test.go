@@ -47,6 +47,19 @@ func TestAnyClient(t *testing.T) {
 			}
 		}
 	})
+	t.Run("AnyClient_WebClientOrigins_checklist-E9", func(t *testing.T) {
+		// Browser-based clients send their page's origin; a page of any
+		// other site must not reach /mcp with a user's token (DNS rebinding).
+		for origin, want := range map[string]int{
+			"https://claude.ai": 200, "https://chatgpt.com": 200, "https://vscode.dev": 200,
+			"http://localhost:6274": 200, "http://127.0.0.1:6274": 200, "https://evil.example": 403,
+		} {
+			r, _ := e.post(t, mcpCall{token: e.token, method: "initialize", params: initParams("2025-11-25", "compat"), header: map[string]string{"Origin": origin}})
+			if r.status != want {
+				t.Errorf("initialize with Origin %s: %v, want HTTP %d", origin, r, want)
+			}
+		}
+	})
 	t.Run("AnyClient_DeadAccessToken401_checklist-E8", func(t *testing.T) {
 		r, _ := e.post(t, mcpCall{token: "dm_at_" + randomID() + randomID(), method: "tools/list", version: "2025-11-25"})
 		e.wantChallenge(t, r.status, r.header)
