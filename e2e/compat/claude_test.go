@@ -185,22 +185,18 @@ func TestClaudeCode(t *testing.T) {
 		// A later run listens on another ephemeral port.
 		e.connect(t, a, authNone, "http://localhost:51999/callback", nil)
 	})
-	t.Run("ClaudeCode_ResourceTrailingSlash_claude-code#52871", func(t *testing.T) {
-		needs(t, a.id != "", "the registration above")
-		p := newPKCE()
-		q := authRequest(a, a.redirect, p, "st-"+randomID(), url.Values{"resource": {e.base + "/mcp/"}})
-		code := e.code(t, "/oauth/authorize", q)
-		got := e.exchange(t, "/oauth/token", a, authNone, code, a.redirect, p, url.Values{"resource": {e.base + "/mcp/"}})
-		e.wantWorks(t, got.Access)
-	})
-	t.Run("ClaudeCode_ResourceOrigin_claude-code#52871", func(t *testing.T) {
-		needs(t, a.id != "", "the registration above")
-		p := newPKCE()
-		q := authRequest(a, a.redirect, p, "st-"+randomID(), url.Values{"resource": {e.base + "/"}})
-		code := e.code(t, "/oauth/authorize", q)
-		got := e.exchange(t, "/oauth/token", a, authNone, code, a.redirect, p, url.Values{"resource": {e.base + "/"}})
-		e.wantWorks(t, got.Access)
-	})
+	// It appends a slash to the resource, or names the bare origin.
+	for name, resource := range map[string]string{
+		"ClaudeCode_ResourceTrailingSlash_claude-code#52871": e.base + "/mcp/",
+		"ClaudeCode_ResourceOrigin_claude-code#52871":        e.base + "/",
+	} {
+		t.Run(name, func(t *testing.T) {
+			needs(t, a.id != "", "the registration above")
+			p := newPKCE()
+			code := e.code(t, "/oauth/authorize", authRequest(a, a.redirect, p, "st-"+randomID(), url.Values{"resource": {resource}}))
+			e.wantWorks(t, e.exchange(t, "/oauth/token", a, authNone, code, a.redirect, p, url.Values{"resource": {resource}}).Access)
+		})
+	}
 	t.Run("ClaudeCode_ResourceOfAnotherServerRefused_RFC8707", func(t *testing.T) {
 		needs(t, a.id != "", "the registration above")
 		// Leniency has an edge: a token for some other server is refused.

@@ -542,6 +542,12 @@ const (
 // tokenRequest posts form to the token endpoint at path as a authenticates.
 func (e *env) tokenRequest(t *testing.T, path string, a app, how clientAuth, form url.Values) reply {
 	t.Helper()
+	body, h := tokenForm(a, how, form)
+	return e.do(t, req{method: "POST", url: path, body: body, header: h})
+}
+
+// tokenForm is a token request's body and headers as a authenticates.
+func tokenForm(a app, how clientAuth, form url.Values) (string, map[string]string) {
 	form = cloneValues(form)
 	h := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
 	switch how {
@@ -554,7 +560,7 @@ func (e *env) tokenRequest(t *testing.T, path string, a app, how clientAuth, for
 		creds := url.QueryEscape(a.id) + ":" + url.QueryEscape(a.secret)
 		h["Authorization"] = "Basic " + base64.StdEncoding.EncodeToString([]byte(creds))
 	}
-	return e.do(t, req{method: "POST", url: path, body: form.Encode(), header: h})
+	return form.Encode(), h
 }
 
 func cloneValues(v url.Values) url.Values {
@@ -662,27 +668,18 @@ func (e *env) refreshAtOnce(t *testing.T, a app, how clientAuth, rt string, n in
 // tokenRequestNoFatal is tokenRequest for goroutines: a transport error
 // becomes a reply with status 0.
 func (e *env) tokenRequestNoFatal(a app, how clientAuth, form url.Values) reply {
-	form = cloneValues(form)
-	hr, _ := http.NewRequest("POST", e.base+"/oauth/token", nil)
-	hr.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	switch how {
-	case authNone:
-		form.Set("client_id", a.id)
-	case authPost:
-		form.Set("client_id", a.id)
-		form.Set("client_secret", a.secret)
-	case authBasic:
-		hr.SetBasicAuth(url.QueryEscape(a.id), url.QueryEscape(a.secret))
+	body, h := tokenForm(a, how, form)
+	hr, _ := http.NewRequest("POST", e.base+"/oauth/token", strings.NewReader(body))
+	for k, v := range h {
+		hr.Header.Set(k, v)
 	}
-	hr.Body = io.NopCloser(strings.NewReader(form.Encode()))
-	hr.ContentLength = int64(len(form.Encode()))
 	resp, err := e.client.Do(hr)
 	if err != nil {
 		return reply{body: []byte(err.Error())}
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return reply{status: resp.StatusCode, header: resp.Header, body: body}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return reply{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
 // wantConcurrentRefreshes checks every one of a burst of refreshes with one
