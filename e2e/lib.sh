@@ -57,9 +57,11 @@ show_logs() {
 
 # use_node installs the versions pinned in e2e/package-lock.json when needed
 # and puts their Node 22 and tools first on PATH. It uses `npm install`, not
-# `npm ci`: vite (under the Inspector) lists an optional dependency that the
-# registry does not have, so no lockfile can name it and `npm ci` refuses
-# the lockfile as out of sync. The lockfile must come out unchanged.
+# `npm ci`: vite (under the Inspector) lists optional dependencies that the
+# registry has not always had (napi-windows-process-start-time appeared
+# later), and `npm ci` refuses a lockfile without them as out of sync. The
+# lockfile must come out unchanged; when the registry grows such a package,
+# commit the lockfile npm install writes.
 use_node() {
 	command -v npm >/dev/null || fail "npm is not installed (apt-get install -y nodejs npm)"
 	if [ ! -x "$E2E_ROOT/node_modules/.bin/node" ] ||
