@@ -39,6 +39,9 @@ type Config struct {
 	// TrustedProxies lists the reverse proxies (CIDRs or addresses, comma
 	// separated) whose X-Forwarded-For names the client.
 	TrustedProxies string
+	// MetricsAddr is where GET /metrics is served, apart from the public
+	// listener; "" serves no metrics.
+	MetricsAddr string
 }
 
 // baseURL returns the public origin: --base-url, or http://ADDR of the

@@ -123,10 +123,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Uploads:       uploads,
 			DraftsEnabled: cfg.Drafts,
 		},
-		Uploads:  uploads,
-		Store:    st,
-		Metrics:  meter,
-		ClientIP: client,
+		Uploads:        uploads,
+		Store:          st,
+		Metrics:        meter,
+		ClientIP:       client,
+		SessionSecrets: cfg.Secrets,
 	})
 
 	var demoToken string
@@ -139,16 +140,12 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "DEMO_TOKEN=%s\n", token)
 		fmt.Fprintf(stdout, "emulator on %s (sent mail: %s/_emulator/outbox)\n", demo.url, demo.url)
 	}
-	srv := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(s, defaultTimeouts, logger)
 	logger.Info("drivemail serving", "base_url", base.String(), "version", cfg.Version, "demo", cfg.Demo, "drafts", cfg.Drafts)
 	fmt.Fprintf(stdout, "listening on %s\n", base)
 	if demo != nil {
 		demo.guide(base, demoToken).write(stdout)
 	}
-	return serve(ctx, srv, ln, s, cfg.ShutdownGrace, logger)
+	return serve(ctx, srv, ln, cfg.ShutdownGrace, logger)
 }
+

@@ -15,15 +15,17 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/drivemail/drivemail/logtest"
+	"github.com/drivemail/drivemail/metrics"
 	"github.com/drivemail/drivemail/tools"
 )
 
 // testServer is NewServer over fakes, served on a loopback listener.
 type testServer struct {
 	*httptest.Server
-	mail *fakeMail
-	logs *logtest.Buffer
-	srv  *Server
+	mail  *fakeMail
+	logs  *logtest.Buffer
+	srv   *Server
+	meter *metrics.Metrics
 }
 
 func newTestServer(t *testing.T, mutate func(*Deps)) *testServer {
@@ -46,6 +48,7 @@ func newTestServer(t *testing.T, mutate func(*Deps)) *testServer {
 		mutate(&d)
 	}
 	ts.srv = NewServer(d)
+	ts.meter = d.Metrics
 	ts.Config.Handler = ts.srv
 	ts.Start()
 	t.Cleanup(ts.Close)
