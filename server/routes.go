@@ -28,7 +28,6 @@ func addRoutes(mux *http.ServeMux, d Deps, mcp http.Handler) {
 	mux.Handle("POST /upload/{ticket}", guard.middleware(ticket))
 
 	mux.Handle("GET /healthz", healthHandler(d.Store, d.Version, d.Logger))
-	mux.Handle("GET /metrics", d.Metrics.Handler())
 	mux.Handle("/", notFound())
 }
 

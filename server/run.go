@@ -129,6 +129,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		ClientIP:       client,
 		SessionSecrets: cfg.Secrets,
 	})
+	_, stopMetrics, err := serveMetrics(cfg.MetricsAddr, meter, logger)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 
 	var demoToken string
 	if demo != nil {
@@ -149,3 +154,23 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	return serve(ctx, srv, ln, cfg.ShutdownGrace, logger)
 }
 
+// serveMetrics serves GET /metrics on its own listener at addr ("" for
+// none), never on the public one: the figures need no token, so they
+// belong on loopback or a private network. It returns the metrics URL and
+// what stops the listener.
+func serveMetrics(addr string, meter *metrics.Metrics, logger *slog.Logger) (url string, stop func(), err error) {
+	if addr == "" {
+		return "", func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("--metrics-addr: listen on %s: %w (give another address, or off)", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", meter.Handler())
+	srv := newHTTPServer(mux, defaultTimeouts, logger)
+	go func() { _ = srv.Serve(ln) }()
+	url = "http://" + ln.Addr().String() + "/metrics"
+	logger.Info("metrics served", "url", url)
+	return url, func() { _ = srv.Close() }, nil
+}
