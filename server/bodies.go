@@ -92,7 +92,7 @@ func readSmallBody(limit int64, timeout time.Duration) func(http.Handler) http.H
 				bodyRefusal(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("The request body is larger than %d bytes.", limit))
 				return
 			}
-			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+			body, err := readAtMost(r.Body, r.ContentLength, limit)
 			switch {
 			case errors.Is(err, os.ErrDeadlineExceeded):
 				bodyRefusal(w, http.StatusRequestTimeout, fmt.Sprintf("The request body took longer than %s to arrive. Send it again.", timeout))
@@ -117,4 +117,22 @@ func bodyRefusal(w http.ResponseWriter, status int, description string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_request", "error_description": description})
+}
+
+// readAtMost reads a body of at most limit bytes (and one more, to tell a
+// body over the limit). A body of announced length gets one buffer of that
+// size, filled as the bytes arrive, instead of growing through copies.
+func readAtMost(body io.Reader, length, limit int64) ([]byte, error) {
+	if length < 0 || length > limit {
+		return io.ReadAll(io.LimitReader(body, limit+1))
+	}
+	b := make([]byte, length)
+	n, err := io.ReadFull(body, b)
+	if err == io.ErrUnexpectedEOF {
+		err = io.EOF
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return b[:n], nil
 }

@@ -69,8 +69,10 @@ type Deps struct {
 // files; the 1 MiB of model-written bytes compose accepts fits with room.
 const DefaultMaxMCPBodyBytes = 4 << 20
 
-// maxFormBodyBytes caps the OAuth endpoints' bodies.
-const maxFormBodyBytes = 64 << 10
+// maxFormBodyBytes caps the OAuth endpoints' bodies, which are read whole
+// before the handler runs: the largest any of them takes (a registration,
+// 32 KiB), so a stranger holds at most this much for DefaultBodyTimeout.
+const maxFormBodyBytes = 32 << 10
 
 // Server is drivemail's HTTP surface.
 type Server struct {

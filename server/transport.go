@@ -103,7 +103,7 @@ func (e *mcpEndpoint) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	// Not every connection supports deadlines (test recorders); then the
 	// server's own timeouts apply.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(e.bodyTimeout))
-	body, err := io.ReadAll(io.LimitReader(r.Body, e.maxBody+1))
+	body, err := readAtMost(r.Body, r.ContentLength, e.maxBody)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")

@@ -11,7 +11,8 @@ import (
 )
 
 // post sends one JSON-RPC body to /mcp as token's user, with the usual
-// client headers plus extra (an empty value removes a header).
+// client headers plus extra (an empty value removes a header; "Host" sets
+// the request's Host).
 func post(t *testing.T, ts *testServer, token, body string, extra map[string]string) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(body))
@@ -22,6 +23,10 @@ func post(t *testing.T, ts *testServer, token, body string, extra map[string]str
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range extra {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		if v == "" {
 			req.Header.Del(k)
 		} else {
