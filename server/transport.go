@@ -83,7 +83,7 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg.Method == string(mcp.MethodInitialize) && !msg.modern(header) {
 		w.Header().Set("Mcp-Session-Id", e.ids.mint(u.ID))
 	}
-	inner := r.Clone(ctx)
+	inner := r.WithContext(ctx)
 	inner.Header = header
 	inner.Body = io.NopCloser(bytes.NewReader(body))
 	inner.ContentLength = int64(len(body))
