@@ -28,17 +28,19 @@ func TestSessionIDsBelongToTheirUser(t *testing.T) {
 		name   string
 		ts     *testServer
 		token  string
+		body   string
 		status int
 		want   string
 	}{
-		{"its user, on the replica that made it", a, testToken, 200, "send_email"},
-		{"its user, on a replica that lists the secret second", b, testToken, 200, "send_email"},
-		{"its user, on a server that never had the key", other, testToken, 200, "send_email"},
-		{"another user", a, otherToken, 404, "belongs to another sign-in"},
-		{"another user, on another replica", b, otherToken, 404, "belongs to another sign-in"},
+		{"its user, on the replica that made it", a, testToken, toolsList, 200, "send_email"},
+		{"its user, on a replica that lists the secret second", b, testToken, toolsList, 200, "send_email"},
+		{"its user, on a server that never had the key", other, testToken, toolsList, 200, "send_email"},
+		{"another user", a, otherToken, toolsList, 404, "belongs to another sign-in"},
+		{"another user, on another replica", b, otherToken, searchCall, 404, "belongs to another sign-in"},
+		{"another user starting a session (a client that switched accounts)", a, otherToken, initialize("2025-11-25"), 200, `"protocolVersion":"2025-11-25"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, body := post(t, tc.ts, tc.token, toolsList, map[string]string{"Mcp-Session-Id": id, "Mcp-Protocol-Version": "2025-11-25"})
+			resp, body := post(t, tc.ts, tc.token, tc.body, map[string]string{"Mcp-Session-Id": id, "Mcp-Protocol-Version": "2025-11-25"})
 			if resp.StatusCode != tc.status || !strings.Contains(body, tc.want) {
 				t.Fatalf("%d %s, want %d with %q", resp.StatusCode, body, tc.status, tc.want)
 			}

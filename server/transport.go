@@ -47,17 +47,9 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid, verdict := e.ids.check(u.ID, r.Header.Values("Mcp-Session-Id"))
-	switch verdict {
-	case sessionMalformed:
+	if verdict == sessionMalformed {
 		jsonRPCError(w, http.StatusBadRequest, -32600, fmt.Sprintf("The Mcp-Session-Id header is not one session id of at most %d visible ASCII characters. "+
 			"Send the request without it: drivemail needs no session id.", maxSessionIDLen))
-		return
-	case sessionForeign:
-		// 404 is the transport spec's word for "start a new session", which
-		// is what a client that switched accounts needs; it carries no hint
-		// of whose id it was.
-		jsonRPCError(w, http.StatusNotFound, -32001, "This session id belongs to another sign-in. "+
-			"Start a new session: send initialize without Mcp-Session-Id (or send requests without it).")
 		return
 	}
 	body, ok := e.readBody(w, r)
@@ -65,6 +57,15 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg := parseMessage(body)
+	// An initialize starts a new session whatever id came with it, so a
+	// client that switched accounts is never refused its first request.
+	if verdict == sessionForeign && msg.Method != string(mcp.MethodInitialize) {
+		// 404 is the transport spec's word for "start a new session", which
+		// is what such a client needs; it carries no hint of whose id it was.
+		jsonRPCError(w, http.StatusNotFound, -32001, "This session id belongs to another sign-in. "+
+			"Start a new session: send initialize without Mcp-Session-Id (or send requests without it).")
+		return
+	}
 	header := r.Header.Clone()
 	header.Del("Mcp-Session-Id")
 	tolerateProtocolHeader(header, msg)
