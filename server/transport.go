@@ -66,23 +66,29 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Start a new session: send initialize without Mcp-Session-Id (or send requests without it).")
 		return
 	}
-	header := r.Header.Clone()
-	header.Del("Mcp-Session-Id")
-	tolerateProtocolHeader(header, msg)
+	e.forward(w, r, u.ID, sid, msg, body)
+}
 
+// forward hands an admitted message to the MCP library, as the library
+// should see it: no session id, a mended version header, a context this
+// layer can cancel. A cancellation is acted on here instead.
+func (e *mcpEndpoint) forward(w http.ResponseWriter, r *http.Request, userID, sid string, msg message, body []byte) {
 	if msg.Method == methodCancelled {
-		e.calls.cancel(callKey(u.ID, sid, msg.Params.RequestID))
+		e.calls.cancel(callKey(userID, sid, msg.Params.RequestID))
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	header := r.Header.Clone()
+	header.Del("Mcp-Session-Id")
+	tolerateProtocolHeader(header, msg)
 	ctx := r.Context()
 	if msg.isRequest() {
 		var done func()
-		ctx, done = e.calls.track(ctx, callKey(u.ID, sid, msg.ID))
+		ctx, done = e.calls.track(ctx, callKey(userID, sid, msg.ID))
 		defer done()
 	}
 	if msg.Method == string(mcp.MethodInitialize) && !msg.modern(header) {
-		w.Header().Set("Mcp-Session-Id", e.ids.mint(u.ID))
+		w.Header().Set("Mcp-Session-Id", e.ids.mint(userID))
 	}
 	inner := r.WithContext(ctx)
 	inner.Header = header
