@@ -43,6 +43,9 @@ type Config struct {
 	// RefreshGrace is how long a spent refresh token still gets the pair
 	// it was exchanged for (0: off).
 	RefreshGrace time.Duration
+	// MetricsAddr is where GET /metrics is served, apart from the public
+	// listener; "" serves no metrics.
+	MetricsAddr string
 }
 
 // baseURL returns the public origin: --base-url, or http://ADDR of the

@@ -15,9 +15,19 @@ import (
 	"github.com/drivemail/drivemail/tools"
 )
 
-const testToken = "dm_test_token"
+// The fake bearer check's two users: testToken is user-1's, otherToken
+// user-2's.
+const (
+	testToken  = "dm_test_token"
+	otherToken = "dm_other_token"
+)
 
-// fakeAuth admits one bearer token and serves canned metadata.
+var testUsers = map[string]identity.User{
+	testToken:  {ID: "user-1", Email: "demo@example.com", GoogleScopes: []string{"https://www.googleapis.com/auth/gmail.send"}},
+	otherToken: {ID: "user-2", Email: "other@example.com", GoogleScopes: []string{"https://www.googleapis.com/auth/gmail.send"}},
+}
+
+// fakeAuth admits the test users' tokens and serves canned metadata.
 type fakeAuth struct{ base string }
 
 func (a fakeAuth) ProtectedResourceMetadata() http.Handler {
@@ -46,12 +56,12 @@ func (a fakeAuth) Endpoints() http.Handler {
 
 func (a fakeAuth) RequireBearer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+testToken {
+		u, ok := testUsers[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+a.base+`/.well-known/oauth-protected-resource/mcp"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		u := identity.User{ID: "user-1", Email: "demo@example.com", GoogleScopes: []string{"https://www.googleapis.com/auth/gmail.send"}}
 		next.ServeHTTP(w, r.WithContext(identity.WithUser(r.Context(), u)))
 	})
 }
@@ -71,14 +81,18 @@ func (fakeDrive) Get(ctx context.Context, id string) (drive.File, error) {
 // records the sends it completed.
 type fakeMail struct {
 	mu      sync.Mutex
-	started chan struct{} // closed when a send begins, if set
-	release chan struct{} // a send waits for it, if set
+	started chan struct{}        // closed when a send begins, if set
+	release chan struct{}        // a send waits for it, if set
+	ctxs    chan context.Context // receives each send's context, if set
 	sent    []compose.Request
 }
 
 func (m *fakeMail) Send(ctx context.Context, req compose.Request, opts tools.SendOptions) (compose.Result, error) {
 	if m.started != nil {
 		close(m.started)
+	}
+	if m.ctxs != nil {
+		m.ctxs <- ctx
 	}
 	if m.release != nil {
 		select {

@@ -32,7 +32,7 @@ func startServe(t *testing.T, mail *fakeMail, grace time.Duration) (string, cont
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		errc <- serve(ctx, &http.Server{Handler: s, ReadHeaderTimeout: time.Second}, ln, s, grace, slog.New(slog.DiscardHandler))
+		errc <- serve(ctx, &http.Server{Handler: s, ReadHeaderTimeout: time.Second}, ln, grace, slog.New(slog.DiscardHandler))
 	}()
 	t.Cleanup(cancel)
 	return base.String(), cancel, errc

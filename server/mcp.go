@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -19,9 +18,9 @@ const instructions = `drivemail sends email from the user's Gmail with Google Dr
 	`A file on the user's computer can be put in Drive first with request_upload.`
 
 // newMCPHandler builds the MCP server with every tool, served over
-// streamable HTTP. It keeps no session state: session ids are checked only
-// for shape, so replicas behind a load balancer need no sticky sessions,
-// and 2026-07-28 clients need none at all.
+// streamable HTTP. It keeps no session state and sees no session id
+// (mcpEndpoint decides what one means), so any replica answers any
+// request, and 2026-07-28 clients need none at all.
 func newMCPHandler(d Deps) *mcpserver.StreamableHTTPServer {
 	s := mcpserver.NewMCPServer("drivemail", d.Version,
 		mcpserver.WithTitle("drivemail"),
@@ -36,7 +35,7 @@ func newMCPHandler(d Deps) *mcpserver.StreamableHTTPServer {
 		// originGuard does this job, and unlike the library's check it
 		// works behind a reverse proxy that keeps the public Host.
 		mcpserver.WithDisableLocalhostProtection(true),
-		mcpserver.WithHeartbeatInterval(30*time.Second),
+		mcpserver.WithStateLess(true),
 	)
 }
 

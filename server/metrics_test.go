@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,19 +15,16 @@ import (
 	"github.com/drivemail/drivemail/metrics"
 )
 
-// scrapeMetrics GETs /metrics as Prometheus would and returns the text.
+// scrapeMetrics GETs /metrics as Prometheus would, from the handler the
+// metrics listener serves, and returns the text.
 func scrapeMetrics(t *testing.T, ts *testServer) string {
 	t.Helper()
-	res, err := http.Get(ts.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	rec := httptest.NewRecorder()
+	ts.meter.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %s", rec.Code, rec.Body)
 	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %d %s", res.StatusCode, body)
-	}
-	return string(body)
+	return rec.Body.String()
 }
 
 func hasSample(text, series, value string) bool {
@@ -86,7 +85,7 @@ func TestMetricsThroughTheRealRoutes(t *testing.T) {
 			t.Errorf("/metrics lacks %s %s:\n%s", c.series, c.value, grepLines(text, "drivemail_"))
 		}
 	}
-	if !strings.Contains(text, `drivemail_http_requests_total{code="200",method="POST",route="POST /mcp"}`) {
+	if !strings.Contains(text, `drivemail_http_requests_total{code="200",method="POST",route="/mcp"}`) {
 		t.Errorf("/metrics does not count POST /mcp:\n%s", grepLines(text, "http_requests_total"))
 	}
 	if strings.Contains(text, testToken) || strings.Contains(text, "ana@example.com") {
@@ -102,4 +101,53 @@ func grepLines(text, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// /metrics needs no token, so it is served on its own listener
+// (--metrics-addr, loopback by default), never on the public one (issue 11
+// §6). Before, anyone could read it on the public listener.
+func TestMetricsHaveTheirOwnListener(t *testing.T) {
+	ts := newTestServer(t, func(d *Deps) { d.Metrics = metrics.New("test") })
+	res, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /metrics on the public listener: %d, want 404", res.StatusCode)
+	}
+
+	logger := slog.New(slog.DiscardHandler)
+	url, stop, err := serveMetrics("127.0.0.1:0", ts.meter, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	res, err = http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), "drivemail_build_info") {
+		t.Errorf("GET %s: %d %.200s", url, res.StatusCode, body)
+	}
+	res, err = http.Get(strings.TrimSuffix(url, "/metrics") + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("the metrics listener serves /healthz: %d", res.StatusCode)
+	}
+
+	taken := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics")
+	if _, _, err := serveMetrics(taken, ts.meter, logger); err == nil || !strings.Contains(err.Error(), "--metrics-addr") {
+		t.Errorf("an address in use: %v, want an error naming --metrics-addr", err)
+	}
+	if url, stop, err := serveMetrics("", ts.meter, logger); err != nil || url != "" {
+		t.Errorf("metrics off: %q %v", url, err)
+	} else {
+		stop()
+	}
 }

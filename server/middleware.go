@@ -1,13 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -145,36 +143,6 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// limitMCPBody reads an MCP request body up to limit bytes before the MCP
-// library sees it (it reads bodies whole, without a limit). A larger body
-// is answered 413 with a JSON-RPC error that says what to do instead.
-func limitMCPBody(limit int64) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method != http.MethodPost || r.Body == nil {
-				next.ServeHTTP(w, r)
-				return
-			}
-			if r.ContentLength > limit {
-				tooLarge(w, limit)
-				return
-			}
-			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-			if err != nil {
-				http.Error(w, "could not read the request body", http.StatusBadRequest)
-				return
-			}
-			if int64(len(body)) > limit {
-				tooLarge(w, limit)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
 func tooLarge(w http.ResponseWriter, limit int64) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Connection", "close")
@@ -190,18 +158,6 @@ func tooLarge(w http.ResponseWriter, limit int64) {
 	})
 }
 
-// limitBody caps a request body; reads past limit fail.
-func limitBody(limit int64) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Body != nil {
-				r.Body = http.MaxBytesReader(w, r.Body, limit)
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
 // originGuard protects against DNS rebinding, in a way that also works
 // behind a reverse proxy. A rebinding attack needs a DNS name of the
 // attacker's that resolves to this server, so the guard refuses:
@@ -212,11 +168,41 @@ func limitBody(limit int64) func(http.Handler) http.Handler {
 //     loopback origin when the base URL is itself loopback (local tools).
 //
 // Requests without Origin (every non-browser client) pass the Origin check.
+// On /mcp, the guard also admits the origins of browser-based MCP clients
+// (withBrowserClients).
 type originGuard struct {
 	baseScheme string
 	baseHost   string // host[:port] of the base URL, lower case, default port dropped
 	baseOrigin string // scheme://host[:port]
-	loopback   bool   // the base URL is on a loopback host
+	loopback   bool   // the base URL is on a loopback host: loopback origins are local tools
+	// clients are further origins admitted exactly; clientsLoopback admits
+	// any loopback origin (the MCP Inspector's page, on any port).
+	clients         map[string]bool
+	clientsLoopback bool
+}
+
+// browserClientOrigins are the web MCP clients that call /mcp from a page
+// (research notes, checklist E9): Claude, ChatGPT, VS Code for the web.
+// Their requests carry a bearer token and no cookie, so admitting them lets
+// no page ride on a user's ambient credentials; DNS rebinding still meets
+// the Host check and an attacker's own origin.
+var browserClientOrigins = []string{
+	"https://claude.ai",
+	"https://claude.com",
+	"https://chatgpt.com",
+	"https://vscode.dev",
+	"https://insiders.vscode.dev",
+}
+
+// withBrowserClients returns the guard for /mcp: it also admits the
+// browser MCP clients' origins and any loopback origin (the Inspector).
+func (g originGuard) withBrowserClients() originGuard {
+	g.clients = make(map[string]bool, len(browserClientOrigins))
+	for _, o := range browserClientOrigins {
+		g.clients[o] = true
+	}
+	g.clientsLoopback = true
+	return g
 }
 
 func newOriginGuard(base *url.URL) originGuard {
@@ -262,10 +248,11 @@ func (g originGuard) originAllowed(origin string) bool {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	if u.Scheme+"://"+canonicalHost(u.Scheme, u.Host) == g.baseOrigin {
+	origin = u.Scheme + "://" + canonicalHost(u.Scheme, u.Host)
+	if origin == g.baseOrigin || g.clients[origin] {
 		return true
 	}
-	return g.loopback && isLoopbackHost(u.Hostname())
+	return (g.loopback || g.clientsLoopback) && isLoopbackHost(u.Hostname())
 }
 
 // canonicalHost lower-cases host[:port] and drops the scheme's default port.

@@ -2,15 +2,15 @@ package server
 
 import (
 	"net/http"
-
-	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
 // addRoutes is the whole HTTP surface (CONTRACT.md, "HTTP routes").
-func addRoutes(mux *http.ServeMux, d Deps, mcp *mcpserver.StreamableHTTPServer) {
+func addRoutes(mux *http.ServeMux, d Deps, mcp http.Handler) {
 	guard := newOriginGuard(d.BaseURL)
-	bearer := d.Auth.RequireBearer
-	form := limitBody(maxFormBodyBytes)
+	// signedIn lets a request in only behind the bearer check, which reads
+	// headers only: a stranger's body is never read (bodyDeadline).
+	signedIn := func(next http.Handler) http.Handler { return d.Auth.RequireBearer(noteUser(next)) }
+	form := readSmallBody(maxFormBodyBytes, d.BodyTimeout)
 
 	// Metadata answers GET, HEAD and a browser's preflight itself.
 	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
@@ -26,21 +26,17 @@ func addRoutes(mux *http.ServeMux, d Deps, mcp *mcpserver.StreamableHTTPServer) 
 		mux.Handle(path, form(d.Auth.Endpoints()))
 	}
 
-	mux.Handle("POST /mcp", guard.middleware(limitMCPBody(d.MaxMCPBodyBytes)(bearer(noteUser(mcp)))))
-	mux.Handle("GET /mcp", guard.middleware(bearer(noteUser(mcp))))
-	// Sessions are stateless (ids are checked for shape only), so none can
-	// be ended: DELETE says so with 405, as the transport spec allows,
-	// instead of a 200 after which the session id would still work.
-	mux.Handle("DELETE /mcp", guard.middleware(bearer(sessionsNotEnded())))
+	// Every method meets the bearer check first (a 401 before any 405);
+	// the endpoint then answers all but POST with 405.
+	mux.Handle("/mcp", guard.withBrowserClients().middleware(mcpCORS(signedIn(mcp))))
 
 	direct, ticket := uploadHandlers(d.Uploads)
 	direct, ticket = d.Metrics.InstrumentUpload("direct", direct), d.Metrics.InstrumentUpload("ticket", ticket)
-	mux.Handle("POST /upload", guard.middleware(bearer(noteUser(direct))))
+	mux.Handle("POST /upload", guard.middleware(signedIn(direct)))
 	mux.Handle("PUT /upload/{ticket}", guard.middleware(ticket))
 	mux.Handle("POST /upload/{ticket}", guard.middleware(ticket))
 
 	mux.Handle("GET /healthz", healthHandler(d.Store, d.Version, d.Logger))
-	mux.Handle("GET /metrics", d.Metrics.Handler())
 	mux.Handle("/", notFound())
 }
 
@@ -54,14 +50,6 @@ func uploadHandlers(u Uploads) (direct, ticket http.Handler) {
 		http.Error(w, "This drivemail server does not accept uploads. Put the file in Google Drive and attach it by id.", http.StatusNotImplemented)
 	})
 	return off, off
-}
-
-// sessionsNotEnded answers a session DELETE: there is nothing to end.
-func sessionsNotEnded() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", "GET, POST")
-		http.Error(w, "drivemail keeps no session state, so there is no session to end; just stop using the session id.", http.StatusMethodNotAllowed)
-	})
 }
 
 func notFound() http.Handler {

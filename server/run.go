@@ -129,11 +129,17 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Uploads:       uploads,
 			DraftsEnabled: cfg.Drafts,
 		},
-		Uploads:  uploads,
-		Store:    st,
-		Metrics:  meter,
-		ClientIP: client,
+		Uploads:        uploads,
+		Store:          st,
+		Metrics:        meter,
+		ClientIP:       client,
+		SessionSecrets: cfg.Secrets,
 	})
+	_, stopMetrics, err := serveMetrics(cfg.MetricsAddr, meter, logger)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 
 	var demoToken string
 	if demo != nil {
@@ -145,16 +151,32 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "DEMO_TOKEN=%s\n", token)
 		fmt.Fprintf(stdout, "emulator on %s (sent mail: %s/_emulator/outbox)\n", demo.url, demo.url)
 	}
-	srv := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(s, defaultTimeouts, logger)
 	logger.Info("drivemail serving", "base_url", base.String(), "version", cfg.Version, "demo", cfg.Demo, "drafts", cfg.Drafts)
 	fmt.Fprintf(stdout, "listening on %s\n", base)
 	if demo != nil {
 		demo.guide(base, demoToken).write(stdout)
 	}
-	return serve(ctx, srv, ln, s, cfg.ShutdownGrace, logger)
+	return serve(ctx, srv, ln, cfg.ShutdownGrace, logger)
+}
+
+// serveMetrics serves GET /metrics on its own listener at addr ("" for
+// none), never on the public one: the figures need no token, so they
+// belong on loopback or a private network. It returns the metrics URL and
+// what stops the listener.
+func serveMetrics(addr string, meter *metrics.Metrics, logger *slog.Logger) (url string, stop func(), err error) {
+	if addr == "" {
+		return "", func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("--metrics-addr: listen on %s: %w (give another address, or off)", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", meter.Handler())
+	srv := newHTTPServer(mux, defaultTimeouts, logger)
+	go func() { _ = srv.Serve(ln) }()
+	url = "http://" + ln.Addr().String() + "/metrics"
+	logger.Info("metrics served", "url", url)
+	return url, func() { _ = srv.Close() }, nil
 }

@@ -5,8 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-
-	mcpserver "github.com/mark3labs/mcp-go/server"
+	"time"
 
 	"github.com/drivemail/drivemail/metrics"
 	"github.com/drivemail/drivemail/tools"
@@ -50,8 +49,16 @@ type Deps struct {
 	Store   Pinger
 	// MaxMCPBodyBytes caps one MCP request (default DefaultMaxMCPBodyBytes).
 	MaxMCPBodyBytes int64
-	// Metrics records requests, tool calls and uploads and serves GET
-	// /metrics; nil records nothing.
+	// BodyTimeout and MCPBodyTimeout bound how long a request body may
+	// take to arrive (defaults DefaultBodyTimeout, DefaultMCPBodyTimeout).
+	BodyTimeout    time.Duration
+	MCPBodyTimeout time.Duration
+	// SessionSecrets key the MCP session ids (--secret: the first mints,
+	// all check); replicas given the same secrets accept each other's ids.
+	// None: a key for this process only.
+	SessionSecrets [][]byte
+	// Metrics records requests, tool calls and uploads; nil records
+	// nothing. It is served on its own listener (Run), not by Server.
 	Metrics *metrics.Metrics
 	// ClientIP names a request's client in the request log (default: the
 	// TCP peer); Run gives the one that reads trusted proxies' headers.
@@ -62,13 +69,14 @@ type Deps struct {
 // files; the 1 MiB of model-written bytes compose accepts fits with room.
 const DefaultMaxMCPBodyBytes = 4 << 20
 
-// maxFormBodyBytes caps the OAuth endpoints' bodies.
-const maxFormBodyBytes = 64 << 10
+// maxFormBodyBytes caps the OAuth endpoints' bodies, which are read whole
+// before the handler runs: the largest any of them takes (a registration,
+// 32 KiB), so a stranger holds at most this much for DefaultBodyTimeout.
+const maxFormBodyBytes = 32 << 10
 
-// Server is drivemail's HTTP surface. Close its sessions at shutdown.
+// Server is drivemail's HTTP surface.
 type Server struct {
 	http.Handler
-	mcp *mcpserver.StreamableHTTPServer
 }
 
 // NewServer builds the HTTP handler for every route.
@@ -82,20 +90,28 @@ func NewServer(d Deps) *Server {
 	if d.ClientIP == nil {
 		d.ClientIP = remoteIP
 	}
+	if d.BodyTimeout <= 0 {
+		d.BodyTimeout = DefaultBodyTimeout
+	}
+	if d.MCPBodyTimeout <= 0 {
+		d.MCPBodyTimeout = DefaultMCPBodyTimeout
+	}
 	d.Tools.Logger = d.Logger
 	d.Tools.RequestID = RequestID
-	mcpHandler := newMCPHandler(d)
+	endpoint := &mcpEndpoint{
+		lib:         newMCPHandler(d),
+		ids:         newSessionIDs(d.SessionSecrets),
+		calls:       newInflight(),
+		maxBody:     d.MaxMCPBodyBytes,
+		bodyTimeout: d.MCPBodyTimeout,
+		logger:      d.Logger,
+	}
 	mux := http.NewServeMux()
-	addRoutes(mux, d, mcpHandler)
+	addRoutes(mux, d, endpoint)
 	h := d.Metrics.InstrumentHTTP(mux) // innermost: it reads the pattern the mux matched
+	h = bodyDeadline(d.BodyTimeout)(h)
 	h = securityHeaders(h)
 	h = recoverPanics(d.Logger)(h)
 	h = logRequests(d.Logger, d.ClientIP)(h)
-	return &Server{Handler: h, mcp: mcpHandler}
-}
-
-// CloseSessions ends the MCP listening streams (long-lived GETs) so that a
-// graceful shutdown need not wait for them.
-func (s *Server) CloseSessions(ctx context.Context) {
-	s.mcp.CloseSessions(ctx)
+	return &Server{Handler: h}
 }

@@ -15,15 +15,17 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/drivemail/drivemail/logtest"
+	"github.com/drivemail/drivemail/metrics"
 	"github.com/drivemail/drivemail/tools"
 )
 
 // testServer is NewServer over fakes, served on a loopback listener.
 type testServer struct {
 	*httptest.Server
-	mail *fakeMail
-	logs *logtest.Buffer
-	srv  *Server
+	mail  *fakeMail
+	logs  *logtest.Buffer
+	srv   *Server
+	meter *metrics.Metrics
 }
 
 func newTestServer(t *testing.T, mutate func(*Deps)) *testServer {
@@ -46,6 +48,7 @@ func newTestServer(t *testing.T, mutate func(*Deps)) *testServer {
 		mutate(&d)
 	}
 	ts.srv = NewServer(d)
+	ts.meter = d.Metrics
 	ts.Config.Handler = ts.srv
 	ts.Start()
 	t.Cleanup(ts.Close)
@@ -194,30 +197,10 @@ func TestMCPNeedsABearerToken(t *testing.T) {
 	}
 }
 
-// rawPost sends one JSON-RPC body to /mcp with the given extra headers.
+// rawPost sends one JSON-RPC body to /mcp as the test user.
 func rawPost(t *testing.T, ts *testServer, body string, headers map[string]string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range headers {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return post(t, ts, testToken, body, headers)
 }
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`

@@ -74,7 +74,7 @@ func startServer(ctx context.Context, drivemail, google, dir string, maxUpload i
 	return start(ctx, drivemail, "serve", "--addr", "127.0.0.1:0", "--google-endpoint", google,
 		"--store", "sqlite:"+filepath.Join(dir, "bench.db"), "--secret", base64.StdEncoding.EncodeToString(key),
 		"--google-client-id", "uploadbench.apps.googleusercontent.com", "--google-client-secret", "uploadbench",
-		"--max-upload-bytes", strconv.FormatInt(maxUpload, 10), "--log-level", "warn")
+		"--max-upload-bytes", strconv.FormatInt(maxUpload, 10), "--log-level", "warn", "--metrics-addr", "off")
 }
 
 // memory reads a process's resident set and its high-water mark, in bytes.

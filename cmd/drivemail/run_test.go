@@ -85,6 +85,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		"DRIVEMAIL_DRIVE_IDLE_TIMEOUT":   "30s",
 		"DRIVEMAIL_GMAIL_CHUNK_TIMEOUT":  "90s",
 		"DRIVEMAIL_REFRESH_GRACE":        "0",
+		"DRIVEMAIL_METRICS_ADDR":         "10.0.0.5:9464",
 	})
 	cfg, err := serveConfig([]string{"--base-url", "https://flag.example.com", "--max-concurrent-sends", "5", "--max-sends-per-user", "4"}, e, &bytes.Buffer{})
 	if err != nil {
@@ -97,7 +98,8 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		cfg.GoogleClientSecret != "csecret" || cfg.GoogleEndpoint != "http://127.0.0.1:9090" || !cfg.Drafts ||
 		cfg.MaxUploadBytes != 1000 || cfg.ShutdownGrace != 45*time.Second || cfg.LogLevel != "debug" ||
 		cfg.TrustedProxies != "10.0.0.0/8" || cfg.DriveIdleTimeout != 30*time.Second || cfg.GmailChunkTimeout != 90*time.Second ||
-		cfg.RefreshGrace != 0 {
+		cfg.RefreshGrace != 0 ||
+		cfg.MetricsAddr != "10.0.0.5:9464" {
 		t.Errorf("environment not read: %+v", cfg)
 	}
 	if len(cfg.Secrets) != 2 || len(cfg.Secrets[0]) != 32 || len(cfg.Secrets[1]) != 40 {
@@ -115,11 +117,36 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		def.MaxSendsPerUser != 3 || def.SendQueueTimeout != 30*time.Second ||
 		def.ShutdownGrace != 2*time.Minute || def.LogLevel != "info" || def.Demo || def.Drafts || def.Secrets != nil ||
 		def.TrustedProxies != "" || def.DriveIdleTimeout != time.Minute || def.GmailChunkTimeout != 2*time.Minute ||
-		def.RefreshGrace != 2*time.Minute {
+		def.RefreshGrace != 2*time.Minute ||
+		def.MetricsAddr != "127.0.0.1:9464" {
 		t.Errorf("defaults = %+v", def)
 	}
 	if flagged, err := serveConfig([]string{"--refresh-grace", "90s"}, env(nil), &bytes.Buffer{}); err != nil || flagged.RefreshGrace != 90*time.Second {
 		t.Errorf("--refresh-grace 90s: %v, %v", flagged.RefreshGrace, err)
+	}
+}
+
+// --metrics-addr: loopback by default, off to serve none; a demo serves
+// none unless given an address, by flag or environment.
+func TestServeMetricsAddr(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, "127.0.0.1:9464"},
+		{[]string{"--metrics-addr", "off"}, nil, ""},
+		{[]string{"--metrics-addr="}, nil, ""},
+		{nil, map[string]string{"DRIVEMAIL_METRICS_ADDR": "OFF"}, ""},
+		{[]string{"--metrics-addr", ":9464"}, map[string]string{"DRIVEMAIL_METRICS_ADDR": "off"}, ":9464"},
+		{[]string{"--demo"}, nil, ""},
+		{[]string{"--demo", "--metrics-addr", "127.0.0.1:0"}, nil, "127.0.0.1:0"},
+		{[]string{"--demo"}, map[string]string{"DRIVEMAIL_METRICS_ADDR": "127.0.0.1:21464"}, "127.0.0.1:21464"},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.MetricsAddr != c.want {
+			t.Errorf("%v %v: MetricsAddr %q (%v), want %q", c.args, c.env, cfg.MetricsAddr, err, c.want)
+		}
 	}
 }
 

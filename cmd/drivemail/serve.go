@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -81,6 +82,7 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	}
 	fs.DurationVar(&cfg.RefreshGrace, "refresh-grace", grace, "how long a spent refresh token still gets the pair it was exchanged for, so a client refreshing from several processes at once is not logged out; a reuse later revokes the grant; 0 turns it off, at most 1h [DRIVEMAIL_REFRESH_GRACE]")
 	fs.StringVar(&cfg.LogLevel, "log-level", envString(getenv, "DRIVEMAIL_LOG_LEVEL", "info"), "debug, info, warn or error [DRIVEMAIL_LOG_LEVEL]")
+	metricsAddr := fs.String("metrics-addr", envString(getenv, "DRIVEMAIL_METRICS_ADDR", defaultMetricsAddr), "where GET /metrics is served, on a listener of its own (never the public one): keep it on loopback or a private network, as it needs no token; off serves none, and --demo serves none unless this is given [DRIVEMAIL_METRICS_ADDR]")
 	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", envString(getenv, "DRIVEMAIL_TRUSTED_PROXIES", ""), "your reverse proxies' addresses, comma-separated CIDRs or IPs (10.0.0.0/8,192.168.1.10): from them, the client is the last X-Forwarded-For address not in the list, for per-address rate limits and logs [DRIVEMAIL_TRUSTED_PROXIES]")
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
@@ -97,8 +99,30 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 		return cfg, err
 	}
 	cfg.Secrets = keys
+	cfg.MetricsAddr = metricsAddress(*metricsAddr, cfg.Demo && !isSet(fs, "metrics-addr") && getenv("DRIVEMAIL_METRICS_ADDR") == "")
 	cfg.Version = version
 	return cfg, nil
+}
+
+// defaultMetricsAddr is loopback, so that only the host (or its Prometheus
+// agent) reads the figures unless the operator says otherwise.
+const defaultMetricsAddr = "127.0.0.1:9464"
+
+// metricsAddress reads --metrics-addr: "off" or empty serves no metrics,
+// and so does a demo that was not given an address (several demos and
+// test servers then run side by side without fighting over the port).
+func metricsAddress(v string, demoDefault bool) string {
+	if demoDefault || v == "" || strings.EqualFold(v, "off") {
+		return ""
+	}
+	return v
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parseSecrets decodes a comma-separated list of base64 keys of at least 32 bytes.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -271,5 +272,31 @@ func TestServeRefusesWhatCannotWork(t *testing.T) {
 		if strings.Contains(stdout.String(), "listening on") {
 			t.Errorf("%v: printed a listening line although it refused to start", c.args)
 		}
+	}
+}
+
+// TestServeMetricsListener: with --metrics-addr, /metrics is served there
+// and only there; the public listener answers 404 for it.
+func TestServeMetricsListener(t *testing.T) {
+	d := startDemo(t, "--metrics-addr", "127.0.0.1:0")
+	if d.base == "" {
+		t.Fatalf("did not start; stderr:\n%s", d.stderr.String())
+	}
+	m := regexp.MustCompile(`msg="metrics served" url=(http://127\.0\.0\.1:\d+/metrics)`).FindStringSubmatch(d.stderr.String())
+	if m == nil {
+		t.Fatalf("no metrics URL in the log:\n%s", d.stderr.String())
+	}
+	for url, want := range map[string]int{m[1]: 200, d.base + "/metrics": 404} {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", url, resp.StatusCode, want)
+		}
+	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// Request bodies are where a slow client holds a connection: net/http puts
+// no deadline on them, and after a handler answers it reads up to 256 KiB
+// of whatever body is left before it reuses the connection. So every body
+// gets a read deadline, and what a handler leaves unread (a stranger's
+// body behind a 401, any refusal's) is never read at all.
+const (
+	// DefaultBodyTimeout is how long any request body may take to arrive
+	// (the OAuth forms are a few hundred bytes).
+	DefaultBodyTimeout = 10 * time.Second
+	// DefaultMCPBodyTimeout is how long an MCP request body (up to 4 MiB,
+	// from a signed-in client) may take to arrive.
+	DefaultMCPBodyTimeout = 30 * time.Second
+)
+
+// bodyDeadline puts a read deadline of d on every request body. Once the
+// body has been read to its end the deadline is lifted: net/http then
+// watches the connection for the client going away, and a deadline left
+// there would cancel a request that is still working (a send streaming to
+// Gmail). Handlers that allow longer (uploads pace themselves, MCP bodies
+// have their own limit) move the deadline themselves. A body the handler
+// did not read to its end is abandoned when the handler returns: the
+// connection closes after the answer instead of waiting for the rest.
+func bodyDeadline(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !hasBody(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(d)) != nil {
+				next.ServeHTTP(w, r) // no deadlines here (a test recorder)
+				return
+			}
+			body := &liftAtEOF{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+			r = r.WithContext(r.Context())
+			r.Body = body
+			next.ServeHTTP(w, r)
+			if !body.atEOF.Load() {
+				_ = rc.SetReadDeadline(time.Now())
+			}
+		})
+	}
+}
+
+func hasBody(r *http.Request) bool {
+	return r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
+}
+
+// liftAtEOF runs lift once, when the body it wraps reaches its end.
+type liftAtEOF struct {
+	io.ReadCloser
+	atEOF atomic.Bool
+	lift  func()
+}
+
+func (b *liftAtEOF) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.atEOF.Swap(true) {
+		b.lift()
+	}
+	return n, err
+}
+
+// readSmallBody reads a body of at most limit bytes before the handler
+// runs (under bodyDeadline's deadline), so a form handler never waits on a
+// slow client: a body that does not arrive in time is answered 408, one
+// that is too large 413, both closing the connection. The errors are
+// OAuth-shaped JSON, as the routes it guards are the OAuth endpoints.
+func readSmallBody(limit int64, timeout time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !hasBody(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if r.ContentLength > limit {
+				bodyRefusal(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("The request body is larger than %d bytes.", limit))
+				return
+			}
+			body, err := readAtMost(r.Body, r.ContentLength, limit)
+			switch {
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				bodyRefusal(w, http.StatusRequestTimeout, fmt.Sprintf("The request body took longer than %s to arrive. Send it again.", timeout))
+				return
+			case err != nil:
+				bodyRefusal(w, http.StatusBadRequest, "The request body could not be read (the connection broke off). Send it again.")
+				return
+			case int64(len(body)) > limit:
+				bodyRefusal(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("The request body is larger than %d bytes.", limit))
+				return
+			}
+			r = r.WithContext(r.Context())
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func bodyRefusal(w http.ResponseWriter, status int, description string) {
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_request", "error_description": description})
+}
+
+// readAtMost reads a body of at most limit bytes (and one more, to tell a
+// body over the limit). A body of announced length gets one buffer of that
+// size, filled as the bytes arrive, instead of growing through copies.
+func readAtMost(body io.Reader, length, limit int64) ([]byte, error) {
+	if length < 0 || length > limit {
+		return io.ReadAll(io.LimitReader(body, limit+1))
+	}
+	b := make([]byte, length)
+	n, err := io.ReadFull(body, b)
+	if err == io.ErrUnexpectedEOF {
+		err = io.EOF
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return b[:n], nil
+}

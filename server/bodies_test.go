@@ -1,0 +1,184 @@
+package server
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drivemail/drivemail/tools"
+)
+
+// slowRequest writes a request head and the first bytes of its body to
+// addr, as a slow client does, then stops sending.
+func slowRequest(t *testing.T, addr, method, path string, headers map[string]string, bodyLength int, firstBytes string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var b strings.Builder
+	b.WriteString(method + " " + path + " HTTP/1.1\r\nHost: " + addr + "\r\n")
+	for k, v := range headers {
+		b.WriteString(k + ": " + v + "\r\n")
+	}
+	b.WriteString("Content-Length: " + strconv.Itoa(bodyLength) + "\r\n\r\n" + firstBytes)
+	if _, err := io.WriteString(c, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// answer is what a slow client gets back.
+type answer struct {
+	status int
+	body   string
+	closed time.Duration // from the call until the server closed the connection
+	err    error
+}
+
+// awaitAnswer reads the response on c and waits for the server to close
+// the connection, giving up after limit.
+func awaitAnswer(c net.Conn, limit time.Duration) answer {
+	start := time.Now()
+	_ = c.SetReadDeadline(start.Add(limit))
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return answer{err: err}
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	a := answer{status: resp.StatusCode, body: string(body)}
+	// The server must now end the connection: nothing more will come.
+	if _, err := br.ReadByte(); err == nil {
+		a.err = io.ErrUnexpectedEOF
+		return a
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		a.err = err
+		return a
+	}
+	a.closed = time.Since(start)
+	return a
+}
+
+// A body the server does not want is never waited for: a stranger gets
+// the 401 at once and the connection ends, as do other refusals and a
+// body sent to a route that takes none (issue 11 §1). The body deadline
+// here is a minute, so only an answer that does not wait passes. Before,
+// POST /mcp read up to 4 MiB before the bearer check, and net/http read up
+// to 256 KiB of any unread body before it answered.
+func TestUnwantedBodiesAreNeverAwaited(t *testing.T) {
+	ts := newTestServer(t, func(d *Deps) { d.BodyTimeout, d.MCPBodyTimeout = time.Minute, time.Minute })
+	addr := ts.Listener.Addr().String()
+	jsonBody := map[string]string{"Content-Type": "application/json"}
+	for _, tc := range []struct {
+		name, method, path string
+		headers            map[string]string
+		length             int
+		status             int
+	}{
+		{"POST /mcp without a token", "POST", "/mcp", jsonBody, 4 << 20, 401},
+		{"POST /mcp with a small body and no token", "POST", "/mcp", jsonBody, 1000, 401},
+		{"POST /mcp with a bad token", "POST", "/mcp", map[string]string{"Content-Type": "application/json", "Authorization": "Bearer nope"}, 1000, 401},
+		{"POST /mcp from a foreign origin", "POST", "/mcp", map[string]string{"Origin": "https://evil.example", "Authorization": "Bearer " + testToken}, 1000, 403},
+		{"PUT /mcp without a token", "PUT", "/mcp", nil, 1000, 401},
+		{"POST /upload without a token", "POST", "/upload", nil, 1000, 401},
+		{"an OAuth form too large to read", "POST", "/oauth/token", nil, maxFormBodyBytes + 1, 413},
+		{"a body sent to a route that takes none", "GET", "/healthz", nil, 1000, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := slowRequest(t, addr, tc.method, tc.path, tc.headers, tc.length, `{"jsonrpc":`)
+			a := awaitAnswer(c, 5*time.Second)
+			if a.err != nil || a.status != tc.status {
+				t.Fatalf("got %d after %v (%v), want %d and the connection closed at once", a.status, a.closed, a.err, tc.status)
+			}
+		})
+	}
+}
+
+// Every body the server reads has a deadline: a trickle is cut with 408
+// and the connection closed.
+func TestSlowBodiesAreCut(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	ts := newTestServer(t, func(d *Deps) { d.BodyTimeout, d.MCPBodyTimeout = timeout, timeout })
+	addr := ts.Listener.Addr().String()
+	for _, tc := range []struct {
+		name, method, path string
+		headers            map[string]string
+		status             int
+		body               string
+	}{
+		{"an OAuth form", "POST", "/oauth/token", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 408, "took longer than 300ms"},
+		{"a registration", "POST", "/oauth/register", map[string]string{"Content-Type": "application/json"}, 408, "took longer than 300ms"},
+		{"a signed-in MCP request", "POST", "/mcp", map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + testToken}, 408, `"code":-32600`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := slowRequest(t, addr, tc.method, tc.path, tc.headers, 1000, "grant_type=")
+			a := awaitAnswer(c, 5*time.Second)
+			if a.err != nil || a.status != tc.status || !strings.Contains(a.body, tc.body) {
+				t.Fatalf("got %d %q, closed after %v (%v); want %d with %q and the connection closed", a.status, a.body, a.closed, a.err, tc.status, tc.body)
+			}
+			if a.closed < timeout-50*time.Millisecond || a.closed > timeout+2*time.Second {
+				t.Errorf("closed after %v, want about %v", a.closed, timeout)
+			}
+		})
+	}
+}
+
+// A body's deadline ends with the body: a send that runs far longer than
+// the deadline, on a connection that stays open, is not cancelled by it.
+func TestTheBodyDeadlineEndsWithTheBody(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	mail := &fakeMail{release: make(chan struct{})}
+	ts := newTestServer(t, func(d *Deps) {
+		d.BodyTimeout, d.MCPBodyTimeout = timeout, timeout
+		d.Tools.Mail = mail
+	})
+	// Gmail answers well after the deadline would have passed.
+	release := time.AfterFunc(5*timeout, func() { close(mail.release) })
+	defer release.Stop()
+	resp, body := rawPost(t, ts, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"send_email","arguments":{"to":"a@example.com","subject":"s","body_text":"b"}}}`,
+		map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+	if resp.StatusCode != 200 || !strings.Contains(body, `"id":"msg-1"`) || mail.count() != 1 {
+		t.Fatalf("a send outliving the body deadline: %d %s (sent %d)", resp.StatusCode, body, mail.count())
+	}
+}
+
+// A client that never finishes its headers is dropped after the header
+// timeout.
+func TestSlowHeadersAreCut(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse("http://" + ln.Addr().String())
+	s := NewServer(Deps{BaseURL: base, Auth: fakeAuth{base: base.String()}, Tools: tools.Deps{Drive: fakeDrive{}, Mail: &fakeMail{}}, Store: fakeStore{}})
+	srv := newHTTPServer(s, timeouts{readHeader: timeout, idle: timeout}, slog.New(slog.DiscardHandler))
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST /oauth/token HTTP/1.1\r\nHost: x\r\n")
+	start := time.Now()
+	_ = c.SetReadDeadline(start.Add(5 * time.Second))
+	_, err = io.ReadAll(c)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the server kept a connection whose headers never ended")
+	}
+	if took := time.Since(start); took > timeout+2*time.Second {
+		t.Errorf("closed after %v, want about %v", took, timeout)
+	}
+}

@@ -1,0 +1,252 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/drivemail/drivemail/identity"
+)
+
+// mcpEndpoint is /mcp in front of the MCP library, behind the Origin
+// guard, CORS and the bearer check. The library runs stateless and never
+// sees a session id; this layer decides what the id means, reads the body
+// (bounded in size and time), mends the protocol-version header mismatches
+// real clients send, keeps cancellations to their own user, and answers
+// every method but POST with 405 (there is no listening stream).
+type mcpEndpoint struct {
+	lib         http.Handler
+	ids         *sessionIDs
+	calls       *inflight
+	maxBody     int64
+	bodyTimeout time.Duration
+	logger      *slog.Logger
+}
+
+const methodCancelled = "notifications/cancelled"
+
+func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, r)
+		return
+	}
+	u, ok := identity.FromContext(r.Context())
+	if !ok {
+		e.logger.ErrorContext(r.Context(), "mcp: no user behind the bearer check")
+		http.Error(w, "drivemail hit an internal error; try again.", http.StatusInternalServerError)
+		return
+	}
+	sid, verdict := e.ids.check(u.ID, r.Header.Values("Mcp-Session-Id"))
+	if verdict == sessionMalformed {
+		jsonRPCError(w, http.StatusBadRequest, -32600, fmt.Sprintf("The Mcp-Session-Id header is not one session id of at most %d visible ASCII characters. "+
+			"Send the request without it: drivemail needs no session id.", maxSessionIDLen))
+		return
+	}
+	body, ok := e.readBody(w, r)
+	if !ok {
+		return
+	}
+	msg := parseMessage(body)
+	// An initialize starts a new session whatever id came with it, so a
+	// client that switched accounts is never refused its first request.
+	if verdict == sessionForeign && msg.Method != string(mcp.MethodInitialize) {
+		// 404 is the transport spec's word for "start a new session", which
+		// is what such a client needs; it carries no hint of whose id it was.
+		jsonRPCError(w, http.StatusNotFound, -32001, "This session id belongs to another sign-in. "+
+			"Start a new session: send initialize without Mcp-Session-Id (or send requests without it).")
+		return
+	}
+	e.forward(w, r, u.ID, sid, msg, body)
+}
+
+// forward hands an admitted message to the MCP library, as the library
+// should see it: no session id, a mended version header, a context this
+// layer can cancel. A cancellation is acted on here instead.
+func (e *mcpEndpoint) forward(w http.ResponseWriter, r *http.Request, userID, sid string, msg message, body []byte) {
+	if msg.Method == methodCancelled {
+		e.calls.cancel(callKey(userID, sid, msg.Params.RequestID))
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	header := r.Header.Clone()
+	header.Del("Mcp-Session-Id")
+	tolerateProtocolHeader(header, msg)
+	ctx := r.Context()
+	if msg.isRequest() {
+		var done func()
+		ctx, done = e.calls.track(ctx, callKey(userID, sid, msg.ID))
+		defer done()
+	}
+	if msg.Method == string(mcp.MethodInitialize) && !msg.modern(header) {
+		w.Header().Set("Mcp-Session-Id", e.ids.mint(userID))
+	}
+	inner := r.WithContext(ctx)
+	inner.Header = header
+	inner.Body = io.NopCloser(bytes.NewReader(body))
+	inner.ContentLength = int64(len(body))
+	if !acceptsEventStream(r.Header.Values("Accept")) {
+		w = jsonOnly{w}
+	}
+	e.lib.ServeHTTP(w, inner)
+}
+
+// readBody reads an MCP request body whole (the library needs it so), at
+// most maxBody bytes within bodyTimeout. Its refusals close the connection.
+func (e *mcpEndpoint) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.ContentLength > e.maxBody {
+		tooLarge(w, e.maxBody)
+		return nil, false
+	}
+	// Not every connection supports deadlines (test recorders); then the
+	// server's own timeouts apply.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(e.bodyTimeout))
+	body, err := readAtMost(r.Body, r.ContentLength, e.maxBody)
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		jsonRPCError(w, http.StatusRequestTimeout, -32600, fmt.Sprintf("The request body took longer than %s to arrive. Send it again.", e.bodyTimeout))
+		return nil, false
+	case err != nil:
+		w.Header().Set("Connection", "close")
+		jsonRPCError(w, http.StatusBadRequest, -32700, "The request body could not be read (the connection broke off). Send it again.")
+		return nil, false
+	case int64(len(body)) > e.maxBody:
+		tooLarge(w, e.maxBody)
+		return nil, false
+	}
+	return body, true
+}
+
+// methodNotAllowed answers every method but POST. drivemail has no
+// listening stream (GET): progress travels on each call's own response,
+// and a stream held on one replica could not carry what another replica
+// does anyway. Nor is there a session to end (DELETE).
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", http.MethodPost)
+	msg := "The MCP endpoint takes POST requests (JSON-RPC)."
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		msg = "drivemail offers no listening stream: send requests with POST; a call's progress comes on its own response."
+	case http.MethodDelete:
+		msg = "drivemail keeps no session state, so there is no session to end; just stop using the session id."
+	}
+	http.Error(w, msg, http.StatusMethodNotAllowed)
+}
+
+// message is what this layer reads of a JSON-RPC message.
+type message struct {
+	Method string          `json:"method"`
+	ID     json.RawMessage `json:"id"`
+	Params struct {
+		Meta      map[string]json.RawMessage `json:"_meta"`
+		RequestID json.RawMessage            `json:"requestId"`
+	} `json:"params"`
+}
+
+// parseMessage reads body's method, id and _meta; anything unreadable
+// (a batch, broken JSON) yields an empty message, left to the library to
+// answer.
+func parseMessage(body []byte) message {
+	var m message
+	if json.Unmarshal(body, &m) != nil {
+		return message{}
+	}
+	return m
+}
+
+func (m message) isRequest() bool {
+	return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
+}
+
+// metaVersion is the protocol version a 2026-07-28 request states in _meta.
+func (m message) metaVersion() string {
+	var v string
+	_ = json.Unmarshal(m.Params.Meta[mcp.MetaKeyProtocolVersion], &v)
+	return v
+}
+
+// modernMeta reports whether the request carries any of the 2026-07-28
+// per-request _meta fields; a legacy request carries none.
+func (m message) modernMeta() bool {
+	for k := range m.Params.Meta {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			return true
+		}
+	}
+	return false
+}
+
+// modern reports whether the library will serve m as a 2026-07-28 request.
+func (m message) modern(h http.Header) bool {
+	return mcp.IsModernProtocol(h.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(m.metaVersion())
+}
+
+// tolerateProtocolHeader mends the MCP-Protocol-Version mismatches clients
+// were seen sending during the 2026-07-28 rollout, which the library would
+// answer 400 (research notes §12):
+//   - a 2026-07-28 header on a request with no 2026-07-28 _meta, from a
+//     session negotiated at an earlier version (SparkyFitness #2155): the
+//     body says it is a legacy request, so the header is dropped;
+//   - a legacy version in the header of a request whose _meta says
+//     2026-07-28 (claude-code #93290): the body's version wins.
+//
+// Where both name 2026-07-28 or later and differ, or a server/discover
+// probe lacks its _meta, the library's 400 stands: that is a client bug
+// the spec defines an answer for, and clients fall back on a 400.
+func tolerateProtocolHeader(h http.Header, m message) {
+	header := h.Get(mcp.HeaderProtocolVersion)
+	meta := m.metaVersion()
+	switch {
+	case mcp.IsModernProtocol(header) && !m.modernMeta() && m.Method != string(mcp.MethodServerDiscover):
+		h.Del(mcp.HeaderProtocolVersion)
+	case mcp.IsModernProtocol(meta) && mcp.IsValidProtocolVersion(header) && !mcp.IsModernProtocol(header):
+		h.Set(mcp.HeaderProtocolVersion, meta)
+	}
+}
+
+// acceptsEventStream reports whether the client's Accept allows an event
+// stream. One that accepts only JSON gets one JSON response (progress
+// notifications, which need a stream, are then left out).
+func acceptsEventStream(accept []string) bool {
+	for _, v := range accept {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			switch mt {
+			case "text/event-stream", "text/*", "*/*":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsonOnly hides Flush from the MCP library, which then cannot upgrade the
+// response to an event stream and answers with one JSON body.
+type jsonOnly struct{ http.ResponseWriter }
+
+func (w jsonOnly) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// jsonRPCError answers with a JSON-RPC error that has no id (the request
+// was not read, or not understood).
+func jsonRPCError(w http.ResponseWriter, status, code int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": code, "message": message},
+	})
+}
