@@ -236,8 +236,15 @@ func TestClaudeCode(t *testing.T) {
 	})
 	t.Run("ClaudeCode_MetaAheadOfHeader_claude-code#93290", func(t *testing.T) {
 		session, _ := e.initialize(t, e.token, "2025-11-25", "claude-code", nil)
-		params := map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
-		e.listTools(t, mcpCall{token: e.token, session: session, version: "2025-11-25", method: "tools/list", params: params})
+		// Its 2026-07-28 _meta (every request carries all three keys) and
+		// Mcp-Method (SEP-2243), under the legacy header of the session it
+		// negotiated.
+		params := map[string]any{"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "claude-code", "version": "2.1.260"},
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		}}
+		e.listTools(t, mcpCall{token: e.token, session: session, version: "2025-11-25", params: params, header: modernHeaders("tools/list")})
 	})
 	t.Run("ClaudeCode_ServerDiscoverProbe_claude-code#93290", func(t *testing.T) {
 		e.wantServerDiscover(t, "claude-code", modernHeaders("server/discover"))
