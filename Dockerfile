@@ -23,14 +23,13 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/drivemail /out/healthcheck /usr/local/bin/
 COPY --from=build --chown=65532:65532 /out/data /data
-COPY testdata/demo /demo
 USER 65532:65532
 WORKDIR /data
 # Listen on every interface inside the container; the SQLite store (the
 # default; give a postgres:// URL for several replicas) lives in the /data volume.
+# The demo's sample files are built into the binary.
 ENV DRIVEMAIL_ADDR=0.0.0.0:8080 \
-	DRIVEMAIL_STORE=sqlite:/data/drivemail.db \
-	DRIVEMAIL_DEMO_SEED=/demo
+	DRIVEMAIL_STORE=sqlite:/data/drivemail.db
 VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=5s --start-period=10s --retries=3 CMD ["/usr/local/bin/healthcheck"]

@@ -57,9 +57,11 @@ show_logs() {
 
 # use_node installs the versions pinned in e2e/package-lock.json when needed
 # and puts their Node 22 and tools first on PATH. It uses `npm install`, not
-# `npm ci`: vite (under the Inspector) lists an optional dependency that the
-# registry does not have, so no lockfile can name it and `npm ci` refuses
-# the lockfile as out of sync. The lockfile must come out unchanged.
+# `npm ci`: vite (under the Inspector) lists optional dependencies that the
+# registry has not always had (napi-windows-process-start-time appeared
+# later), and `npm ci` refuses a lockfile without them as out of sync. The
+# lockfile must come out unchanged; when the registry grows such a package,
+# commit the lockfile npm install writes.
 use_node() {
 	command -v npm >/dev/null || fail "npm is not installed (apt-get install -y nodejs npm)"
 	if [ ! -x "$E2E_ROOT/node_modules/.bin/node" ] ||
@@ -94,6 +96,22 @@ start_demo() {
 	[ -n "$EMULATOR_URL" ] || fail "no 'emulator on' line from serve --demo"
 	export DEMO_URL DEMO_TOKEN EMULATOR_URL
 	log "demo server at $DEMO_URL"
+}
+
+# use_chromium installs Debian's chromium when it is missing (as root) and
+# sets CHROMIUM.
+use_chromium() {
+	CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+	if [ ! -x "$CHROMIUM" ]; then
+		[ "$(id -u)" = 0 ] || fail "$CHROMIUM is missing; install it as root: apt-get install -y chromium"
+		log "apt-get install chromium"
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >"$E2E_TMP/apt.log" 2>&1 || {
+			tail -n 30 "$E2E_TMP/apt.log" >&2
+			fail "could not install chromium with apt-get"
+		}
+	fi
+	export CHROMIUM
+	log "$("$CHROMIUM" --version 2>/dev/null || echo "$CHROMIUM")"
 }
 
 # json EXPR: evaluates a JavaScript expression over the JSON on stdin (as `d`).

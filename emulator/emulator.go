@@ -8,6 +8,7 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"slices"
 	"time"
@@ -234,3 +235,7 @@ func (e *Emulator) registerControls(mux *http.ServeMux) {
 // Seed preloads files from dir: one sub-folder per user email (see
 // docs/emulator.md for the conventions for native files).
 func (e *Emulator) Seed(dir string) error { return e.drive.SeedDir(dir) }
+
+// SeedFS is Seed from a file system, such as the embedded demo seed
+// (emulator/demoseed).
+func (e *Emulator) SeedFS(fsys fs.FS) error { return e.drive.SeedFS(fsys) }

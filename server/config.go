@@ -15,10 +15,6 @@ import (
 	"github.com/drivemail/drivemail/store"
 )
 
-// DefaultDemoSeed is where the demo's sample files live, relative to the
-// working directory (the repository root for `make demo`).
-const DefaultDemoSeed = "testdata/demo"
-
 // Config is everything `drivemail serve` is told on its command line.
 type Config struct {
 	Addr               string
@@ -29,7 +25,8 @@ type Config struct {
 	GoogleClientSecret string
 	GoogleEndpoint     string
 	Demo               bool
-	DemoSeed           string // folder of --demo's sample files (default DefaultDemoSeed)
+	DemoSeed           string // folder of --demo's sample files ("": the built-in ones)
+	DemoEmulatorAddr   string // where --demo's emulator listens ("": a free loopback port)
 	Drafts             bool
 	MaxUploadBytes     int64
 	MaxConcurrentSends int
@@ -91,6 +88,8 @@ func (c Config) check() error {
 		return errors.New("--google-client-id and --google-client-secret are required unless you run --demo: create an OAuth web client as docs/google-cloud-setup.md explains")
 	case c.Demo && c.GoogleEndpoint != "":
 		return errors.New("--demo starts its own Google emulator: leave out --google-endpoint")
+	case !c.Demo && (c.DemoSeed != "" || c.DemoEmulatorAddr != ""):
+		return errors.New("--demo-seed and --demo-emulator-addr set up the demo's emulator: add --demo, or leave them out")
 	case c.MaxConcurrentSends < 1:
 		return fmt.Errorf("--max-concurrent-sends is %d: use 1 or more", c.MaxConcurrentSends)
 	case c.MaxSendsPerUser < 0:

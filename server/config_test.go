@@ -49,7 +49,7 @@ func TestConfigCheck(t *testing.T) {
 	if err := edge.check(); err != nil {
 		t.Fatalf("1s timeouts (the edge) refused: %v", err)
 	}
-	demo := Config{Addr: "127.0.0.1:0", Demo: true, MaxConcurrentSends: 8, MaxUploadBytes: 1 << 30, ShutdownGrace: time.Minute, LogLevel: "warn"}
+	demo := Config{Addr: "127.0.0.1:0", Demo: true, DemoSeed: "seed", DemoEmulatorAddr: "127.0.0.1:0", MaxConcurrentSends: 8, MaxUploadBytes: 1 << 30, ShutdownGrace: time.Minute, LogLevel: "warn"}
 	if err := demo.check(); err != nil {
 		t.Fatalf("demo config refused: %v", err)
 	}
@@ -61,6 +61,8 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.Secrets = nil }, "openssl rand -base64 32"},
 		{func(c *Config) { c.GoogleClientSecret = "" }, "docs/google-cloud-setup.md"},
 		{func(c *Config) { c.Demo, c.GoogleEndpoint = true, "http://127.0.0.1:9090" }, "leave out --google-endpoint"},
+		{func(c *Config) { c.DemoEmulatorAddr = "127.0.0.1:9090" }, "add --demo, or leave them out"},
+		{func(c *Config) { c.DemoSeed = "seed" }, "add --demo, or leave them out"},
 		{func(c *Config) { c.MaxConcurrentSends = 0 }, "--max-concurrent-sends is 0"},
 		{func(c *Config) { c.MaxUploadBytes = 0 }, "--max-upload-bytes is 0"},
 		{func(c *Config) { c.MaxSendsPerUser = -1 }, "--max-sends-per-user is -1: use 1 or more"},

@@ -9,11 +9,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/oauth2"
 
 	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/demoseed"
 	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 )
@@ -32,34 +34,51 @@ type demoGoogle struct {
 	emu *emulator.Emulator
 	srv *http.Server
 	url string
+	// sample is the absolute path of a small file the guide's curl line
+	// uploads, in a folder of the demo's own that close removes.
+	sample string
 }
 
-// startDemoGoogle starts the emulator and seeds it.
+// sampleUpload is the file the guide's upload line sends.
+const (
+	sampleName = "drivemail-demo-upload.txt"
+	sampleText = "Uploaded with curl during the drivemail demo. Attach it by the file_id /upload returned.\n"
+)
+
+// startDemoGoogle starts the emulator, seeds it (from --demo-seed, else
+// the seed built into the binary) and listens on --demo-emulator-addr.
 func startDemoGoogle(cfg Config, logger *slog.Logger) (*demoGoogle, error) {
-	seed := cfg.DemoSeed
-	if seed == "" {
-		seed = DefaultDemoSeed
-	}
-	if st, err := os.Stat(seed); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("--demo needs the sample files in %s: run from the repository root, or give their folder with --demo-seed", seed)
-	}
 	// The emulator's consent page is shown, as Google's would be, so a demo
 	// sign-in through OAuth looks like the real one (DEMO_TOKEN needs none).
 	emu, err := emulator.New(emulator.Config{})
 	if err != nil {
 		return nil, fmt.Errorf("demo emulator: %w", err)
 	}
-	if err := emu.Seed(seed); err != nil {
+	if err := seedDemo(emu, cfg.DemoSeed); err != nil {
 		emu.Close()
-		return nil, fmt.Errorf("demo emulator: seed %s: %w", seed, err)
+		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := cfg.DemoEmulatorAddr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		emu.Close()
-		return nil, fmt.Errorf("demo emulator: listen: %w", err)
+		return nil, fmt.Errorf("demo emulator: listen on %s (--demo-emulator-addr): %w", addr, err)
+	}
+	dir, err := os.MkdirTemp("", "drivemail-demo-")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, sampleName), []byte(sampleText), 0o644)
+	}
+	if err != nil {
+		ln.Close()
+		emu.Close()
+		return nil, fmt.Errorf("demo: a sample file to upload: %w", err)
 	}
 	d := &demoGoogle{
-		emu: emu,
+		sample: filepath.Join(dir, sampleName),
+		emu:    emu,
 		srv: &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)},
 		url: "http://" + ln.Addr().String(),
@@ -70,6 +89,23 @@ func startDemoGoogle(cfg Config, logger *slog.Logger) (*demoGoogle, error) {
 		}
 	}()
 	return d, nil
+}
+
+// seedDemo loads the sample files: the folder dir, or the built-in seed.
+func seedDemo(emu *emulator.Emulator, dir string) error {
+	if dir == "" {
+		if err := emu.SeedFS(demoseed.FS()); err != nil {
+			return fmt.Errorf("demo emulator: the built-in seed: %w", err)
+		}
+		return nil
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("--demo-seed %s: no such folder; give a folder with one sub-folder per user email, or leave --demo-seed out for the built-in sample files", dir)
+	}
+	if err := emu.Seed(dir); err != nil {
+		return fmt.Errorf("demo emulator: seed %s: %w", dir, err)
+	}
+	return nil
 }
 
 // configure points cfg at the emulator and fills in what a demo needs no
@@ -129,4 +165,5 @@ func (d *demoGoogle) close() {
 	defer cancel()
 	_ = d.srv.Shutdown(ctx)
 	_ = d.emu.Close()
+	_ = os.RemoveAll(filepath.Dir(d.sample))
 }

@@ -23,16 +23,20 @@ type demoGuide struct {
 	FileID    string // a seeded PDF to attach in the example send ("" when none)
 	FileName  string
 	Inspector string // how to run the MCP Inspector
+	Upload    string // absolute path of a file for the curl upload line
 }
 
-// inspectorCommand runs the MCP Inspector; it needs Node.js and npm.
-const inspectorCommand = "npx -y @modelcontextprotocol/inspector@2.12.0"
+// inspectorCommand runs the MCP Inspector with npx. The Inspector needs
+// Node.js 22, so npx fetches Node 22 beside it (as e2e/ pins it) and runs
+// it there; any npm will do, and --loglevel=error keeps npm's engine
+// warnings about the Node that runs npx itself off the screen.
+const inspectorCommand = "npx --loglevel=error -y -p node@22 -p @modelcontextprotocol/inspector@2.12.0 inspector"
 
 // guide describes the running demo.
 func (d *demoGoogle) guide(base *url.URL, token string) demoGuide {
 	g := demoGuide{
 		Base: base, Emulator: d.url, Token: token, TokenTTL: demoTokenTTL,
-		User: emulator.DemoUser, Inspector: inspectorCommand,
+		User: emulator.DemoUser, Inspector: inspectorCommand, Upload: d.sample,
 	}
 	for _, f := range d.emu.Drive().Files(emulator.DemoUser) {
 		if f.MimeType == "application/pdf" && !f.Trashed {
@@ -54,9 +58,9 @@ func (g demoGuide) write(w io.Writer) {
 	fmt.Fprintf(&b, "Nothing leaves this machine; no Google account or credentials are needed.\n\n")
 	fmt.Fprintf(&b, "  MCP endpoint  %s\n", mcp)
 	fmt.Fprintf(&b, "  Sent mail     %s/_emulator/outbox  (open it in a browser)\n", g.Emulator)
-	fmt.Fprintf(&b, "  Access token  the DEMO_TOKEN above, valid for %s; or sign in with OAuth: the emulator's consent page stands in for Google's (choose %s)\n", humanTTL(g.TokenTTL), g.User)
+	fmt.Fprintf(&b, "  Access token  the DEMO_TOKEN above, valid for %s; or sign in with OAuth: the emulator's consent page stands in for Google's (%s is preselected: press Allow)\n", humanTTL(g.TokenTTL), g.User)
 	fmt.Fprintf(&b, "\nIn another shell:\n\n")
-	fmt.Fprintf(&b, "MCP Inspector, command line (Node.js 22 or newer): the tools, every file in the demo Drive with its id, and a send:\n")
+	fmt.Fprintf(&b, "MCP Inspector, command line (needs npm; the first run fetches the Inspector and Node.js 22): the tools, every file in the demo Drive with its id, and a send:\n")
 	fmt.Fprintf(&b, "  %s --method tools/list\n", cli)
 	fmt.Fprintf(&b, "  %s --method tools/call --tool-name drive_search --tool-args-json '{\"query\":\"\"}'\n", cli)
 	if g.FileID != "" {
@@ -71,8 +75,18 @@ func (g demoGuide) write(w io.Writer) {
 	}
 	fmt.Fprintf(&b, "\nMCP Inspector, web UI (leave out --header to sign in with OAuth instead):\n  %s --web --transport http --server-url %s %s\n", g.Inspector, mcp, auth)
 	fmt.Fprintf(&b, "\nClaude Code:\n  claude mcp add --transport http drivemail %s %s\n", mcp, auth)
-	fmt.Fprintf(&b, "\nPut a local file into the demo Drive (the answer has its file_id):\n  curl -H \"Authorization: Bearer %s\" -F file=@README.md %s/upload\n\n", g.Token, g.Base)
+	fmt.Fprintf(&b, "\nPut a local file into the demo Drive (the answer has its file_id; give any file's path after @):\n  curl -H \"Authorization: Bearer %s\" -F file=@%s %s/upload\n\n", g.Token, shellQuote(g.Upload), g.Base)
 	_, _ = io.WriteString(w, b.String())
+}
+
+// shellQuote quotes a path for a POSIX shell when it needs quoting.
+func shellQuote(p string) string {
+	if p != "" && strings.IndexFunc(p, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@%", r))
+	}) < 0 {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // humanTTL says 12h as "12 hours".

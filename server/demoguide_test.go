@@ -2,7 +2,12 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +19,7 @@ func TestDemoGuideLines(t *testing.T) {
 	g := demoGuide{
 		Base: base, Emulator: "http://127.0.0.1:9999", Token: "dm_at_TOKEN", TokenTTL: 12 * time.Hour,
 		User: "demo@example.com", FileID: "1FILEID", FileName: "Q3 Report.pdf", Inspector: "npx -y inspector",
+		Upload: "/tmp/drivemail-demo-1/drivemail-demo-upload.txt",
 	}
 	var b strings.Builder
 	g.write(&b)
@@ -26,7 +32,7 @@ func TestDemoGuideLines(t *testing.T) {
 		`npx -y inspector --cli http://127.0.0.1:8080/mcp --transport http --header "Authorization: Bearer dm_at_TOKEN" --method tools/call --tool-name drive_search --tool-args-json '{"query":""}'` + "\n",
 		`npx -y inspector --web --transport http --server-url http://127.0.0.1:8080/mcp --header "Authorization: Bearer dm_at_TOKEN"` + "\n",
 		`claude mcp add --transport http drivemail http://127.0.0.1:8080/mcp --header "Authorization: Bearer dm_at_TOKEN"` + "\n",
-		`curl -H "Authorization: Bearer dm_at_TOKEN" -F file=@README.md http://127.0.0.1:8080/upload` + "\n",
+		`curl -H "Authorization: Bearer dm_at_TOKEN" -F file=@/tmp/drivemail-demo-1/drivemail-demo-upload.txt http://127.0.0.1:8080/upload` + "\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the guide lacks %q:\n%s", want, out)
@@ -59,5 +65,49 @@ func TestDemoGuideWithoutAPDF(t *testing.T) {
 	if !strings.Contains(b.String(), "valid for 1 hour;") || !strings.Contains(b.String(), "--method tools/list") ||
 		!strings.Contains(b.String(), "--tool-name drive_search --tool-args-json '{\"query\":\"\"}'\n") {
 		t.Errorf("guide:\n%s", b.String())
+	}
+}
+
+// TestDemoUploadLineWorksFromAnyFolder: the guide's curl line names a file
+// by an absolute path, which exists while the demo runs and is gone after.
+func TestDemoUploadLineWorksFromAnyFolder(t *testing.T) {
+	d, err := startDemoGoogle(Config{Demo: true}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse("http://127.0.0.1:8080")
+	g := d.guide(base, "t")
+	if !strings.Contains(g.Inspector, " -p node@22 ") {
+		t.Errorf("the Inspector line %q does not run it on Node 22, which it needs", g.Inspector)
+	}
+	if !filepath.IsAbs(g.Upload) {
+		t.Errorf("upload path %q is relative: it works only from one folder", g.Upload)
+	}
+	if b, err := os.ReadFile(g.Upload); err != nil || len(b) == 0 {
+		t.Errorf("upload file %q: %v", g.Upload, err)
+	}
+	var out strings.Builder
+	g.write(&out)
+	if !strings.Contains(out.String(), " -F file=@"+shellQuote(g.Upload)+" ") {
+		t.Errorf("the curl line does not send %s:\n%s", g.Upload, out.String())
+	}
+	d.close()
+	if _, err := os.Stat(g.Upload); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after the demo, %s is still there (%v)", g.Upload, err)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/tmp/a/b.txt":       "/tmp/a/b.txt",
+		"/Users/Ann Lee/x":   "'/Users/Ann Lee/x'",
+		"/tmp/it's":          `'/tmp/it'\''s'`,
+		"/tmp/$HOME`x`":      "'/tmp/$HOME`x`'",
+		"C:/Temp/x.txt":      "C:/Temp/x.txt",
+		"/tmp/with,comma.md": "'/tmp/with,comma.md'",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
 	}
 }

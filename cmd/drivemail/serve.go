@@ -34,7 +34,8 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	fs.StringVar(&cfg.GoogleClientSecret, "google-client-secret", envString(getenv, "GOOGLE_CLIENT_SECRET", ""), "Google OAuth web client secret [GOOGLE_CLIENT_SECRET]")
 	fs.StringVar(&cfg.GoogleEndpoint, "google-endpoint", envString(getenv, "DRIVEMAIL_GOOGLE_ENDPOINT", ""), "base URL of a Google emulator; every Google API and OAuth URL goes there (default Google itself) [DRIVEMAIL_GOOGLE_ENDPOINT]")
 	fs.BoolVar(&cfg.Demo, "demo", false, "start a seeded Google emulator in-process and use it; needs no credentials")
-	fs.StringVar(&cfg.DemoSeed, "demo-seed", envString(getenv, "DRIVEMAIL_DEMO_SEED", server.DefaultDemoSeed), "folder of the sample files --demo loads (one sub-folder per user email) [DRIVEMAIL_DEMO_SEED]")
+	fs.StringVar(&cfg.DemoSeed, "demo-seed", envString(getenv, "DRIVEMAIL_DEMO_SEED", ""), "folder of sample files for --demo to load instead of the built-in ones (one sub-folder per user email) [DRIVEMAIL_DEMO_SEED]")
+	fs.StringVar(&cfg.DemoEmulatorAddr, "demo-emulator-addr", envString(getenv, "DRIVEMAIL_DEMO_EMULATOR_ADDR", ""), "listen address of --demo's Google emulator (default a free port on 127.0.0.1) [DRIVEMAIL_DEMO_EMULATOR_ADDR]")
 	drafts, err := envBool(getenv, "DRIVEMAIL_DRAFTS", false)
 	if err != nil {
 		return cfg, err

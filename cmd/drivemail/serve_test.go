@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,6 +76,63 @@ func TestServeDemo(t *testing.T) {
 		t.Error("the demo token appears in the log")
 	}
 	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeDemoFromAnyFolder: with no seed folder and no repository
+// around it, `serve --demo` loads its built-in sample files, and its
+// emulator listens where DRIVEMAIL_DEMO_EMULATOR_ADDR says.
+func TestServeDemoFromAnyFolder(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emuAddr := ln.Addr().String()
+	ln.Close() // free again for the emulator; a clash would fail the test loudly, not falsely pass
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stderr logtest.Buffer
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"serve", "--demo", "--addr", "127.0.0.1:0", "--store", "sqlite:" + filepath.Join(dir, "db"), "--shutdown-grace", "2s"},
+			env(map[string]string{"DRIVEMAIL_DEMO_EMULATOR_ADDR": emuAddr}), pw, &stderr)
+		pw.CloseWithError(fmt.Errorf("serve --demo ended: %v", err))
+		done <- err
+	}()
+	// The guide ends with the upload line.
+	var b strings.Builder
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		b.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "/upload") {
+			break
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%v; stdout:\n%s\nstderr:\n%s", err, b.String(), stderr.String())
+	}
+	go io.Copy(io.Discard, pr)
+	out := b.String()
+	if !strings.Contains(out, "emulator on http://"+emuAddr+" ") {
+		t.Errorf("the emulator is not on %s:\n%s", emuAddr, out)
+	}
+	if !strings.Contains(out, `"Q3 Report.pdf"`) {
+		t.Errorf("the guide offers no send of the built-in seed's Q3 Report.pdf:\n%s", out)
+	}
+	resp, err := http.Get("http://" + emuAddr + "/_emulator/outbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("outbox: %d", resp.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 }
@@ -199,7 +257,9 @@ func TestServeRefusesWhatCannotWork(t *testing.T) {
 		{[]string{"--store", store, "--secret", key}, "--google-client-id and --google-client-secret are required"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--base-url", "http://mail.example.com"}, "use https"},
 		{[]string{"--store", "mysql://x", "--secret", key, "--google-client-id", "i", "--google-client-secret", "s"}, "want sqlite:PATH"},
-		{[]string{"--demo", "--demo-seed", filepath.Join(t.TempDir(), "missing")}, "--demo needs the sample files"},
+		{[]string{"--demo", "--demo-seed", filepath.Join(t.TempDir(), "missing")}, "no such folder"},
+		{[]string{"--demo", "--demo-emulator-addr", "127.0.0.1:99999"}, "--demo-emulator-addr"},
+		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--demo-emulator-addr", "127.0.0.1:0"}, "add --demo"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--log-level", "loud"}, "--log-level"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--trusted-proxies", "10.0.0.0/33"}, `--trusted-proxies: "10.0.0.0/33" is not an IP address or CIDR range`},
 	}

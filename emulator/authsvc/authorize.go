@@ -198,7 +198,7 @@ func (s *Service) authorize(w http.ResponseWriter, r *http.Request) {
 	req.expires = s.deps.Now().Add(consentTTL)
 	s.consents[req.id] = &req
 	s.mu.Unlock()
-	renderConsent(w, http.StatusOK, consentPage{req: req, users: s.deps.Accounts.Users()})
+	renderConsent(w, http.StatusOK, consentPage{req: req, users: s.deps.Accounts.Users(), usual: s.cfg.DefaultUser})
 }
 
 // consent serves POST /o/oauth2/consent, the consent page's form.

@@ -20,7 +20,9 @@ import (
 type Config struct {
 	// AutoApprove approves at once as the login_hint user, or DefaultUser.
 	AutoApprove bool
-	// DefaultUser is who auto-approval signs in when no login_hint is given.
+	// DefaultUser is who auto-approval signs in when no login_hint is
+	// given, and the account the consent page preselects then, if it
+	// exists (the demo's user, as the demo's guide tells users to choose).
 	DefaultUser string
 }
 

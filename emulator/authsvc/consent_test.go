@@ -148,6 +148,35 @@ func TestConsentPageApproveWithPartialGrant(t *testing.T) {
 	}
 }
 
+// TestConsentPagePreselectsTheDefaultUser: without a login_hint, the page
+// preselects DefaultUser (the demo's user) when that account exists; a
+// login_hint still wins, and an unknown default preselects nothing.
+func TestConsentPagePreselectsTheDefaultUser(t *testing.T) {
+	for _, tc := range []struct {
+		name, defaultUser, hint, want string
+	}{
+		{"default", "bob@example.com", "", "bob@example.com"},
+		{"hint wins", "bob@example.com", "ann@example.com", "ann@example.com"},
+		{"unknown default", "demo@example.com", "", ""},
+	} {
+		f := newFixture(t, Config{DefaultUser: tc.defaultUser})
+		opts := []oauth2.AuthCodeOption{}
+		if tc.hint != "" {
+			opts = append(opts, oauth2.SetAuthURLParam("login_hint", tc.hint))
+		}
+		p := parsePage(t, f.get(f.config(scopeSend).AuthCodeURL("st", opts...)))
+		var checked []string
+		for _, in := range p.inputs("email") {
+			if hasAttr(in, "checked") {
+				checked = append(checked, attr(in, "value"))
+			}
+		}
+		if got := strings.Join(checked, ","); got != tc.want {
+			t.Errorf("%s: preselected %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestConsentPageDenyTypeAndRetry(t *testing.T) {
 	f := newFixture(t, Config{})
 	conf := f.config(scopeSend)

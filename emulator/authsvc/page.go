@@ -12,6 +12,7 @@ type consentPage struct {
 	req     authRequest
 	users   []string
 	chosen  string   // the account picked or typed, kept across a refusal
+	usual   string   // the account to preselect without a choice or login_hint
 	ticked  []string // scopes ticked on a refused submit; nil means all
 	problem string
 }
@@ -95,6 +96,9 @@ func renderConsent(w http.ResponseWriter, status int, p consentPage) {
 	hint := p.chosen
 	if hint == "" {
 		hint = p.req.loginHint
+	}
+	if hint == "" && slices.Contains(p.users, p.usual) {
+		hint = p.usual
 	}
 	for i, u := range p.users {
 		data.Users = append(data.Users, userRow{ID: "account-" + strconv.Itoa(i), Email: u, Checked: u == hint})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -43,11 +44,21 @@ import (
 // Names starting with "." are skipped. A shared drive's name may appear
 // under several users: they all become its members.
 func (s *Service) SeedDir(dir string) error {
-	entries, err := os.ReadDir(dir)
+	return s.seed(os.DirFS(dir), func(p string) string { return filepath.Join(dir, filepath.FromSlash(p)) })
+}
+
+// SeedFS is SeedDir over a file system (such as an embedded seed).
+func (s *Service) SeedFS(fsys fs.FS) error {
+	return s.seed(fsys, func(p string) string { return p })
+}
+
+// seed loads fsys; where names a path in fsys for a message.
+func (s *Service) seed(fsys fs.FS, where func(string) string) error {
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
-	sd := &seeder{s: s, drives: map[string]string{}, paths: map[string]map[string]string{}}
+	sd := &seeder{s: s, fsys: fsys, where: where, drives: map[string]string{}, paths: map[string]map[string]string{}}
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
@@ -58,7 +69,7 @@ func (s *Service) SeedDir(dir string) error {
 		}
 		sd.paths[email] = map[string]string{}
 		s.ensureRoot(email)
-		if err := sd.folder(email, filepath.Join(dir, e.Name()), "", nil, ""); err != nil {
+		if err := sd.folder(email, e.Name(), "", nil, ""); err != nil {
 			return err
 		}
 	}
@@ -67,6 +78,8 @@ func (s *Service) SeedDir(dir string) error {
 
 type seeder struct {
 	s         *Service
+	fsys      fs.FS
+	where     func(string) string          // a path in fsys as the user wrote it
 	drives    map[string]string            // shared drive name → id
 	paths     map[string]map[string]string // user → path under their folder → file id
 	shortcuts []pendingShortcut
@@ -79,9 +92,10 @@ type pendingShortcut struct {
 
 var orderPrefix = regexp.MustCompile(`^\d+[ _-]+`)
 
-// folder seeds the entries of directory abs (rel under the user folder).
+// folder seeds the entries of directory abs (a path in sd.fsys; rel under
+// the user folder).
 func (sd *seeder) folder(owner, abs, rel string, parents []string, driveID string) error {
-	entries, err := os.ReadDir(abs)
+	entries, err := fs.ReadDir(sd.fsys, abs)
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
@@ -91,7 +105,7 @@ func (sd *seeder) folder(owner, abs, rel string, parents []string, driveID strin
 		if strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".meta.json") {
 			continue
 		}
-		p := filepath.Join(abs, name)
+		p := path.Join(abs, name)
 		relPath := path.Join(rel, name)
 		if !e.IsDir() && !e.Type().IsRegular() {
 			continue // symlinks and devices stay out of seeds
@@ -107,29 +121,29 @@ func (sd *seeder) folder(owner, abs, rel string, parents []string, driveID strin
 		switch {
 		case e.IsDir() && strings.HasSuffix(name, ".gsheet"):
 			spec.Kind, spec.Name = KindSheet, strings.TrimSuffix(name, ".gsheet")
-			if spec.Tabs, err = readTabs(p); err != nil {
-				return fmt.Errorf("seed %s: %w", p, err)
+			if spec.Tabs, err = readTabs(sd.fsys, p); err != nil {
+				return fmt.Errorf("seed %s: %w", sd.where(p), err)
 			}
 		case e.IsDir():
 			spec.Kind, spec.Name, recurse = KindFolder, name, true
 		default:
 			var pending bool
 			if pending, err = sd.fileSpec(&spec, p, name); err != nil {
-				return fmt.Errorf("seed %s: %w", p, err)
+				return fmt.Errorf("seed %s: %w", sd.where(p), err)
 			}
 			if pending {
-				if err := applyMeta(&spec, p+".meta.json"); err != nil {
+				if err := sd.applyMeta(&spec, p+".meta.json"); err != nil {
 					return err
 				}
-				target, err := os.ReadFile(p)
+				target, err := fs.ReadFile(sd.fsys, p)
 				if err != nil {
 					return fmt.Errorf("seed: %w", err)
 				}
-				sd.shortcuts = append(sd.shortcuts, pendingShortcut{owner, strings.TrimSpace(string(target)), p, spec})
+				sd.shortcuts = append(sd.shortcuts, pendingShortcut{owner, strings.TrimSpace(string(target)), sd.where(p), spec})
 				continue
 			}
 		}
-		if err := applyMeta(&spec, p+".meta.json"); err != nil {
+		if err := sd.applyMeta(&spec, p+".meta.json"); err != nil {
 			return err
 		}
 		f, err := sd.s.PutFile(owner, spec)
@@ -137,7 +151,7 @@ func (sd *seeder) folder(owner, abs, rel string, parents []string, driveID strin
 			c.Close()
 		}
 		if err != nil {
-			return fmt.Errorf("seed %s: %w", p, err)
+			return fmt.Errorf("seed %s: %w", sd.where(p), err)
 		}
 		sd.paths[owner][relPath] = f.ID
 		if recurse {
@@ -152,7 +166,7 @@ func (sd *seeder) folder(owner, abs, rel string, parents []string, driveID strin
 // fileSpec fills spec for a regular file by its naming convention;
 // pending reports a shortcut, made once every target exists.
 func (sd *seeder) fileSpec(spec *FileSpec, p, name string) (pending bool, err error) {
-	info, err := os.Stat(p)
+	info, err := fs.Stat(sd.fsys, p)
 	if err != nil {
 		return false, err
 	}
@@ -160,7 +174,7 @@ func (sd *seeder) fileSpec(spec *FileSpec, p, name string) (pending bool, err er
 		return false, fmt.Errorf("%d bytes: seed files are at most %d bytes", info.Size(), maxSeedFile)
 	}
 	text := func() (string, error) {
-		b, err := os.ReadFile(p)
+		b, err := fs.ReadFile(sd.fsys, p)
 		return string(b), err
 	}
 	cut := func(suffix string) bool {
@@ -182,7 +196,7 @@ func (sd *seeder) fileSpec(spec *FileSpec, p, name string) (pending bool, err er
 		return false, err
 	case cut(".gsheet.csv"):
 		spec.Kind = KindSheet
-		f, err := os.Open(p)
+		f, err := sd.fsys.Open(p)
 		if err != nil {
 			return false, err
 		}
@@ -212,7 +226,7 @@ func (sd *seeder) fileSpec(spec *FileSpec, p, name string) (pending bool, err er
 		return true, nil
 	}
 	spec.Kind, spec.Name = KindBinary, name
-	f, err := os.Open(p)
+	f, err := sd.fsys.Open(p)
 	if err != nil {
 		return false, err
 	}
@@ -226,7 +240,7 @@ func (sd *seeder) fileSpec(spec *FileSpec, p, name string) (pending bool, err er
 // sharedDrives seeds each folder under _shared as a shared drive owner
 // belongs to, with more members from its .members file.
 func (sd *seeder) sharedDrives(owner, dir string) error {
-	entries, err := os.ReadDir(dir)
+	entries, err := fs.ReadDir(sd.fsys, dir)
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
@@ -234,28 +248,28 @@ func (sd *seeder) sharedDrives(owner, dir string) error {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		p := filepath.Join(dir, e.Name())
+		p := path.Join(dir, e.Name())
 		members := []string{owner}
-		if b, err := os.ReadFile(filepath.Join(p, ".members")); err == nil {
+		if b, err := fs.ReadFile(sd.fsys, path.Join(p, ".members")); err == nil {
 			sc := bufio.NewScanner(strings.NewReader(string(b)))
 			for sc.Scan() {
 				if m := strings.TrimSpace(sc.Text()); m != "" && !strings.HasPrefix(m, "#") {
 					members = append(members, m)
 				}
 			}
-		} else if !errors.Is(err, os.ErrNotExist) {
+		} else if !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("seed: %w", err)
 		}
 		id, ok := sd.drives[e.Name()]
 		if !ok {
 			d, err := sd.s.PutSharedDrive(e.Name(), members...)
 			if err != nil {
-				return fmt.Errorf("seed %s: %w", p, err)
+				return fmt.Errorf("seed %s: %w", sd.where(p), err)
 			}
 			id = d.ID
 			sd.drives[e.Name()] = id
 		} else if err := sd.s.addMembers(id, members); err != nil {
-			return fmt.Errorf("seed %s: %w", p, err)
+			return fmt.Errorf("seed %s: %w", sd.where(p), err)
 		}
 		if err := sd.folder(owner, p, path.Join("_shared", e.Name()), nil, id); err != nil {
 			return err
@@ -280,8 +294,8 @@ func (s *Service) addMembers(driveID string, members []string) error {
 }
 
 // readTabs reads a .gsheet folder: one CSV per tab in name order.
-func readTabs(dir string) ([]Tab, error) {
-	entries, err := os.ReadDir(dir)
+func readTabs(fsys fs.FS, dir string) ([]Tab, error) {
+	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +304,7 @@ func readTabs(dir string) ([]Tab, error) {
 		if e.IsDir() || !strings.HasSuffix(strings.ToLower(e.Name()), ".csv") {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
+		f, err := fsys.Open(path.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
 		}
@@ -309,9 +323,9 @@ func readTabs(dir string) ([]Tab, error) {
 }
 
 // applyMeta overlays the options of a NAME.meta.json sidecar, if any.
-func applyMeta(spec *FileSpec, metaPath string) error {
-	b, err := os.ReadFile(metaPath)
-	if errors.Is(err, os.ErrNotExist) {
+func (sd *seeder) applyMeta(spec *FileSpec, metaPath string) error {
+	b, err := fs.ReadFile(sd.fsys, metaPath)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
@@ -321,11 +335,11 @@ func applyMeta(spec *FileSpec, metaPath string) error {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return fmt.Errorf("seed %s: %w", metaPath, err)
+		return fmt.Errorf("seed %s: %w", sd.where(metaPath), err)
 	}
 	o, err := m.toSpec()
 	if err != nil {
-		return fmt.Errorf("seed %s: %w", metaPath, err)
+		return fmt.Errorf("seed %s: %w", sd.where(metaPath), err)
 	}
 	if m.ID != "" {
 		spec.ID = m.ID

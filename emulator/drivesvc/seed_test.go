@@ -3,6 +3,7 @@ package drivesvc_test
 import (
 	"archive/zip"
 	"bytes"
+	"fmt"
 	"image/png"
 	"io"
 	"os"
@@ -12,11 +13,12 @@ import (
 	"testing"
 
 	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/demoseed"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/internal/render"
 )
 
-const demoDir = "../../testdata/demo"
+const demoDir = "../demoseed/files"
 
 func TestDemoSeedLoadsEverything(t *testing.T) {
 	e := newEnv(t)
@@ -121,6 +123,44 @@ func TestDemoSeedLoadsEverything(t *testing.T) {
 	}
 	if code, _, body := e.do("GET", url, tok, map[string]string{"X-Goog-Drive-Resource-Keys": priceID + "/" + priceKey}, nil); code != 200 || !strings.HasPrefix(string(body), "plan,monthly") {
 		t.Errorf("price list with its key: %d %s", code, body)
+	}
+}
+
+// TestEmbeddedDemoSeedIsTheFolder: the seed built into the binary (what
+// `serve --demo` loads from any folder) has every file of the folder,
+// shared drives and their members included.
+func TestEmbeddedDemoSeedIsTheFolder(t *testing.T) {
+	summary := func(e *env) []string {
+		var out []string
+		for _, u := range []string{emulator.DemoUser, "alice@example.com", "finance@example.com"} {
+			for _, f := range e.drive.Files(u) {
+				out = append(out, fmt.Sprintf("%s %s kind=%d size=%d sha256=%s drive=%t parents=%d key=%t",
+					u, f.Name, f.Kind, f.Size, f.SHA256, f.DriveID != "", len(f.Parents), f.ResourceKey != ""))
+			}
+			// What the user sees through the API: shared drives and
+			// files shared with them too.
+			l, err := e.driveClient(e.token(u)).Files.List().Corpora("allDrives").IncludeItemsFromAllDrives(true).
+				SupportsAllDrives(true).Fields("files(name,driveId)").Do()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range l.Files {
+				out = append(out, fmt.Sprintf("%s sees %s drive=%t", u, f.Name, f.DriveId != ""))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	fromDir, fromFS := newEnv(t), newEnv(t)
+	if err := fromDir.emu.Seed(demoDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := fromFS.emu.SeedFS(demoseed.FS()); err != nil {
+		t.Fatal(err)
+	}
+	dir, embedded := summary(fromDir), summary(fromFS)
+	if len(dir) < 12 || !slices.Equal(dir, embedded) {
+		t.Errorf("the embedded seed differs from %s:\nfolder:   %q\nembedded: %q", demoDir, dir, embedded)
 	}
 }
 

@@ -103,6 +103,7 @@ func summarize(m *message) Summary {
 		Subject: decodeWords(m.header("Subject")), Date: m.header("Date"), MessageID: m.header("Message-ID"),
 		Size: m.blob.Size, Snippet: m.info.snippet, HasHTML: m.info.html != "",
 		RawURL: "/_emulator/messages/" + m.id + "/raw", Structure: structure(m.info.root),
+		Files: []FileEntry{}, // [] rather than null when there are none
 	}
 	if m.draftID != "" {
 		sum.Kind = "draft"

@@ -226,6 +226,17 @@ func TestOutboxJSONAndDrafts(t *testing.T) {
 	if err := json.Unmarshal(body, &out); err != nil || len(out.Messages) != 2 {
 		t.Errorf("all users: %d messages (%v)", len(out.Messages), err)
 	}
+	// A message without attachments lists none as [], as every other list.
+	_, body = f.get("/_emulator/messages?user=" + bob)
+	var raw struct{ Messages []map[string]json.RawMessage }
+	if err := json.Unmarshal(body, &raw); err != nil || len(raw.Messages) != 1 {
+		t.Fatalf("bob's messages: %s (%v)", body, err)
+	}
+	for _, k := range []string{"files", "to", "cc", "bcc", "label_ids"} {
+		if v := string(raw.Messages[0][k]); !strings.HasPrefix(v, "[") {
+			t.Errorf("%s is %s, want a list", k, v)
+		}
+	}
 	resp, _ := f.get("/_emulator/messages/nope/raw")
 	if resp.StatusCode != 404 {
 		t.Errorf("unknown raw: %d", resp.StatusCode)
