@@ -109,9 +109,11 @@ func token68(s string) bool {
 	return true
 }
 
-// challenge writes a Bearer challenge (RFC 6750 §3, RFC 9728 §5.1).
+// challenge writes a Bearer challenge (RFC 6750 §3, RFC 9728 §5.1). It
+// names the scope to ask for (the MCP authorization spec's scope
+// selection; Claude.ai reads it before the metadata's scopes_supported).
 func (s *Server) challenge(w http.ResponseWriter, status int, code, description string) {
-	v := `Bearer resource_metadata="` + s.ResourceMetadataURL() + `"`
+	v := `Bearer resource_metadata="` + s.ResourceMetadataURL() + `", scope="` + Scope + `"`
 	if code != "" {
 		v += `, error="` + code + `", error_description="` + quotable(description) + `"`
 	}

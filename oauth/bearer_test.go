@@ -16,7 +16,7 @@ import (
 func TestBearerRefusals(t *testing.T) {
 	h := newHarness(t, options{})
 	_, tok := h.authorize()
-	metadata := `Bearer resource_metadata="` + h.base + `/.well-known/oauth-protected-resource/mcp"`
+	metadata := `Bearer resource_metadata="` + h.base + `/.well-known/oauth-protected-resource/mcp", scope="drivemail"`
 	googleToken := h.google.emu.AccessToken("demo@example.com", googleauth.ScopeGmailSend)
 	if !strings.HasPrefix(googleToken, "ya29.") {
 		t.Fatalf("the emulator's Google token %q does not look like one", googleToken)

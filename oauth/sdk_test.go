@@ -193,7 +193,7 @@ func TestSDKClientWithDynamicRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+h.base+`/.well-known/oauth-protected-resource/mcp"` {
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+h.base+`/.well-known/oauth-protected-resource/mcp", scope="drivemail"` {
 		t.Fatalf("unauthenticated /mcp: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 
