@@ -31,7 +31,7 @@ func TestCheckRequestAtLimits(t *testing.T) {
 				}
 				return
 			}
-			if !IsRefusal(err) || !strings.Contains(err.Error(), tt.want) {
+			if !isRefusal(err) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want a refusal containing %q", err, tt.want)
 			}
 		})
@@ -68,7 +68,7 @@ func TestReplyHeaders(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := replyHeaders(tt.req)
 			if tt.refused != "" {
-				if !IsRefusal(err) || !strings.Contains(err.Error(), tt.refused) {
+				if !isRefusal(err) || !strings.Contains(err.Error(), tt.refused) {
 					t.Fatalf("err = %v, want a refusal saying %q", err, tt.refused)
 				}
 				return

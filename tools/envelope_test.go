@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
 )
 
@@ -146,5 +147,32 @@ func findPart(t *testing.T, contentType string, body io.Reader, name string) (st
 		if pt, b, ok := findPart(t, ct, p, name); ok {
 			return pt, b, true
 		}
+	}
+}
+
+// TestAttachmentRulesReachTheModelOnce: the rules compose owns (a name for
+// content, link against as and sheet) are stated there once; through the
+// tools a model gets compose's one sentence, and nothing is sent.
+func TestAttachmentRulesReachTheModelOnce(t *testing.T) {
+	h, env := endToEnd(t)
+	doc := env.Put(sender, drivesvc.FileSpec{Name: "Plan", Kind: drivesvc.KindDoc, DocText: "x"})
+	cases := []struct {
+		name  string
+		entry any
+		want  []string
+	}{
+		{"text without a name", map[string]any{"text": "a,b"}, []string{"Attachment 1 has content but no name", `Give it "name"`}},
+		{"an envelope as content, without any name", map[string]any{"content": `{"base64":"eA=="}`}, []string{"Attachment 1 has content but no name"}},
+		{"link with as", map[string]any{"file_id": doc.ID, "link": true, "as": "pdf"}, []string{`both "link": true and "as": "pdf"`}},
+		{"link with sheet", map[string]any{"file_id": doc.ID, "link": true, "sheet": "Q3"}, []string{`both "link": true and "sheet"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := env.Emu.Stats().MessagesSent
+			h.mustRefuse("send_email", map[string]any{"to": "zoe@example.org", "subject": "s", "body_text": "b", "attachments": []any{c.entry}}, c.want...)
+			if sent := env.Emu.Stats().MessagesSent - before; sent != 0 {
+				t.Errorf("%d messages sent", sent)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/refusal"
 )
 
 const sendEmailDescription = `Send an email from the user's Gmail account, with Google Drive files attached by id: the server fetches the bytes from Drive itself, so never paste file contents here.
@@ -38,7 +39,12 @@ func createDraftTool() mcp.Tool {
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
 }
 
-var sendEmailFields = []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", "thread_id", "in_reply_to", "references"}
+// sendEmailFields are send_email's (and create_draft's) arguments, with
+// the spellings other mail tools use for the bodies.
+var sendEmailFields = fields{
+	names:   []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", "thread_id", "in_reply_to", "references"},
+	aliases: map[string]string{"body": "body_text", "text": "body_text", "html": "body_html"},
+}
 
 // Google scopes that allow creating drafts.
 var draftScopes = []string{
@@ -54,22 +60,22 @@ func (h *handlers) sendEmail(ctx context.Context, req mcp.CallToolRequest) (*mcp
 func (h *handlers) createDraft(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	user, ok := identity.FromContext(ctx)
 	if !ok {
-		return h.fail(ctx, "create_draft", errors.New("no authenticated user in context")), nil
+		return nil, errors.New("no authenticated user in context")
 	}
 	if !hasAnyScope(user, draftScopes) {
-		return refused(h.draftScopeRefusal()), nil
+		return nil, h.draftScopeRefusal()
 	}
 	return h.send(ctx, req, "create_draft", true)
 }
 
 // draftScopeRefusal says why a draft cannot be saved and what to do.
-func (h *handlers) draftScopeRefusal() string {
+func (h *handlers) draftScopeRefusal() error {
 	if h.deps.DraftsEnabled {
-		return "Saving drafts needs permission to manage the user's Gmail drafts, which this Google account has not granted. " +
-			"Ask the user to reconnect drivemail (sign in again) and allow drafts on Google's consent page; or use send_email to send the message now."
+		return refusal.New(kindDraftsNotGranted, "Saving drafts needs permission to manage the user's Gmail drafts, which this Google account has not granted. "+
+			"Ask the user to reconnect drivemail (sign in again) and allow drafts on Google's consent page; or use send_email to send the message now.")
 	}
-	return "This drivemail server does not ask Google for permission to manage drafts (it was started without --drafts), so create_draft cannot work. " +
-		"Use send_email to send the message now; or ask whoever runs drivemail to restart it with --drafts, then reconnect (sign in again)."
+	return refusal.New(kindDraftsDisabled, "This drivemail server does not ask Google for permission to manage drafts (it was started without --drafts), so create_draft cannot work. "+
+		"Use send_email to send the message now; or ask whoever runs drivemail to restart it with --drafts, then reconnect (sign in again).")
 }
 
 func hasAnyScope(u identity.User, scopes []string) bool {
@@ -84,12 +90,12 @@ func hasAnyScope(u identity.User, scopes []string) bool {
 func (h *handlers) send(ctx context.Context, req mcp.CallToolRequest, tool string, draft bool) (*mcp.CallToolResult, error) {
 	creq, err := parseSend(req.Params.RawArguments, tool)
 	if err != nil {
-		return h.fail(ctx, tool, err), nil
+		return nil, err
 	}
 	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req)}
 	res, err := h.deps.Mail.Send(ctx, creq, opts)
 	if err != nil {
-		return h.fail(ctx, tool, err), nil
+		return nil, err
 	}
 	if res.Attached == nil {
 		res.Attached = []compose.Attached{}

@@ -159,13 +159,13 @@ func TestFileFieldsMarked(t *testing.T) {
 	if obj["content"]["x-file"] != true {
 		t.Error("attachment content lacks x-file: true")
 	}
-	for _, k := range attachmentFields {
+	for _, k := range attachmentFields.names {
 		if _, ok := obj[k]; !ok {
 			t.Errorf("attachment schema lacks %q, which the parser accepts", k)
 		}
 	}
-	if len(obj) != len(attachmentFields) {
-		t.Errorf("attachment schema has %d fields, parser accepts %d", len(obj), len(attachmentFields))
+	if len(obj) != len(attachmentFields.names) {
+		t.Errorf("attachment schema has %d fields, parser accepts %d", len(obj), len(attachmentFields.names))
 	}
 }
 

@@ -8,7 +8,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/refusal"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -22,7 +23,7 @@ func requestUploadTool() mcp.Tool {
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: false})
 }
 
-var requestUploadFields = []string{"name", "mime_type", "size", "sha256", "folder_id"}
+var requestUploadFields = fields{names: []string{"name", "mime_type", "size", "sha256", "folder_id"}, aliases: map[string]string{"filename": "name", "file_name": "name"}}
 
 // maxUploadNameBytes bounds a Drive file name.
 const maxUploadNameBytes = 255
@@ -30,14 +31,14 @@ const maxUploadNameBytes = 255
 func (h *handlers) requestUpload(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ureq, err := parseUpload(req.Params.RawArguments)
 	if err != nil {
-		return h.fail(ctx, "request_upload", err), nil
+		return nil, err
 	}
 	if h.deps.Uploads == nil {
-		return refused("This drivemail server does not offer uploads. Put the file in Google Drive another way (drive.google.com), then find it with drive_search."), nil
+		return nil, refusal.New(kindUploadsUnavailable, "This drivemail server does not offer uploads. Put the file in Google Drive another way (drive.google.com), then find it with drive_search.")
 	}
 	t, err := h.deps.Uploads.RequestUpload(ctx, ureq)
 	if err != nil {
-		return h.fail(ctx, "request_upload", err), nil
+		return nil, err
 	}
 	out := UploadResult{UploadURL: t.UploadURL, Method: t.Method, ExpiresAt: t.ExpiresAt, Handle: t.Handle,
 		Curl: curlCommand(t.UploadURL, ureq.Name)}
@@ -94,12 +95,15 @@ func parseUpload(raw []byte) (upload.Request, error) {
 		return u, err
 	}
 	if folder = strings.TrimSpace(folder); folder != "" {
-		if u.FolderID, err = driveFileID(folder); err != nil {
-			return u, prefixed("\"folder_id\"", err)
+		h, err := parseHandle(folder, "\"folder_id\"", fmt.Sprintf("Give the id of a folder drivemail created, or leave folder_id out to use the %q folder.", upload.DefaultFolderName))
+		if err != nil {
+			return u, err
 		}
-		if ref, ok := drive.ParseRef(u.FolderID); ok {
-			u.FolderID = ref.ID // uploads go into a folder by id alone
+		ref, ok := handle.DriveRef(h)
+		if !ok {
+			return u, fmt.Errorf("request_upload: a %T names no Drive folder", h)
 		}
+		u.FolderID = ref.ID // uploads go into a folder by id alone
 	}
 	return u, nil
 }
