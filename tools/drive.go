@@ -16,23 +16,21 @@ import (
 	"github.com/drivemail/drivemail/refusal"
 )
 
-const driveSearchDescription = `Search the user's Google Drive (My Drive, files shared with them, and shared drives; never the trash) and get file ids to attach with send_email.
+const driveSearchDescription = `Search the user's Google Drive (My Drive, files shared with them, shared drives; never the trash) for files to attach with send_email.
 
-"query" matches words in file names and contents; "" lists the most recently modified files. Narrow with "mime_type" (a word such as pdf, doc, sheet, slides, image, archive, folder, or a MIME type) and "modified_after". Results come page_size at a time (default 20, at most 100); pass next_page_token back as page_token for more.
+Each result has the file's id, name, type, size, and whether it is a native Google file (Doc, Sheet, Slides), which send_email puts in as a link unless "as" asks for one of its export_formats. For more results, pass next_page_token back as page_token. drive_get_file gives a spreadsheet's tab names.`
 
-Each result has the file's id, name, type, size, modification time and whether it is a native Google file (Doc, Sheet, Slides, Drawing). A native file has no bytes of its own: send_email puts it in as a link unless you ask for an export with "as" (its export_formats say which). Use drive_get_file for a spreadsheet's tab names.`
-
-const driveGetFileDescription = `Get one Google Drive file by id: its name, type, size, modification time, link, the export formats of a native Google file, and a spreadsheet's tab names (for attachments with "as": "csv" and "sheet"). Get ids from drive_search.`
+const driveGetFileDescription = `Get one Google Drive file by id or link: its name, type, size, link, the export formats of a native Google file, and a spreadsheet's tab names (for "sheet" with as csv or tsv). Ids come from drive_search.`
 
 func driveSearchTool() mcp.Tool {
 	return newTool("drive_search", "Search Google Drive", driveSearchDescription,
-		"drive_search.input", "drive_search.output",
+		schema("drive_search.input"), schema("drive_search.output"),
 		hints{readOnly: true, destructive: false, idempotent: true, openWorld: true})
 }
 
 func driveGetFileTool() mcp.Tool {
 	return newTool("drive_get_file", "Get a Drive file", driveGetFileDescription,
-		"drive_get_file.input", "drive_get_file.output",
+		schema("drive_get_file.input"), schema("drive_get_file.output"),
 		hints{readOnly: true, destructive: false, idempotent: true, openWorld: true})
 }
 

@@ -13,13 +13,13 @@ import (
 	"github.com/drivemail/drivemail/upload"
 )
 
-const requestUploadDescription = `Get a one-time URL to put a file from the user's computer into their Google Drive, for a file that is not in Drive yet (one on disk, not one pasted into the chat). Returns the URL, a ready curl command, and the mcp-file:// handle to attach with send_email once the upload is done.
+const requestUploadDescription = `Get a one-time URL and a curl command to put a file from the user's computer (not one in the chat) into their Google Drive, and the mcp-file:// handle to attach it with send_email once it is uploaded.
 
-Run the curl command where the file is (for example in Claude Code's shell); the URL expires at expires_at and works once. Give "size" and "sha256" when you know them: the upload is refused if it does not match. Files already in Drive need no upload: find them with drive_search.`
+Run the curl command where the file is (for example in Claude Code's shell) before expires_at. Give size and sha256 when you know them: an upload that does not match is refused. Files already in Drive need no upload: find them with drive_search.`
 
 func requestUploadTool() mcp.Tool {
 	return newTool("request_upload", "Get a URL to upload a file to Drive", requestUploadDescription,
-		"request_upload.input", "request_upload.output",
+		schema("request_upload.input"), schema("request_upload.output"),
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: false})
 }
 
