@@ -116,11 +116,11 @@ func planInline(mp *msgPlan) error {
 	for _, name := range names {
 		it := matchCID(mp.items, name)
 		if it == nil {
-			return refuse(kindDanglingCID, "body_html refers to cid:%s, but no attachment is named %q. Attach that file (its name must match), "+
+			return refuse(kindDanglingCID, "\"body_html\" refers to cid:%s, but no attachment is named %q. Attach that file (its name must match), "+
 				"or change the reference to one of: %s.", truncate(name, 80), truncate(name, 80), fileNames(mp.items))
 		}
 		if !it.plan.isFile() {
-			return refuse(kindCIDLink, "body_html shows cid:%s inline, but %s goes as a link. Give it as (for example as: \"png\") to attach an image, or drop the cid: reference.",
+			return refuse(kindCIDLink, "\"body_html\" shows cid:%s inline, but %s goes as a link. Give it as (for example as: \"png\") to attach an image, or drop the cid: reference.",
 				truncate(name, 80), it.label())
 		}
 		if !it.plan.inline {
@@ -147,7 +147,7 @@ func sameNameInline(a, b *item) error {
 	name := a.plan.name
 	ext := path.Ext(name)
 	other := strings.TrimSuffix(name, ext) + "-2" + ext
-	return refuse(kindSameNameInline, "body_html shows attachments %d and %d inline, but both are named %q, so the message cannot tell them apart. "+
+	return refuse(kindSameNameInline, "\"body_html\" shows attachments %d and %d inline, but both are named %q, so the message cannot tell them apart. "+
 		"Give attachment %d another name with \"name\" (for example \"name\": %q) and refer to it by that name in body_html: <img src=\"cid:%s\">.",
 		a.index, b.index, truncate(name, 80), b.index, truncate(other, 80), truncate(other, 80))
 }

@@ -136,7 +136,7 @@ func TestRefusalsSendNothing(t *testing.T) {
 				r.References = append(r.References, fmt.Sprintf("<m%d@example.org>", i))
 			}
 			return r
-		}(), "references has 101 entries; give at most 100", "invalid_in_reply_to"},
+		}(), `"references" has 101 entries; give at most 100`, "invalid_in_reply_to"},
 		{"an unknown export format", with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(doc.ID), As: "xlsx"}}), "pdf, docx", "bad_format"},
 		{"a bad tab name", with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(sheet.ID), As: "csv", Sheet: "Q9"}}), `"Summary", "Q1"`, "bad_tab"},
 		{"two inline files of one name", func() compose.Request {

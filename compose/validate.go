@@ -50,13 +50,13 @@ func validate(req Request, from string, date time.Time) (*checked, error) {
 // malformed thread id.
 func checkRequest(req Request) error {
 	if len(req.BodyText) > MaxBodyBytes {
-		return refuse(kindBodyTooLarge, "body_text is %s; the limit is %d MiB. Shorten it, or put the long text in a file and attach it.", mib(int64(len(req.BodyText))), MaxBodyBytes>>20)
+		return refuse(kindBodyTooLarge, "\"body_text\" is %s; the limit is %d MiB. Shorten it, or put the long text in a file and attach it.", mib(int64(len(req.BodyText))), MaxBodyBytes>>20)
 	}
 	if len(req.BodyHTML) > MaxBodyBytes {
-		return refuse(kindBodyTooLarge, "body_html is %s; the limit is %d MiB. Shorten it, or put the long content in a file and attach it.", mib(int64(len(req.BodyHTML))), MaxBodyBytes>>20)
+		return refuse(kindBodyTooLarge, "\"body_html\" is %s; the limit is %d MiB. Shorten it, or put the long content in a file and attach it.", mib(int64(len(req.BodyHTML))), MaxBodyBytes>>20)
 	}
 	if req.ThreadID != "" && !validThreadID(req.ThreadID) {
-		return refuse(kindBadThreadID, "thread_id %q is not a Gmail thread id (letters and digits, as Gmail returned it). Leave it out to start a new thread.", truncate(req.ThreadID, 60))
+		return refuse(kindBadThreadID, "The thread_id %q is not a Gmail thread id (letters and digits, as Gmail returned it). Leave it out to start a new thread.", truncate(req.ThreadID, 60))
 	}
 	return nil
 }

@@ -131,11 +131,9 @@ func (m object) str(key string) (string, error) {
 	return s, nil
 }
 
-// maxStringList bounds a list of strings read from one field.
-const maxStringList = 1000
-
 // stringList reads a list of strings, or one string as a list of one;
-// absent or null gives nil. what describes the expected value.
+// absent or null gives nil. what describes the expected value. The list's
+// length is the caller's to bound (the MCP body cap bounds the work).
 func (m object) stringList(key, what string) ([]string, error) {
 	raw, ok := m[key]
 	if !ok || isNull(raw) {
@@ -151,9 +149,6 @@ func (m object) stringList(key, what string) ([]string, error) {
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, refuse("%q must be %s, not %s.", key, what, jsonKind(raw))
-	}
-	if len(list) > maxStringList {
-		return nil, refuse("%q has %d entries; give at most %d.", key, len(list), maxStringList)
 	}
 	return list, nil
 }
