@@ -50,6 +50,8 @@ func streamError(err error, c *checked, draft bool) error {
 			"so the message was abandoned. %s Try again: the file will be read afresh.", truncate(se.Name, 80), nothingDone)
 	case errors.As(err, &bf) && errors.As(err, &pe):
 		return blockedRefusal(pe.it, bf, nothingDone)
+	case errors.As(err, &bf):
+		return refuseErr(err, blockedKind(bf), "%s %s", bf.Error(), nothingDone)
 	case errors.As(err, &pe):
 		if r := driveFailure(pe.it, pe.err, draft); r != nil {
 			return r

@@ -45,6 +45,9 @@ func TestTarGzInspectedWhileStreaming(t *testing.T) {
 	if !isRefusal(err) || !strings.Contains(err.Error(), "run.exe") || !strings.Contains(err.Error(), "Nothing was sent") {
 		t.Fatalf("err = %v, want a refusal naming run.exe that says nothing was sent", err)
 	}
+	if !strings.HasPrefix(err.Error(), "Attachment 1: ") || !strings.Contains(err.Error(), "Send a link to the file instead or remove it from the archive.") {
+		t.Errorf("err = %q, want it to name the entry and offer a link to the Drive file", err)
+	}
 	outboxUnchanged(t, before, e.Emu.Stats())
 	if _, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "tgz", BodyText: "hi",
 		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(good.ID)}}}}, compose.Options{}); err != nil {
@@ -65,6 +68,9 @@ func TestModelWrittenArchivesChecked(t *testing.T) {
 			Attachments: []compose.Attachment{{Name: name, Source: compose.Content{Encoding: compose.Base64, Data: base64.StdEncoding.EncodeToString(data)}}}}, compose.Options{})
 		if !isRefusal(err) || !strings.Contains(err.Error(), "evil.js") {
 			t.Errorf("%s: err = %v, want a refusal naming evil.js", name, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "link") || !strings.Contains(err.Error(), "Leave that file out of the archive")) {
+			t.Errorf("%s: err = %q, want advice for content written into the call, which has no file to link to", name, err)
 		}
 		unchanged(t, before, e.Emu.Stats())
 	}
