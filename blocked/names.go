@@ -76,11 +76,11 @@ func Ext(name string) string {
 	return ""
 }
 
-// CheckName returns a *Refusal if Gmail would block a file of this name,
+// CheckName returns a *Finding if Gmail would block a file of this name,
 // and nil otherwise. It does not look inside archives.
 func CheckName(name string) error {
 	if ext := Ext(name); ext != "" {
-		return &Refusal{File: name, Ext: ext, Reason: ReasonExtension}
+		return &Finding{File: name, Ext: ext, Reason: ReasonExtension}
 	}
 	return nil
 }

@@ -63,11 +63,11 @@ func TestCheckName(t *testing.T) {
 		t.Fatalf("CheckName(report.pdf) = %v", err)
 	}
 	err := CheckName("installer.msi")
-	var r *Refusal
+	var r *Finding
 	if !errors.As(err, &r) || r.Reason != ReasonExtension || r.Ext != "msi" || r.Entry != "" {
 		t.Fatalf("CheckName(installer.msi) = %#v", err)
 	}
-	want := `"installer.msi" is a .msi file, which Gmail blocks for security. Send a link to the file instead, or put it in a format Gmail allows.`
+	want := `"installer.msi" is a .msi file, which Gmail blocks for security.`
 	if err.Error() != want {
 		t.Errorf("sentence = %q\nwant       %q", err.Error(), want)
 	}
@@ -102,23 +102,25 @@ func TestKindOf(t *testing.T) {
 	}
 }
 
-func TestRefusalSentences(t *testing.T) {
+// TestFindingSentences: each finding says what was found, and nothing of
+// what to do: that depends on where the file comes from (compose adds it).
+func TestFindingSentences(t *testing.T) {
 	tests := []struct {
-		r    Refusal
+		r    Finding
 		want string
 	}{
-		{Refusal{File: "report.zip", Entry: "setup.exe", Ext: "exe", Reason: ReasonExtension},
-			`"report.zip" contains "setup.exe"; Gmail blocks .exe files, even inside archives. Send a link to the file instead or remove it from the archive.`},
-		{Refusal{File: "secret.zip", Reason: ReasonEncrypted},
-			`"secret.zip" is password-protected; Gmail blocks encrypted archives because it cannot scan them. Send a link to the file instead, or send the archive without a password.`},
-		{Refusal{File: "secret.zip", Entry: "a.txt", Reason: ReasonEncrypted},
-			`"secret.zip" contains a password-protected entry ("a.txt"); Gmail blocks encrypted archives because it cannot scan them. Send a link to the file instead, or send the archive without a password.`},
-		{Refusal{File: "big.zip", Reason: ReasonTooLarge, Detail: "70000 entries; the limit is 65535"},
-			`"big.zip" is too large an archive to check for blocked file types (70000 entries; the limit is 65535). Send a link to the file instead, or split the archive.`},
-		{Refusal{File: "bad.zip", Reason: ReasonUnreadable, Detail: "truncated"},
-			`"bad.zip" cannot be read as an archive (truncated), so it cannot be checked for blocked file types. Send a link to the file instead, or check that the file is not damaged.`},
-		{Refusal{File: "a\nb.zip", Entry: "x.exe", Ext: "exe", Reason: ReasonExtension},
-			`"a\nb.zip" contains "x.exe"; Gmail blocks .exe files, even inside archives. Send a link to the file instead or remove it from the archive.`},
+		{Finding{File: "report.zip", Entry: "setup.exe", Ext: "exe", Reason: ReasonExtension},
+			`"report.zip" contains "setup.exe"; Gmail blocks .exe files, even inside archives.`},
+		{Finding{File: "secret.zip", Reason: ReasonEncrypted},
+			`"secret.zip" is password-protected; Gmail blocks encrypted archives because it cannot scan them.`},
+		{Finding{File: "secret.zip", Entry: "a.txt", Reason: ReasonEncrypted},
+			`"secret.zip" contains a password-protected entry ("a.txt"); Gmail blocks encrypted archives because it cannot scan them.`},
+		{Finding{File: "big.zip", Reason: ReasonTooLarge, Detail: "70000 entries; the limit is 65535"},
+			`"big.zip" is too large an archive to check for blocked file types (70000 entries; the limit is 65535).`},
+		{Finding{File: "bad.zip", Reason: ReasonUnreadable, Detail: "truncated"},
+			`"bad.zip" cannot be read as an archive (truncated), so it cannot be checked for blocked file types.`},
+		{Finding{File: "a\nb.zip", Entry: "x.exe", Ext: "exe", Reason: ReasonExtension},
+			`"a\nb.zip" contains "x.exe"; Gmail blocks .exe files, even inside archives.`},
 	}
 	for _, tt := range tests {
 		if got := tt.r.Error(); got != tt.want {

@@ -15,7 +15,7 @@ import (
 // Inspector checks a gzip, tar or tar.gz archive while it streams past:
 // the caller tees the download into it (io.TeeReader(body, in)). Each
 // Write returns only once the parser has taken in all of p, so a Write
-// returns the *Refusal as soon as the bytes that complete a blocked
+// returns the *Finding as soon as the bytes that complete a blocked
 // entry's header have passed (plus what the decompressor reads ahead, a
 // few KiB): the caller's read fails and the message is abandoned before
 // it is finished. Close must be called once the stream ends, or is
@@ -88,7 +88,7 @@ func (in *Inspector) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Close ends the stream and returns the verdict: nil, a *Refusal, or an
+// Close ends the stream and returns the verdict: nil, a *Finding, or an
 // internal error. It is safe to call more than once.
 func (in *Inspector) Close() error {
 	in.mu.Lock()
@@ -143,7 +143,7 @@ func (in *Inspector) parse(r io.Reader) error {
 		inner := zr.Name
 		if inner != "" {
 			if ext := Ext(inner); ext != "" {
-				return &Refusal{File: in.name, Entry: inner, Ext: ext, Reason: ReasonExtension}
+				return &Finding{File: in.name, Entry: inner, Ext: ext, Reason: ReasonExtension}
 			}
 		}
 		if in.kind == TarGzip || isTarName(inner) || (inner == "" && isTarName(strings.TrimSuffix(strings.ToLower(baseName(in.name)), ".gz"))) {
@@ -189,27 +189,27 @@ func (in *Inspector) tar(r io.Reader, outer string) error {
 			return nil
 		}
 		if errors.Is(err, errInflated) {
-			return &Refusal{File: in.name, Entry: outer, Reason: ReasonTooLarge,
+			return &Finding{File: in.name, Entry: outer, Reason: ReasonTooLarge,
 				Detail: fmt.Sprintf("it inflates past %d bytes", in.lim.MaxInflated)}
 		}
 		if err != nil {
 			return in.unreadable(outer, "damaged or truncated tar")
 		}
 		if count >= in.lim.MaxEntries {
-			return &Refusal{File: in.name, Entry: outer, Reason: ReasonTooLarge,
+			return &Finding{File: in.name, Entry: outer, Reason: ReasonTooLarge,
 				Detail: fmt.Sprintf("more than %d entries", in.lim.MaxEntries)}
 		}
 		if h.Typeflag == tar.TypeDir {
 			continue
 		}
 		if ext := Ext(h.Name); ext != "" {
-			return &Refusal{File: in.name, Entry: joinEntry(outer, h.Name), Ext: ext, Reason: ReasonExtension}
+			return &Finding{File: in.name, Entry: joinEntry(outer, h.Name), Ext: ext, Reason: ReasonExtension}
 		}
 	}
 }
 
 func (in *Inspector) unreadable(entry, detail string) error {
-	return &Refusal{File: in.name, Entry: entry, Reason: ReasonUnreadable, Detail: detail}
+	return &Finding{File: in.name, Entry: entry, Reason: ReasonUnreadable, Detail: detail}
 }
 
 func joinEntry(outer, name string) string {
@@ -226,7 +226,7 @@ const gzipHeadLen = 1024
 // CheckGzipAt reads the first KiB of a gzip file through ra (one read)
 // and refuses it if the original file name in its header (FNAME) is
 // blocked, before any download. A header it cannot finish reading in
-// that KiB is left to the Inspector. It returns nil, a *Refusal, or an
+// that KiB is left to the Inspector. It returns nil, a *Finding, or an
 // error of ra.
 func CheckGzipAt(ctx context.Context, ra io.ReaderAt, size int64, name string) error {
 	if err := ctx.Err(); err != nil {
@@ -235,19 +235,19 @@ func CheckGzipAt(ctx context.Context, ra io.ReaderAt, size int64, name string) e
 	head := make([]byte, min(size, gzipHeadLen))
 	if err := readFullAt(ra, head, 0); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return &Refusal{File: name, Reason: ReasonUnreadable, Detail: "truncated"}
+			return &Finding{File: name, Reason: ReasonUnreadable, Detail: "truncated"}
 		}
 		return fmt.Errorf("checking gzip %q: %w", name, err)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(head))
 	if err != nil {
 		if size <= gzipHeadLen || head[0] != 0x1f || head[1] != 0x8b {
-			return &Refusal{File: name, Reason: ReasonUnreadable, Detail: "not a gzip stream"}
+			return &Finding{File: name, Reason: ReasonUnreadable, Detail: "not a gzip stream"}
 		}
 		return nil // a header longer than head: the Inspector will see it
 	}
 	if ext := Ext(zr.Name); ext != "" {
-		return &Refusal{File: name, Entry: zr.Name, Ext: ext, Reason: ReasonExtension}
+		return &Finding{File: name, Entry: zr.Name, Ext: ext, Reason: ReasonExtension}
 	}
 	return nil
 }

@@ -111,7 +111,7 @@ func TestInspectorFindsBlockedEntries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := NewInspector(tt.file, tt.kind, Limits{})
 			accepted, werr, verdict := feed(in, tt.data, 32<<10)
-			r := refusal(t, werr)
+			r := finding(t, werr)
 			if r.Entry != tt.entry || r.Ext != tt.ext || r.File != tt.file || r.Reason != ReasonExtension {
 				t.Errorf("refusal %+v", r)
 			}
@@ -168,7 +168,7 @@ func TestInspectorUnreadable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := NewInspector("bad.tgz", tt.kind, Limits{})
 			_, werr, verdict := feed(in, tt.data, 1000)
-			r := refusal(t, verdict)
+			r := finding(t, verdict)
 			if r.Reason != ReasonUnreadable {
 				t.Fatalf("verdict %+v (Write %v)", r, werr)
 			}
@@ -189,13 +189,13 @@ func TestInspectorLimits(t *testing.T) {
 
 	in := NewInspector("bomb.tgz", TarGzip, Limits{MaxInflated: 1 << 20})
 	_, werr, verdict := feed(in, packed, 4096)
-	if r := refusal(t, verdict); r.Reason != ReasonTooLarge || !strings.Contains(r.Error(), "inflates past 1048576 bytes") {
+	if r := finding(t, verdict); r.Reason != ReasonTooLarge || !strings.Contains(r.Error(), "inflates past 1048576 bytes") {
 		t.Fatalf("verdict %+v (Write %v)", r, werr)
 	}
 	// With room to inflate, the entry behind the zeros is found.
 	in = NewInspector("bomb.tgz", TarGzip, Limits{})
 	_, _, verdict = feed(in, packed, 4096)
-	if r := refusal(t, verdict); r.Entry != "hidden.exe" {
+	if r := finding(t, verdict); r.Entry != "hidden.exe" {
 		t.Fatalf("verdict %+v", r)
 	}
 
@@ -208,7 +208,7 @@ func TestInspectorLimits(t *testing.T) {
 		t.Fatalf("10 entries, limit 10: %v", v)
 	}
 	_, _, verdict = feed(NewInspector("t.tar", Tar, Limits{MaxEntries: 9}), data, 512)
-	if r := refusal(t, verdict); r.Reason != ReasonTooLarge {
+	if r := finding(t, verdict); r.Reason != ReasonTooLarge {
 		t.Fatalf("verdict %+v", r)
 	}
 }
@@ -263,7 +263,7 @@ func TestCheckGzipAt(t *testing.T) {
 				}
 				return
 			}
-			if r := refusal(t, err); r.Reason != tt.reason || r.Entry != tt.entry {
+			if r := finding(t, err); r.Reason != tt.reason || r.Entry != tt.entry {
 				t.Fatalf("refusal %+v", r)
 			}
 		})
@@ -276,7 +276,7 @@ func TestCheckGzipAt(t *testing.T) {
 }
 
 // FuzzInspector: any bytes, any kind, any chunking: no panic, no hang,
-// and a verdict that is nil or a *Refusal.
+// and a verdict that is nil or a *Finding.
 func FuzzInspector(f *testing.F) {
 	f.Add(makeTar(f, tarEntry{name: "a.exe", size: 3}), uint8(Tar), uint16(100))
 	f.Add(gzipped(f, "x.tar", makeTar(f, tarEntry{name: "a.txt", size: 3})), uint8(TarGzip), uint16(7))
@@ -286,7 +286,7 @@ func FuzzInspector(f *testing.F) {
 		in := NewInspector("f", Kind(kind%5), Limits{MaxInflated: 1 << 20, MaxEntries: 100})
 		_, _, verdict := feed(in, data, int(chunk)+1)
 		if verdict != nil {
-			var r *Refusal
+			var r *Finding
 			if !errors.As(verdict, &r) {
 				t.Fatalf("verdict %v is not a refusal", verdict)
 			}
@@ -314,7 +314,7 @@ func TestCheckGzipAtHeaderEdge(t *testing.T) {
 		}
 		in := NewInspector("f.gz", Gzip, Limits{})
 		in.Write(b.Bytes())
-		if r := refusal(t, in.Close()); r.Entry != "a.exe" {
+		if r := finding(t, in.Close()); r.Entry != "a.exe" {
 			t.Errorf("the Inspector missed it: %+v", r)
 		}
 	}

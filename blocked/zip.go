@@ -60,9 +60,9 @@ const (
 // checks every entry's name, including the Unicode name some tools store
 // beside it, which an extractor may show instead.
 //
-// It returns a *Refusal for a blocked entry, a password-protected entry,
+// It returns a *Finding for a blocked entry, a password-protected entry,
 // a directory that cannot be parsed, or one over lim; an error from ra or
-// ctx is returned wrapped, and is not a Refusal.
+// ctx is returned wrapped, and is not a Finding.
 //
 // Nested archives: an entry whose name is blocked (inner.exe, setup.exe.gz,
 // tools.jar) is refused by name. An inner .zip that is stored without
@@ -209,11 +209,11 @@ func (z *zipCheck) check(ra io.ReaderAt, size int64, outer []string, depth int) 
 func (z *zipCheck) checkEntry(e entry, outer []string) error {
 	for _, n := range e.names() {
 		if ext := Ext(n); ext != "" {
-			return &Refusal{File: z.file, Entry: entryPath(append(outer, n)...), Ext: ext, Reason: ReasonExtension}
+			return &Finding{File: z.file, Entry: entryPath(append(outer, n)...), Ext: ext, Reason: ReasonExtension}
 		}
 	}
 	if e.encrypted {
-		return &Refusal{File: z.file, Entry: entryPath(append(outer, e.name)...), Reason: ReasonEncrypted}
+		return &Finding{File: z.file, Entry: entryPath(append(outer, e.name)...), Reason: ReasonEncrypted}
 	}
 	return nil
 }
@@ -240,11 +240,11 @@ func (z *zipCheck) checkNested(ra io.ReaderAt, size int64, e entry, outer []stri
 }
 
 func (z *zipCheck) unreadable(outer []string, detail string) error {
-	return &Refusal{File: z.file, Entry: entryPath(outer...), Reason: ReasonUnreadable, Detail: detail}
+	return &Finding{File: z.file, Entry: entryPath(outer...), Reason: ReasonUnreadable, Detail: detail}
 }
 
 func (z *zipCheck) tooLarge(outer []string, detail string) error {
-	return &Refusal{File: z.file, Entry: entryPath(outer...), Reason: ReasonTooLarge, Detail: detail}
+	return &Finding{File: z.file, Entry: entryPath(outer...), Reason: ReasonTooLarge, Detail: detail}
 }
 
 // readErr wraps an error of the underlying reader; ErrReadBudget stays

@@ -76,11 +76,11 @@ func checkBytes(t testing.TB, data []byte, lim Limits) (error, *countingReaderAt
 	return CheckZip(context.Background(), ra, int64(len(data)), "report.zip", lim), ra
 }
 
-func refusal(t testing.TB, err error) *Refusal {
+func finding(t testing.TB, err error) *Finding {
 	t.Helper()
-	var r *Refusal
+	var r *Finding
 	if !errors.As(err, &r) {
-		t.Fatalf("error %v (%T) is not a *Refusal", err, err)
+		t.Fatalf("error %v (%T) is not a *Finding", err, err)
 	}
 	return r
 }
@@ -116,7 +116,7 @@ func TestCheckZipRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err, ra := checkBytes(t, makeZip(t, "", tt.entries...), Limits{})
-			r := refusal(t, err)
+			r := finding(t, err)
 			if r.Reason != tt.reason || r.Entry != tt.entry || r.Ext != tt.ext || r.File != "report.zip" {
 				t.Errorf("refusal %+v, want reason %v entry %q ext %q", r, tt.reason, tt.entry, tt.ext)
 			}
@@ -164,7 +164,7 @@ func TestCheckZipReadsOnlyTheEnd(t *testing.T) {
 	dirSize := int64(binary.LittleEndian.Uint32(data[len(data)-dirEndLen+12:]))
 
 	err, ra := checkBytes(t, data, Limits{})
-	if r := refusal(t, err); r.Entry != "last/virus.scr" {
+	if r := finding(t, err); r.Entry != "last/virus.scr" {
 		t.Fatalf("refusal %+v", r)
 	}
 	if ra.reads != 2 {
@@ -179,7 +179,7 @@ func TestCheckZipReadsOnlyTheEnd(t *testing.T) {
 func TestCheckZipMaxComment(t *testing.T) {
 	data := makeZip(t, strings.Repeat("c", maxCommentLen), zipEntry{name: "x.exe"})
 	err, ra := checkBytes(t, data, Limits{})
-	if r := refusal(t, err); r.Ext != "exe" {
+	if r := finding(t, err); r.Ext != "exe" {
 		t.Fatalf("refusal %+v", r)
 	}
 	if ra.reads != 1 || ra.max > tailLen {
@@ -197,7 +197,7 @@ func TestCheckZipEntryLimit(t *testing.T) {
 		t.Fatalf("50 entries with a limit of 50: %v", err)
 	}
 	err, _ := checkBytes(t, data, Limits{MaxEntries: 49})
-	if r := refusal(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, "50 entries; the limit is 49") {
+	if r := finding(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, "50 entries; the limit is 49") {
 		t.Fatalf("refusal %+v", r)
 	}
 	// A directory that lists more records than its end record says.
@@ -205,7 +205,7 @@ func TestCheckZipEntryLimit(t *testing.T) {
 	binary.LittleEndian.PutUint16(lying[len(lying)-dirEndLen+8:], 3)
 	binary.LittleEndian.PutUint16(lying[len(lying)-dirEndLen+10:], 3)
 	err, _ = checkBytes(t, lying, Limits{MaxEntries: 49})
-	if r := refusal(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, "more than 49") {
+	if r := finding(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, "more than 49") {
 		t.Fatalf("refusal %+v", r)
 	}
 }
@@ -217,7 +217,7 @@ func TestCheckZipDirectoryLimit(t *testing.T) {
 		t.Fatalf("directory at the limit: %v", err)
 	}
 	err, _ := checkBytes(t, data, Limits{MaxDirBytes: dirSize - 1})
-	if r := refusal(t, err); r.Reason != ReasonTooLarge {
+	if r := finding(t, err); r.Reason != ReasonTooLarge {
 		t.Fatalf("refusal %+v", r)
 	}
 }
@@ -242,7 +242,7 @@ func TestCheckZipReadLimit(t *testing.T) {
 		t.Fatalf("with exactly %d reads: %v", need, err)
 	}
 	err, _ = checkBytes(t, data, Limits{MaxReads: need - 1})
-	if r := refusal(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, fmt.Sprintf("more than %d reads", need-1)) {
+	if r := finding(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, fmt.Sprintf("more than %d reads", need-1)) {
 		t.Fatalf("refusal %+v", r)
 	}
 }
@@ -270,12 +270,12 @@ func TestCheckZip64(t *testing.T) {
 		t.Fatal("test zip has no zip64 end record")
 	}
 	err, ra := checkBytes(t, data, Limits{MaxEntries: 70000})
-	if r := refusal(t, err); r.Entry != "zz/last.exe" {
+	if r := finding(t, err); r.Entry != "zz/last.exe" {
 		t.Fatalf("refusal %+v", r)
 	}
 	t.Logf("zip64, 65 537 entries, %d bytes: %d reads, %d bytes read", len(data), ra.reads, ra.bytes)
 	err, _ = checkBytes(t, data, Limits{})
-	if r := refusal(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, "65537 entries") {
+	if r := finding(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, "65537 entries") {
 		t.Fatalf("refusal %+v", r)
 	}
 }
@@ -304,7 +304,7 @@ func TestCheckZipPrependedData(t *testing.T) {
 	// A self-extractor: a stub before the archive, offsets not adjusted.
 	data := append(bytes.Repeat([]byte("stub"), 5000), zipped...)
 	err, _ := checkBytes(t, data, Limits{})
-	if r := refusal(t, err); r.Entry != "bad.exe" {
+	if r := finding(t, err); r.Entry != "bad.exe" {
 		t.Fatalf("refusal %+v", r)
 	}
 	// The same with offsets adjusted, as archive/zip's SetOffset writes it.
@@ -315,7 +315,7 @@ func TestCheckZipPrependedData(t *testing.T) {
 	w.Create("bad.exe")
 	w.Close()
 	err, _ = checkBytes(t, b.Bytes(), Limits{})
-	if r := refusal(t, err); r.Entry != "bad.exe" {
+	if r := finding(t, err); r.Entry != "bad.exe" {
 		t.Fatalf("refusal %+v", r)
 	}
 }
@@ -340,7 +340,7 @@ func TestCheckZipUnreadable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err, _ := checkBytes(t, tt.data, Limits{})
-			if r := refusal(t, err); r.Reason != ReasonUnreadable {
+			if r := finding(t, err); r.Reason != ReasonUnreadable {
 				t.Fatalf("refusal %+v", r)
 			}
 		})
@@ -355,7 +355,7 @@ func TestCheckZipNested(t *testing.T) {
 	t.Run("stored inner zip is opened", func(t *testing.T) {
 		data := makeZip(t, "", zipEntry{name: "docs.txt"}, zipEntry{name: "bundle.zip", data: bad, store: true})
 		err, ra := checkBytes(t, data, Limits{})
-		r := refusal(t, err)
+		r := finding(t, err)
 		if r.Entry != "bundle.zip/inner/setup.exe" || r.Ext != "exe" {
 			t.Fatalf("refusal %+v", r)
 		}
@@ -395,7 +395,7 @@ func TestCheckZipNested(t *testing.T) {
 			t.Fatalf("with 3 opened, the 4th is not: %v", err)
 		}
 		err, _ := checkBytes(t, data, Limits{MaxNested: 4})
-		if r := refusal(t, err); r.Entry != "z.zip/inner/setup.exe" {
+		if r := finding(t, err); r.Entry != "z.zip/inner/setup.exe" {
 			t.Fatalf("refusal %+v", r)
 		}
 	})
@@ -407,7 +407,7 @@ func TestCheckZipNested(t *testing.T) {
 	})
 	t.Run("damaged stored inner zip", func(t *testing.T) {
 		err, _ := checkBytes(t, makeZip(t, "", zipEntry{name: "b.zip", data: []byte("not a zip, just bytes here"), store: true}), Limits{})
-		if r := refusal(t, err); r.Reason != ReasonUnreadable || r.Entry != "b.zip" {
+		if r := finding(t, err); r.Reason != ReasonUnreadable || r.Entry != "b.zip" {
 			t.Fatalf("refusal %+v", r)
 		}
 	})
@@ -418,7 +418,7 @@ func TestCheckZipReaderErrors(t *testing.T) {
 	boom := errors.New("range request failed")
 	ra := &countingReaderAt{r: bytes.NewReader(data), err: boom}
 	err := CheckZip(context.Background(), ra, int64(len(data)), "r.zip", Limits{})
-	var r *Refusal
+	var r *Finding
 	if !errors.Is(err, boom) || errors.As(err, &r) {
 		t.Fatalf("CheckZip = %v; want the reader's error, not a refusal", err)
 	}
@@ -455,19 +455,19 @@ func TestCheckZipReaderBudget(t *testing.T) {
 		ra := &budgetedReaderAt{r: bytes.NewReader(data), left: reads}
 		return CheckZip(context.Background(), ra, int64(len(data)), "outer.zip", Limits{})
 	}
-	if r := refusal(t, check(3)); r.Entry != "a.zip/inner/setup.exe" {
+	if r := finding(t, check(3)); r.Entry != "a.zip/inner/setup.exe" {
 		t.Fatalf("with the reads to open a.zip: refusal %+v", r)
 	}
 	if err := check(2); err != nil {
 		t.Fatalf("an inner zip the reader cannot afford: %v, want it left to Gmail", err)
 	}
-	if r := refusal(t, check(0)); r.Reason != ReasonTooLarge || r.Detail != "needs more reading than allowed" {
+	if r := finding(t, check(0)); r.Reason != ReasonTooLarge || r.Detail != "needs more reading than allowed" {
 		t.Fatalf("no read for the outer directory: refusal %+v", r)
 	}
 }
 
 // FuzzCheckZip feeds arbitrary bytes, and mutations of real zips, to the
-// directory reader: it must never panic, must answer nil or a *Refusal,
+// directory reader: it must never panic, must answer nil or a *Finding,
 // and must keep within its read budget.
 func FuzzCheckZip(f *testing.F) {
 	f.Add(makeZip(f, "", zipEntry{name: "a.txt", data: []byte("hi")}))
@@ -481,7 +481,7 @@ func FuzzCheckZip(f *testing.F) {
 		ra := &countingReaderAt{r: bytes.NewReader(data)}
 		err := CheckZip(context.Background(), ra, int64(len(data)), "f.zip", lim)
 		if err != nil {
-			var r *Refusal
+			var r *Finding
 			if !errors.As(err, &r) {
 				t.Fatalf("error %v is not a refusal", err)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/identity"
 )
 
@@ -26,7 +27,7 @@ func TestAuditLineCountsAndNeverContents(t *testing.T) {
 	res, err := e.svc.Send(ctx, e.hc, compose.Request{
 		To: []string{"carol@example.com", "dan@example.com"}, Cc: []string{"erin@example.com"}, Bcc: []string{"frank@example.com"},
 		Subject: "Takeover strategy", BodyText: "Confidential body text",
-		Attachments: []compose.Attachment{{FileID: f.ID}},
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}},
 	}, compose.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -62,8 +63,8 @@ func TestRefusalLogNamesNoAddress(t *testing.T) {
 	exe, _ := e.putBytes("Secret tool.exe", 10)
 	for _, req := range []compose.Request{
 		{To: []string{"carol-secret@exa mple.com"}, Subject: "Hidden subject", BodyText: "x"},
-		{To: []string{"carol@example.com"}, Subject: "Hidden subject", BodyText: "x", Attachments: []compose.Attachment{{FileID: "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}}},
-		{To: []string{"carol@example.com"}, Subject: "Hidden subject", BodyText: "x", Attachments: []compose.Attachment{{FileID: exe.ID}}},
+		{To: []string{"carol@example.com"}, Subject: "Hidden subject", BodyText: "x", Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse("1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789")}}}},
+		{To: []string{"carol@example.com"}, Subject: "Hidden subject", BodyText: "x", Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(exe.ID)}}}},
 	} {
 		_, err := e.svc.Send(ctx, e.hc, req, compose.Options{})
 		if err == nil {

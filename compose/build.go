@@ -6,137 +6,74 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/drivemail/drivemail/blocked"
 	"github.com/drivemail/drivemail/mimemsg"
 )
 
-// builder assembles the mimemsg.Message for one request.
-type builder struct {
-	req       Request
-	from      string
-	date      time.Time
-	messageID string
-
+// outgoing is the planned message, assembled and validated once. Each
+// part opens its content through the driveAPI when the writer reaches it.
+type outgoing struct {
 	msg mimemsg.Message
-	// parts lists the items behind msg.Inline then msg.Attachments, in the
-	// order mimemsg reports them in Written.Parts.
-	parts []*item
+	// ready is the validated message for the first pass; a retried pass
+	// prepares msg again (a Prepared streams once).
+	ready *mimemsg.Prepared
 }
 
-// checkRequest refuses what no plan can fix: oversized bodies, a
-// malformed thread id.
-func checkRequest(req Request) error {
-	if len(req.BodyText) > MaxBodyBytes {
-		return refuse(kindBodyTooLarge, "body_text is %s; the limit is 2 MiB. Shorten it, or put the long text in a file and attach it.", mib(int64(len(req.BodyText))))
-	}
-	if len(req.BodyHTML) > MaxBodyBytes {
-		return refuse(kindBodyTooLarge, "body_html is %s; the limit is 2 MiB. Shorten it, or put the long content in a file and attach it.", mib(int64(len(req.BodyHTML))))
-	}
-	if req.ThreadID != "" && !validThreadID(req.ThreadID) {
-		return refuse(kindBadThreadID, "thread_id %q is not a Gmail thread id (letters and digits, as Gmail returned it). Leave it out to start a new thread.", truncate(req.ThreadID, 60))
-	}
-	return nil
-}
-
-func validThreadID(s string) bool {
-	if len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-func (b *builder) headers() mimemsg.Message {
-	m := mimemsg.Message{
-		From:       b.from,
-		To:         b.req.To,
-		Cc:         b.req.Cc,
-		Bcc:        b.req.Bcc,
-		Subject:    b.req.Subject,
-		Date:       b.date,
-		MessageID:  b.messageID,
-		InReplyTo:  b.req.InReplyTo,
-		References: b.req.References,
-		Limits: mimemsg.Limits{
-			MaxFileBytes: MaxAttachmentBytes,
-			MaxBytes:     MaxMessageBytes,
-		},
-	}
-	return m
-}
-
-// checkHeaders validates addresses, subject and ids before any Drive call,
-// and fixes the Message-ID every pass of this send will carry.
-func (b *builder) checkHeaders() error {
-	p, err := mimemsg.Prepare(b.headers())
-	if err != nil {
-		return inputRefusal(err)
-	}
-	b.messageID = p.MessageID()
-	return nil
-}
-
-// prepare builds the full message from the plan and validates it. The
-// parts' Open functions are bound per pass by stream.
-func (b *builder) prepare(mp *msgPlan) error {
+// assemble builds the message the plan describes (bodies with links,
+// inline parts, attachments) and validates it: part names, Content-IDs,
+// header lengths. It opens nothing.
+func (c *checked) assemble(mp *msgPlan, d driveAPI) (*outgoing, error) {
 	var links []mimemsg.Link
 	for _, it := range mp.items {
 		if it.plan.action == actLink {
 			links = append(links, mimemsg.Link{Name: it.plan.name, URL: it.plan.url})
 		}
 	}
-	m := b.headers()
-	m.Text, m.HTML = b.req.BodyText, mp.html
+	m := c.headers()
+	m.Text, m.HTML = c.req.BodyText, mp.html
 	if len(links) > 0 {
 		var err error
 		m.Text, m.HTML, err = mimemsg.AddLinks(m.Text, m.HTML, links)
 		if err != nil {
-			return inputRefusal(err)
+			return nil, inputRefusal(err)
 		}
 	}
-	b.parts = b.parts[:0]
+	// Inline parts first, then attachments, each in request order: the
+	// order mimemsg reports them in Written.Parts (see result).
 	for _, inline := range []bool{true, false} {
 		for _, it := range mp.items {
-			if it.plan.isFile() && it.plan.inline == inline {
-				b.parts = append(b.parts, it)
+			if !it.plan.isFile() || it.plan.inline != inline {
+				continue
+			}
+			p := mimemsg.Part{
+				Name:        it.plan.name,
+				ContentType: it.plan.mimeType,
+				ContentID:   it.plan.contentID,
+				Size:        it.plan.size,
+				Open:        func(ctx context.Context) (io.ReadCloser, error) { return openPart(ctx, d, it) },
+			}
+			if inline {
+				m.Inline = append(m.Inline, p)
+			} else {
+				m.Attachments = append(m.Attachments, p)
 			}
 		}
 	}
-	b.msg = m
-	_, err := b.message(nil, nil)
-	return err
+	ready, err := mimemsg.Prepare(m)
+	if err != nil {
+		return nil, inputRefusal(err)
+	}
+	return &outgoing{msg: m, ready: ready}, nil
 }
 
-// message returns a prepared message whose parts open through open (nil:
-// a placeholder that is never called).
-func (b *builder) message(ctx context.Context, open func(*item) func(context.Context) (io.ReadCloser, error)) (*mimemsg.Prepared, error) {
-	m := b.msg
-	m.Inline, m.Attachments = nil, nil
-	for _, it := range b.parts {
-		p := mimemsg.Part{
-			Name:        it.plan.name,
-			ContentType: it.plan.mimeType,
-			ContentID:   it.plan.contentID,
-			Size:        it.plan.size,
-		}
-		if open != nil {
-			p.Open = open(it)
-		} else {
-			p.Open = func(context.Context) (io.ReadCloser, error) { return nil, errors.New("placeholder part") }
-		}
-		if it.plan.inline {
-			m.Inline = append(m.Inline, p)
-		} else {
-			m.Attachments = append(m.Attachments, p)
-		}
+// prepared is the message for one pass.
+func (o *outgoing) prepared() (*mimemsg.Prepared, error) {
+	if p := o.ready; p != nil {
+		o.ready = nil
+		return p, nil
 	}
-	p, err := mimemsg.Prepare(m)
+	p, err := mimemsg.Prepare(o.msg)
 	if err != nil {
 		return nil, inputRefusal(err)
 	}
@@ -194,9 +131,9 @@ func inspectBytes(ctx context.Context, it *item) error {
 }
 
 func archiveError(it *item, err error, draft bool) error {
-	var br *blocked.Refusal
-	if errors.As(err, &br) {
-		return refuseErr(err, blockedKind(br), "Attachment %d: %s", it.index, err.Error())
+	var f *blocked.Finding
+	if errors.As(err, &f) {
+		return blockedRefusal(it, f, "")
 	}
 	if de := driveFailure(it, err, draft); de != nil {
 		return de

@@ -15,9 +15,9 @@ func TestCheckRequestAtLimits(t *testing.T) {
 		want string // "" for accepted
 	}{
 		{"body_text of 2 MiB", Request{BodyText: full}, ""},
-		{"body_text a byte over", Request{BodyText: full + "a"}, "body_text is 2.0 MiB; the limit is 2 MiB"},
+		{"body_text a byte over", Request{BodyText: full + "a"}, `"body_text" is 2.0 MiB; the limit is 2 MiB`},
 		{"body_html of 2 MiB", Request{BodyHTML: full}, ""},
-		{"body_html a byte over", Request{BodyHTML: full + "a"}, "body_html is 2.0 MiB; the limit is 2 MiB"},
+		{"body_html a byte over", Request{BodyHTML: full + "a"}, `"body_html" is 2.0 MiB; the limit is 2 MiB`},
 		{"thread id of 64", Request{ThreadID: strings.Repeat("f", 64)}, ""},
 		{"thread id of 65", Request{ThreadID: strings.Repeat("f", 65)}, "is not a Gmail thread id"},
 		{"thread id with a space", Request{ThreadID: "18f a"}, "Leave it out to start a new thread"},
@@ -31,7 +31,7 @@ func TestCheckRequestAtLimits(t *testing.T) {
 				}
 				return
 			}
-			if !IsRefusal(err) || !strings.Contains(err.Error(), tt.want) {
+			if !isRefusal(err) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want a refusal containing %q", err, tt.want)
 			}
 		})
@@ -68,7 +68,7 @@ func TestReplyHeaders(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := replyHeaders(tt.req)
 			if tt.refused != "" {
-				if !IsRefusal(err) || !strings.Contains(err.Error(), tt.refused) {
+				if !isRefusal(err) || !strings.Contains(err.Error(), tt.refused) {
 					t.Fatalf("err = %v, want a refusal saying %q", err, tt.refused)
 				}
 				return

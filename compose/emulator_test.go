@@ -14,6 +14,7 @@ import (
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
+	"github.com/drivemail/drivemail/handle"
 )
 
 const (
@@ -59,7 +60,7 @@ func (e *env) send(req compose.Request, opts compose.Options) (compose.Result, e
 func (e *env) sendFileOnce(subject string, f drivesvc.File, want []byte) {
 	e.t.Helper()
 	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: subject, BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{})
 	if err != nil {
 		e.t.Fatalf("Send: %v", err)
 	}
@@ -82,7 +83,7 @@ func (e *env) exportSHA(f drivesvc.File, mimeType string, tab *drive.Sheet) stri
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	df, err := dc.Get(ctx, f.ID)
+	df, err := dc.Get(ctx, drive.Ref{ID: f.ID})
 	if err != nil {
 		e.t.Fatalf("get %s: %v", f.ID, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/mimemsg"
+	"github.com/drivemail/drivemail/refusal"
 )
 
 // nothing says that the message went nowhere: not sent, or for a draft
@@ -23,15 +24,15 @@ func nothing(draft bool) string {
 // streamError words a failed pass. Everything except a Gmail error with
 // MaybeSent happened before Gmail could finalize the message, so the
 // sentence says nothing was sent (or saved).
-func streamError(err error, b *builder, draft bool) error {
-	if IsRefusal(err) {
+func streamError(err error, c *checked, draft bool) error {
+	if _, own := err.(*refusal.Refusal); own {
 		return err
 	}
 	nothingDone := nothing(draft)
 	var (
 		le *mimemsg.LimitError
 		se *mimemsg.SizeError
-		br *blocked.Refusal
+		bf *blocked.Finding
 		pe *partError
 	)
 	switch {
@@ -47,8 +48,10 @@ func streamError(err error, b *builder, draft bool) error {
 		// was made: the file was replaced or edited in between.
 		return refuseErr(err, kindFileChanged, "%q changed in Google Drive while it was being attached (its content no longer has the size Drive reported), "+
 			"so the message was abandoned. %s Try again: the file will be read afresh.", truncate(se.Name, 80), nothingDone)
-	case errors.As(err, &br):
-		return refuseErr(err, blockedKind(br), "%s %s", br.Error(), nothingDone)
+	case errors.As(err, &bf) && errors.As(err, &pe):
+		return blockedRefusal(pe.it, bf, nothingDone)
+	case errors.As(err, &bf):
+		return refuseErr(err, blockedKind(bf), "%s %s", bf.Error(), nothingDone)
 	case errors.As(err, &pe):
 		if r := driveFailure(pe.it, pe.err, draft); r != nil {
 			return r
@@ -56,7 +59,7 @@ func streamError(err error, b *builder, draft bool) error {
 	}
 	var ge *gmail.Error
 	if errors.As(err, &ge) {
-		return gmailRefusal(err, draft, b.req.ThreadID != "", b.date)
+		return gmailRefusal(err, draft, c.req.ThreadID != "", c.date)
 	}
 	var we *gmail.WriteError
 	if errors.As(err, &we) {
@@ -147,17 +150,17 @@ func gmailRefusal(err error, draft, threaded bool, now time.Time) error {
 	}
 	switch {
 	case ge.Accepted && draft:
-		return refuseErr(err, kindSentUnconfirmed, "Gmail saved the draft, but its confirmation was cut off and the draft id is unknown. "+
-			"Do not save it again; it is in the Drafts folder.")
+		return delivered(refusal.Sent, refuseErr(err, kindSentUnconfirmed, "Gmail saved the draft, but its confirmation was cut off and the draft id is unknown. "+
+			"Do not save it again; it is in the Drafts folder."))
 	case ge.Accepted:
-		return refuseErr(err, kindSentUnconfirmed, "Gmail accepted the message, so it has been sent, but its confirmation was cut off and the message id is unknown. "+
-			"Do not send it again; it is in the Sent folder.")
+		return delivered(refusal.Sent, refuseErr(err, kindSentUnconfirmed, "Gmail accepted the message, so it has been sent, but its confirmation was cut off and the message id is unknown. "+
+			"Do not send it again; it is in the Sent folder."))
 	case ge.MaybeSent && draft:
-		return refuseErr(err, kindMaybeSent, "Gmail received the whole draft but did not confirm it, so it may or may not have been saved. "+
-			"Check the Drafts folder before trying again, to avoid a second copy.")
+		return delivered(refusal.MaybeSent, refuseErr(err, kindMaybeSent, "Gmail received the whole draft but did not confirm it, so it may or may not have been saved. "+
+			"Check the Drafts folder before trying again, to avoid a second copy."))
 	case ge.MaybeSent:
-		return refuseErr(err, kindMaybeSent, "Gmail received the whole message but did not confirm it, so it may or may not have been sent. "+
-			"Check the Sent folder before trying again, to avoid sending it twice.")
+		return delivered(refusal.MaybeSent, refuseErr(err, kindMaybeSent, "Gmail received the whole message but did not confirm it, so it may or may not have been sent. "+
+			"Check the Sent folder before trying again, to avoid sending it twice."))
 	}
 	switch {
 	case errors.Is(err, gmail.ErrScope):
@@ -198,6 +201,12 @@ func gmailRefusal(err error, draft, threaded bool, now time.Time) error {
 			"Ask the account's Google Workspace administrator whether it may send mail through apps.", nothingDone)
 	}
 	return err
+}
+
+// delivered sets what became of the message on a refusal.
+func delivered(d refusal.Delivery, r *refusal.Refusal) *refusal.Refusal {
+	r.Delivery = d
+	return r
 }
 
 // whenAgain says when Gmail takes messages again after the sending limit.

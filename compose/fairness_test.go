@@ -10,6 +10,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/refusal"
 )
 
 // gmailGate holds a user's Gmail upload requests until the test lets
@@ -91,7 +92,7 @@ func TestABusyUserIsRefusedInTime(t *testing.T) {
 	<-ann.entered
 	start := time.Now()
 	got := <-sendAs(e, annHC, "ann", user)
-	if !compose.IsRefusal(got.err) || got.err.Error() != "Your previous message is still sending; wait for it to finish and try again. Nothing was sent." {
+	if !isRefusal(got.err) || got.err.Error() != "Your previous message is still sending; wait for it to finish and try again. Nothing was sent." {
 		t.Fatalf("ann's second send: %v", got.err)
 	}
 	if d := time.Since(start); d > 10*time.Second {
@@ -116,4 +117,9 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+func isRefusal(err error) bool {
+	_, ok := refusal.As(err)
+	return ok
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/refusal"
 )
 
 // forbidden is the faults that answer one file's next Drive request
@@ -63,8 +65,8 @@ func TestDriveForbiddenSaysWhatToDo(t *testing.T) {
 			e.Inject(forbidden(f.ID, tt.reason, tt.metadata)...)
 			before := e.Emu.Stats()
 			_, err := e.svc.Send(context.Background(), e.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "403", BodyText: "hi",
-				Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
-			if !compose.IsRefusal(err) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "Nothing was sent") {
+				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{})
+			if !isRefusal(err) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "Nothing was sent") {
 				t.Fatalf("err = %v, want a refusal with %q saying nothing was sent", err, tt.want)
 			}
 			if strings.Contains(err.Error(), "Google's own text") {
@@ -86,9 +88,9 @@ func TestUnexplainedFailureAfterGmailIsUnsent(t *testing.T) {
 	e.Inject(forbidden(b.ID, "somethingNew", false)...)
 	before := e.Emu.Stats()
 	_, err := e.svc.Send(context.Background(), e.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "odd 403", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: a.ID}, {FileID: b.ID}}}, compose.Options{})
-	var u *compose.Unsent
-	if err == nil || compose.IsRefusal(err) || !errors.As(err, &u) {
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(a.ID)}}, {Source: compose.DriveFile{Handle: handle.MustParse(b.ID)}}}}, compose.Options{})
+	var u *refusal.Unsent
+	if err == nil || isRefusal(err) || !errors.As(err, &u) {
 		t.Fatalf("err = %v, want an internal error marked Unsent", err)
 	}
 	after := e.Emu.Stats()
@@ -126,8 +128,8 @@ func TestDraftRefusalsSayNothingWasSaved(t *testing.T) {
 			e.Inject(tt.faults...)
 			before := e.Emu.Stats()
 			_, err := e.svc.Send(context.Background(), e.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "draft", BodyText: "hi",
-				Attachments: []compose.Attachment{{FileID: tt.file.ID}}}, compose.Options{Draft: true})
-			if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Nothing was saved") && !strings.Contains(err.Error(), "nothing was saved") {
+				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(tt.file.ID)}}}}, compose.Options{Draft: true})
+			if !isRefusal(err) || !strings.Contains(err.Error(), "Nothing was saved") && !strings.Contains(err.Error(), "nothing was saved") {
 				t.Fatalf("err = %v, want a refusal saying nothing was saved", err)
 			}
 			if strings.Contains(err.Error(), " sent") {

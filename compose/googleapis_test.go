@@ -9,6 +9,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/logtest"
 )
 
@@ -39,9 +40,9 @@ func TestAWebPageIsNeverAttached(t *testing.T) {
 		att   compose.Attachment
 		fault emulator.Fault
 	}{
-		{"the first tab, files.export", compose.Attachment{FileID: sheet.ID, As: "csv"},
+		{"the first tab, files.export", compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(sheet.ID), As: "csv"}},
 			emulator.Fault{PathPrefix: "/drive/v3/files/" + sheet.ID + "/export", SignInPage: true}},
-		{"a named tab, the Sheets API's values", compose.Attachment{FileID: sheet.ID, As: "csv", Sheet: "Expenses"},
+		{"a named tab, the Sheets API's values", compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(sheet.ID), As: "csv", Sheet: "Expenses"}},
 			emulator.Fault{PathPrefix: "/v4/spreadsheets/" + sheet.ID + "/values/", SignInPage: true}},
 	}
 	for _, tt := range tests {
@@ -50,7 +51,7 @@ func TestAWebPageIsNeverAttached(t *testing.T) {
 			before := e.Emu.Stats()
 			_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Budget", BodyText: "hi",
 				Attachments: []compose.Attachment{tt.att}}, compose.Options{})
-			if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Google answered with something other than the csv") ||
+			if !isRefusal(err) || !strings.Contains(err.Error(), "Google answered with something other than the csv") ||
 				!strings.Contains(err.Error(), "Nothing was sent") {
 				t.Fatalf("err = %v; want a refusal saying Google answered with something else and nothing was sent", err)
 			}
@@ -73,7 +74,7 @@ func TestSheetsAPIIsNeededOnlyForATab(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Budget", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: sheet.ID}, {FileID: sheet.ID, As: "xlsx"}, {FileID: sheet.ID, As: "csv"}}}, compose.Options{})
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(sheet.ID)}}, {Source: compose.DriveFile{Handle: handle.MustParse(sheet.ID), As: "xlsx"}}, {Source: compose.DriveFile{Handle: handle.MustParse(sheet.ID), As: "csv"}}}}, compose.Options{})
 	if err != nil {
 		t.Fatalf("send without the Sheets API: %v", err)
 	}
@@ -90,8 +91,8 @@ func TestSheetsAPIIsNeededOnlyForATab(t *testing.T) {
 
 	before := e.Emu.Stats()
 	_, err = e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Budget", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: sheet.ID, As: "csv", Sheet: "Expenses"}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "needs the Google Sheets API") ||
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(sheet.ID), As: "csv", Sheet: "Expenses"}}}}, compose.Options{})
+	if !isRefusal(err) || !strings.Contains(err.Error(), "needs the Google Sheets API") ||
 		!strings.Contains(err.Error(), "Nothing was sent") || !strings.Contains(err.Error(), "Leave out sheet") {
 		t.Fatalf("named tab: %v; want a refusal naming the Sheets API and what works", err)
 	}
@@ -114,8 +115,8 @@ func TestDriveAPIDisabledSaysWhoCanFixIt(t *testing.T) {
 	}
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "r", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: pdf.ID}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "has not enabled the Google Drive API") ||
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(pdf.ID)}}}}, compose.Options{})
+	if !isRefusal(err) || !strings.Contains(err.Error(), "has not enabled the Google Drive API") ||
 		!strings.Contains(err.Error(), "whoever runs drivemail") || strings.Contains(err.Error(), "Reconnect") {
 		t.Fatalf("err = %v; want a refusal naming the Drive API and its operator", err)
 	}
@@ -125,7 +126,7 @@ func TestDriveAPIDisabledSaysWhoCanFixIt(t *testing.T) {
 	}
 	notes := "a,b"
 	if _, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "n", BodyText: "hi",
-		Attachments: []compose.Attachment{{Name: "notes.csv", Text: &notes}}}, compose.Options{}); err != nil {
+		Attachments: []compose.Attachment{{Name: "notes.csv", Source: compose.Content{Encoding: compose.Text, Data: *&notes}}}}, compose.Options{}); err != nil {
 		t.Errorf("model-written content without the Drive API: %v", err)
 	}
 }
@@ -136,7 +137,7 @@ func TestExportPastTheCapSends(t *testing.T) {
 	e := newEnv(t, compose.Config{})
 	doc := e.Put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
 	res, err := e.svc.Send(context.Background(), e.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "long", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: doc.ID, As: "txt"}}}, compose.Options{})
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(doc.ID), As: "txt"}}}}, compose.Options{})
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}

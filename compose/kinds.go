@@ -1,24 +1,22 @@
 package compose
 
 import (
-	"github.com/drivemail/drivemail/blocked"
 	"github.com/drivemail/drivemail/mimemsg"
+	"github.com/drivemail/drivemail/refusal"
 )
 
 // kind names a refusal in the "send refused" log line (refusal=<kind>).
 // It is a fixed code, never the sentence: sentences quote what the caller
 // wrote (file names, some unquoted; addresses), which logs never carry.
-// docs/operations.md lists every kind; a test keeps the two in step.
-type kind string
+// docs/operations.md lists every kind; tools' TestRefusalKindsAreDocumented
+// keeps the two in step.
+type kind = refusal.Kind
 
 // The request and its entries, checked before any Google call.
 const (
 	kindTooManyEntries     kind = "too_many_entries"     // more entries than MaxEntries
-	kindBadFileID          kind = "bad_file_id"          // not a Drive id, link or mcp-file:// handle
-	kindNoSource           kind = "no_source"            // an entry with nothing to send
-	kindSeveralSources     kind = "several_sources"      // an entry with more than one source
 	kindNoName             kind = "no_name"              // model-written content without a name
-	kindBadOption          kind = "bad_option"           // as, sheet or link where they do not apply
+	kindBadOption          kind = "bad_option"           // link with as or sheet
 	kindBadText            kind = "bad_text"             // text that is not UTF-8
 	kindBadBase64          kind = "bad_base64"           // base64 or content that does not decode
 	kindBadDataURI         kind = "bad_data_uri"         // a malformed data: URI
@@ -92,9 +90,9 @@ const (
 	kindSentUnconfirmed       kind = "sent_unconfirmed"         // Gmail's 200 came without its body
 )
 
-// operators reports whether only the operator can end what k reports:
+// forOperator reports whether only the operator can end what k reports:
 // the Google Cloud project's quotas, which every user shares.
-func (k kind) operators() bool {
+func forOperator(k kind) bool {
 	return k == kindGmailDailyQuota || k == kindGmailProjectRateLimit
 }
 
@@ -121,17 +119,4 @@ func inputKind(field string) kind {
 		return kindInvalidLink
 	}
 	return kindInvalidHeader
-}
-
-// blockedKind is the kind of a file Gmail would block, by its reason.
-func blockedKind(br *blocked.Refusal) kind {
-	switch br.Reason {
-	case blocked.ReasonExtension:
-		return kindBlockedType
-	case blocked.ReasonEncrypted:
-		return kindEncryptedArchive
-	case blocked.ReasonTooLarge:
-		return kindArchiveTooLarge
-	}
-	return kindUnreadableArchive
 }

@@ -10,8 +10,15 @@ import (
 	"github.com/drivemail/drivemail/mimemsg"
 )
 
-// Message limits (CONTRACT.md).
+// Message limits (CONTRACT.md). Each is stated here once: the tools'
+// schemas and descriptions are tested against these constants.
 const (
+	// MaxEntries bounds the attachments list before any call is made: the
+	// MaxFiles files a message may carry, plus room for files sent as
+	// links.
+	MaxEntries = 25
+	// MaxFiles is the most files (attached or inline) one message carries.
+	MaxFiles = 10
 	// MaxAttachmentBytes caps the attached and inline file bytes of one
 	// message, before encoding: Gmail's 25 MiB.
 	MaxAttachmentBytes = 26_214_400
@@ -19,10 +26,24 @@ const (
 	MaxMessageBytes = gmail.MaxMessageBytes
 	// MaxBodyBytes caps each of body_text and body_html.
 	MaxBodyBytes = 2 << 20
+	// MaxModelBytes caps the bytes of all the Content of one message,
+	// summed: text counts as surely as base64, since the model wrote it
+	// all, and a megabyte of either is far past what a model should type.
+	MaxModelBytes = 1 << 20
 	// partOverhead is a generous allowance for one part's headers and
 	// boundaries in the size estimate.
 	partOverhead = 1024
 )
+
+// CheckEntries refuses an attachments list longer than MaxEntries. The
+// tools call it before reading the entries, validate before anything.
+func CheckEntries(n int) error {
+	if n > MaxEntries {
+		return refuse(kindTooManyEntries, "The message lists %d attachments; at most %d files can be attached (%d entries in all, counting links). "+
+			"Send the rest as links in the body, or in a second message.", n, MaxFiles, MaxEntries)
+	}
+	return nil
+}
 
 // msgPlan is the whole message, decided before any download.
 type msgPlan struct {
@@ -95,11 +116,11 @@ func planInline(mp *msgPlan) error {
 	for _, name := range names {
 		it := matchCID(mp.items, name)
 		if it == nil {
-			return refuse(kindDanglingCID, "body_html refers to cid:%s, but no attachment is named %q. Attach that file (its name must match), "+
+			return refuse(kindDanglingCID, "\"body_html\" refers to cid:%s, but no attachment is named %q. Attach that file (its name must match), "+
 				"or change the reference to one of: %s.", truncate(name, 80), truncate(name, 80), fileNames(mp.items))
 		}
 		if !it.plan.isFile() {
-			return refuse(kindCIDLink, "body_html shows cid:%s inline, but %s goes as a link. Give it as (for example as: \"png\") to attach an image, or drop the cid: reference.",
+			return refuse(kindCIDLink, "\"body_html\" shows cid:%s inline, but %s goes as a link. Give it as (for example as: \"png\") to attach an image, or drop the cid: reference.",
 				truncate(name, 80), it.label())
 		}
 		if !it.plan.inline {
@@ -126,7 +147,7 @@ func sameNameInline(a, b *item) error {
 	name := a.plan.name
 	ext := path.Ext(name)
 	other := strings.TrimSuffix(name, ext) + "-2" + ext
-	return refuse(kindSameNameInline, "body_html shows attachments %d and %d inline, but both are named %q, so the message cannot tell them apart. "+
+	return refuse(kindSameNameInline, "\"body_html\" shows attachments %d and %d inline, but both are named %q, so the message cannot tell them apart. "+
 		"Give attachment %d another name with \"name\" (for example \"name\": %q) and refer to it by that name in body_html: <img src=\"cid:%s\">.",
 		a.index, b.index, truncate(name, 80), b.index, truncate(other, 80), truncate(other, 80))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/handle"
 )
 
 func tgzOf(t *testing.T, files map[string]int) []byte {
@@ -40,13 +41,16 @@ func TestTarGzInspectedWhileStreaming(t *testing.T) {
 	good := e.Put(user, drivesvc.FileSpec{Name: "docs.tar.gz", Content: tgzOf(t, map[string]int{"a.txt": 10, "b/c.pdf": 10})})
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "tgz", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: bad.ID}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "run.exe") || !strings.Contains(err.Error(), "Nothing was sent") {
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(bad.ID)}}}}, compose.Options{})
+	if !isRefusal(err) || !strings.Contains(err.Error(), "run.exe") || !strings.Contains(err.Error(), "Nothing was sent") {
 		t.Fatalf("err = %v, want a refusal naming run.exe that says nothing was sent", err)
+	}
+	if !strings.HasPrefix(err.Error(), "Attachment 1: ") || !strings.Contains(err.Error(), "Send a link to the file instead or remove it from the archive.") {
+		t.Errorf("err = %q, want it to name the entry and offer a link to the Drive file", err)
 	}
 	outboxUnchanged(t, before, e.Emu.Stats())
 	if _, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "tgz", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: good.ID}}}, compose.Options{}); err != nil {
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(good.ID)}}}}, compose.Options{}); err != nil {
 		t.Fatalf("clean tar.gz: %v", err)
 	}
 }
@@ -61,9 +65,12 @@ func TestModelWrittenArchivesChecked(t *testing.T) {
 	} {
 		before := e.Emu.Stats()
 		_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "x", BodyText: "hi",
-			Attachments: []compose.Attachment{{Name: name, Base64: base64.StdEncoding.EncodeToString(data)}}}, compose.Options{})
-		if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "evil.js") {
+			Attachments: []compose.Attachment{{Name: name, Source: compose.Content{Encoding: compose.Base64, Data: base64.StdEncoding.EncodeToString(data)}}}}, compose.Options{})
+		if !isRefusal(err) || !strings.Contains(err.Error(), "evil.js") {
 			t.Errorf("%s: err = %v, want a refusal naming evil.js", name, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "link") || !strings.Contains(err.Error(), "Leave that file out of the archive")) {
+			t.Errorf("%s: err = %q, want advice for content written into the call, which has no file to link to", name, err)
 		}
 		unchanged(t, before, e.Emu.Stats())
 	}
@@ -144,7 +151,7 @@ func TestReplyThreads(t *testing.T) {
 	}
 
 	_, err = e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "x", BodyText: "x", ThreadID: "not a thread!"}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "thread_id") {
+	if !isRefusal(err) || !strings.Contains(err.Error(), "thread_id") {
 		t.Errorf("bad thread id: err = %v", err)
 	}
 }
@@ -161,7 +168,7 @@ func TestRepliesGmailWouldNotThread(t *testing.T) {
 	}
 	before := e.Emu.Stats()
 	_, err = e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Re: Plan", BodyText: "v2", ThreadID: first.ThreadID}, compose.Options{})
-	if !compose.IsRefusal(err) {
+	if !isRefusal(err) {
 		t.Fatalf("thread_id alone: err = %v, want a refusal", err)
 	}
 	for _, want := range []string{"Pass in_reply_to", "message_id", "cannot look it up", "leave thread_id out"} {
@@ -199,7 +206,7 @@ func TestUnknownThreadIDNamesIt(t *testing.T) {
 		before := e.Emu.Stats()
 		_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Re: Plan", BodyText: "v2", ThreadID: "18f3a2b4c5d6e7f8", InReplyTo: "<m1@example.org>"},
 			compose.Options{Draft: draft})
-		if !compose.IsRefusal(err) {
+		if !isRefusal(err) {
 			t.Fatalf("draft=%v: err = %v, want a refusal", draft, err)
 		}
 		for _, want := range []string{"most likely because of its thread_id", "Leave thread_id out", "from the message being answered", "Nothing was"} {
@@ -212,7 +219,7 @@ func TestUnknownThreadIDNamesIt(t *testing.T) {
 
 	e.Inject(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 400})
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Plan", BodyText: "v1"}, compose.Options{})
-	if !compose.IsRefusal(err) || strings.Contains(err.Error(), "thread_id") || !strings.Contains(err.Error(), "Check the recipients and headers") {
+	if !isRefusal(err) || strings.Contains(err.Error(), "thread_id") || !strings.Contains(err.Error(), "Check the recipients and headers") {
 		t.Errorf("a 400 without thread_id: err = %v, want the general advice", err)
 	}
 }
@@ -249,8 +256,8 @@ func TestZipOfStoredZips(t *testing.T) {
 	bad := e.Put(user, drivesvc.FileSpec{Name: "tools.zip", Content: zipOfStoredZips(t, []string{"readme.txt", "setup.exe"}, []string{"b.txt"})})
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "zip", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: bad.ID}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "part1.zip/setup.exe") {
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(bad.ID)}}}}, compose.Options{})
+	if !isRefusal(err) || !strings.Contains(err.Error(), "part1.zip/setup.exe") {
 		t.Fatalf("err = %v, want a refusal naming part1.zip/setup.exe", err)
 	}
 	unchanged(t, before, e.Emu.Stats())
@@ -284,8 +291,8 @@ func TestGzipHeaderCheckedBeforeDownload(t *testing.T) {
 	good := e.Put(user, drivesvc.FileSpec{Name: "data.csv.gz", Content: gzOf(t, "data.csv", 10_000)})
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "gz", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: bad.ID}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), `contains "setup.exe"`) {
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(bad.ID)}}}}, compose.Options{})
+	if !isRefusal(err) || !strings.Contains(err.Error(), `contains "setup.exe"`) {
 		t.Fatalf("err = %v, want a refusal naming setup.exe", err)
 	}
 	after := e.Emu.Stats()
@@ -298,7 +305,7 @@ func TestGzipHeaderCheckedBeforeDownload(t *testing.T) {
 		t.Errorf("checking the header took %d Range requests for %d bytes; want one of at most 1 KiB", reads, read)
 	}
 	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "gz", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: good.ID}}}, compose.Options{})
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(good.ID)}}}}, compose.Options{})
 	if err != nil || len(res.Attached) != 1 {
 		t.Fatalf("data.csv.gz: %v %+v", err, res)
 	}

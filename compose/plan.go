@@ -42,17 +42,18 @@ func (p plan) isFile() bool { return p.action != actLink }
 // planItem decides one entry's action, name and type, refusing what
 // cannot be sent. No network.
 func planItem(it *item) error {
-	if it.ref.ID == "" {
+	switch it.att.Source.(type) {
+	case Content:
 		return planData(it)
+	case DriveFile:
+	default:
+		return fmt.Errorf("compose: %s has no source to plan", it.label())
 	}
-	f, a := it.file, it.att
+	f := it.file
 	if f.Trashed {
 		return refuse(kindTrashed, "%s is in the Drive trash. Restore it in Drive first, or pick another file.", it.label())
 	}
-	if a.Link {
-		if a.As != "" || a.Sheet != "" {
-			return refuse(kindBadOption, "%s: link sends a link to the file, so as and sheet do not apply. Leave out link to attach an export, or leave out as and sheet.", it.label())
-		}
+	if it.opts.Link {
 		return planLink(it)
 	}
 	if f.Native() {
@@ -77,7 +78,7 @@ func displayName(it *item) string {
 }
 
 func planNative(it *item) error {
-	f, a := it.file, it.att
+	f, a := it.file, it.opts
 	if strings.TrimSpace(a.As) == "" {
 		if a.Sheet != "" {
 			return refuse(kindBadSheet, "%s: sheet picks the tab of a csv or tsv export; add as: \"csv\" (or \"tsv\"), or leave out sheet to send a link.", it.label())
@@ -92,7 +93,7 @@ func planNative(it *item) error {
 		return refuse(kindNotDownloadable, "%s: its owner has turned off downloading and exporting. Send it as a link instead (leave out as).", it.label())
 	}
 	p := plan{action: actExport, format: format, mimeType: format.MimeType, size: -1}
-	p.name = exportfmt.ExportName(orDefault(a.Name, f.Name), format)
+	p.name = exportfmt.ExportName(orDefault(it.att.Name, f.Name), format)
 	if format.NeedsTab {
 		tab, err := pickTab(it)
 		if err != nil {
@@ -113,13 +114,13 @@ func planNative(it *item) error {
 // is exact, else case- and space-insensitive if that names one tab.
 func pickTab(it *item) (*drive.Sheet, error) {
 	tabs := it.file.Sheets
-	if len(tabs) == 0 && it.file.TabsUnknown && strings.TrimSpace(it.att.Sheet) == "" {
+	if len(tabs) == 0 && it.file.TabsUnknown && strings.TrimSpace(it.opts.Sheet) == "" {
 		return nil, nil
 	}
 	if len(tabs) == 0 {
 		return nil, refuse(kindBadTab, "%s has no tabs to export. Send it as a link (leave out as), or use as: \"xlsx\".", it.label())
 	}
-	want := it.att.Sheet
+	want := it.opts.Sheet
 	if want == "" {
 		return &tabs[0], nil
 	}
@@ -149,7 +150,7 @@ func pickTab(it *item) (*drive.Sheet, error) {
 }
 
 func planBinary(it *item) error {
-	f, a := it.file, it.att
+	f, a := it.file, it.opts
 	if a.As != "" && !sameFormat(f, a.As) {
 		err := &exportfmt.FormatError{NativeType: f.MimeType, Given: a.As}
 		return refuseErr(err, kindBadFormat, "%s: %s.", it.label(), strings.TrimSuffix(err.Error(), "."))
@@ -165,8 +166,8 @@ func planBinary(it *item) error {
 		ext = exportfmt.ExtByMimeType(f.MimeType)
 	}
 	name := exportfmt.CleanName(f.Name)
-	if strings.TrimSpace(a.Name) != "" {
-		name = exportfmt.WithExt(a.Name, ext)
+	if strings.TrimSpace(it.att.Name) != "" {
+		name = exportfmt.WithExt(it.att.Name, ext)
 	}
 	mimeType := f.MimeType
 	if !validMimeType(mimeType) {
@@ -191,21 +192,20 @@ func sameFormat(f drive.File, as string) bool {
 }
 
 func planData(it *item) error {
-	a := it.att
-	name := exportfmt.CleanName(a.Name)
+	name := exportfmt.CleanName(it.att.Name)
 	if path.Ext(name) == "" {
-		name = exportfmt.WithExt(name, exportfmt.ExtByMimeType(a.MimeType))
+		name = exportfmt.WithExt(name, exportfmt.ExtByMimeType(it.dataType))
 	}
-	it.plan = plan{action: actData, name: name, mimeType: a.MimeType, size: int64(len(it.data)), archive: blocked.KindOf(name, a.MimeType)}
+	it.plan = plan{action: actData, name: name, mimeType: it.dataType, size: int64(len(it.data)), archive: blocked.KindOf(name, it.dataType)}
 	return checkName(it, name)
 }
 
 // checkName refuses a name Gmail blocks.
 func checkName(it *item, name string) error {
 	if err := blocked.CheckName(name); err != nil {
-		var br *blocked.Refusal
-		if errors.As(err, &br) {
-			return refuseErr(err, blockedKind(br), "Attachment %d: %s", it.index, err.Error())
+		var f *blocked.Finding
+		if errors.As(err, &f) {
+			return blockedRefusal(it, f, "")
 		}
 		return err
 	}

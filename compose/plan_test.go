@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drivemail/drivemail/blocked"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
+	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/refusal"
 )
 
 func binFile(id, name, mimeType string, size int64) drive.File {
@@ -24,12 +27,16 @@ func nativeFile(id, name, mimeType string, tabs ...string) drive.File {
 	return f
 }
 
-// driveItem is an entry already resolved to f.
+// driveItem is a Drive entry already resolved to f; a's Source, when
+// set, is a DriveFile with the options.
 func driveItem(i int, a Attachment, f drive.File) *item {
-	if a.FileID == "" {
-		a.FileID = f.ID
+	opts, _ := a.Source.(DriveFile)
+	if opts.Handle == nil {
+		opts.Handle = handle.Drive{Ref: drive.Ref{ID: f.ID}}
 	}
-	return &item{index: i, att: a, ref: drive.Ref{ID: a.FileID}, file: f}
+	a.Source = opts
+	ref, _ := handle.DriveRef(opts.Handle)
+	return &item{index: i, att: a, ref: ref, opts: opts, file: f}
 }
 
 func TestPlanItem(t *testing.T) {
@@ -49,16 +56,16 @@ func TestPlanItem(t *testing.T) {
 		{"binary keeps its name", Attachment{}, pdf, actAttach, "Q3 report.pdf", "application/pdf", ""},
 		{"renamed binary gets its extension", Attachment{Name: "Quarter"}, pdf, actAttach, "Quarter.pdf", "application/pdf", ""},
 		{"renamed to .exe keeps the real extension last", Attachment{Name: "x.exe"}, pdf, actAttach, "x.exe.pdf", "application/pdf", ""},
-		{"as the file's own format", Attachment{As: "PDF"}, pdf, actAttach, "Q3 report.pdf", "application/pdf", ""},
-		{"binary as link", Attachment{Link: true}, pdf, actLink, "Q3 report.pdf", "", ""},
+		{"as the file's own format", Attachment{Source: DriveFile{As: "PDF"}}, pdf, actAttach, "Q3 report.pdf", "application/pdf", ""},
+		{"binary as link", Attachment{Source: DriveFile{Link: true}}, pdf, actLink, "Q3 report.pdf", "", ""},
 		{"doc without as is a link", Attachment{}, doc, actLink, "Plan", "", ""},
-		{"doc as pdf", Attachment{As: "pdf"}, doc, actExport, "Plan.pdf", "application/pdf", ""},
-		{"doc as .DOCX renamed", Attachment{As: ".DOCX", Name: "Final plan"}, doc, actExport, "Final plan.docx",
+		{"doc as pdf", Attachment{Source: DriveFile{As: "pdf"}}, doc, actExport, "Plan.pdf", "application/pdf", ""},
+		{"doc as .DOCX renamed", Attachment{Name: "Final plan", Source: DriveFile{As: ".DOCX"}}, doc, actExport, "Final plan.docx",
 			"application/vnd.openxmlformats-officedocument.wordprocessingml.document", ""},
-		{"sheet csv takes the first tab", Attachment{As: "csv"}, sheet, actExport, "Budget.csv", "text/csv", "Summary"},
-		{"sheet csv by tab name", Attachment{As: "csv", Sheet: "Q1 detail"}, sheet, actExport, "Budget.csv", "text/csv", "Q1 detail"},
-		{"sheet tab name ignoring case", Attachment{As: "tsv", Sheet: " q2 "}, sheet, actExport, "Budget.tsv", "text/tab-separated-values", "Q2"},
-		{"sheet xlsx", Attachment{As: "xlsx"}, sheet, actExport, "Budget.xlsx",
+		{"sheet csv takes the first tab", Attachment{Source: DriveFile{As: "csv"}}, sheet, actExport, "Budget.csv", "text/csv", "Summary"},
+		{"sheet csv by tab name", Attachment{Source: DriveFile{As: "csv", Sheet: "Q1 detail"}}, sheet, actExport, "Budget.csv", "text/csv", "Q1 detail"},
+		{"sheet tab name ignoring case", Attachment{Source: DriveFile{As: "tsv", Sheet: " q2 "}}, sheet, actExport, "Budget.tsv", "text/tab-separated-values", "Q2"},
+		{"sheet xlsx", Attachment{Source: DriveFile{As: "xlsx"}}, sheet, actExport, "Budget.xlsx",
 			"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", ""},
 		{"folder is a link", Attachment{}, folder, actLink, "Team", "", ""},
 	}
@@ -105,14 +112,13 @@ func TestPlanItemRefusals(t *testing.T) {
 		file drive.File
 		want []string
 	}{
-		{"unknown export format", Attachment{As: "xlsx"}, doc, []string{`"xlsx" is not an export format`, "pdf, docx, odt"}},
-		{"bad tab name lists tabs", Attachment{As: "csv", Sheet: "Q9"}, sheet, []string{`no tab named "Q9"`, `"Summary", "Q1"`}},
-		{"sheet without as", Attachment{Sheet: "Q1"}, sheet, []string{"add as"}},
-		{"sheet with xlsx", Attachment{As: "xlsx", Sheet: "Q1"}, sheet, []string{"only to csv and tsv"}},
-		{"as on a binary", Attachment{As: "docx"}, pdf, []string{"attach it without `as`"}},
-		{"sheet on a binary", Attachment{Sheet: "x"}, pdf, []string{"sheet applies only"}},
-		{"link with as", Attachment{Link: true, As: "pdf"}, doc, []string{"as and sheet do not apply"}},
-		{"form cannot export", Attachment{As: "pdf"}, form, []string{"cannot be exported"}},
+		{"unknown export format", Attachment{Source: DriveFile{As: "xlsx"}}, doc, []string{`"xlsx" is not an export format`, "pdf, docx, odt"}},
+		{"bad tab name lists tabs", Attachment{Source: DriveFile{As: "csv", Sheet: "Q9"}}, sheet, []string{`no tab named "Q9"`, `"Summary", "Q1"`}},
+		{"sheet without as", Attachment{Source: DriveFile{Sheet: "Q1"}}, sheet, []string{"add as"}},
+		{"sheet with xlsx", Attachment{Source: DriveFile{As: "xlsx", Sheet: "Q1"}}, sheet, []string{"only to csv and tsv"}},
+		{"as on a binary", Attachment{Source: DriveFile{As: "docx"}}, pdf, []string{"attach it without `as`"}},
+		{"sheet on a binary", Attachment{Source: DriveFile{Sheet: "x"}}, pdf, []string{"sheet applies only"}},
+		{"form cannot export", Attachment{Source: DriveFile{As: "pdf"}}, form, []string{"cannot be exported"}},
 		{"blocked exe", Attachment{}, exe, []string{`"setup.exe" is a .exe file`}},
 		{"exe renamed to pdf still blocked", Attachment{Name: "harmless.pdf"}, exe, []string{".exe"}},
 		{"download disabled", Attachment{}, locked, []string{"turned off downloading", "link: true"}},
@@ -121,9 +127,9 @@ func TestPlanItemRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := planItem(driveItem(2, tt.att, tt.file))
-			var r *Refusal
+			var r *refusal.Refusal
 			if !errors.As(err, &r) {
-				t.Fatalf("planItem error = %v, want a Refusal", err)
+				t.Fatalf("planItem error = %v, want a refusal", err)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(r.Error(), w) {
@@ -138,7 +144,7 @@ func TestPlanItemRefusals(t *testing.T) {
 }
 
 func TestPlanData(t *testing.T) {
-	items, err := parseItems([]Attachment{{Name: "notes", Text: strptr("x"), MimeType: "text/csv"}, {Name: "run.bat", Text: strptr("echo")}})
+	items, err := validateAttachments([]Attachment{{Name: "notes", Source: Content{Encoding: Text, Data: "x", MimeType: "text/csv"}}, {Name: "run.bat", Source: Content{Encoding: Text, Data: "echo"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +190,7 @@ func TestPlanMessageLimits(t *testing.T) {
 				}
 				return
 			}
-			if !IsRefusal(err) || !strings.Contains(err.Error(), tt.want) {
+			if !isRefusal(err) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("planMessage error = %v, want a refusal mentioning %q", err, tt.want)
 			}
 		})
@@ -204,7 +210,7 @@ func TestPlanMessageEncodedEstimate(t *testing.T) {
 	}
 	it = driveItem(1, Attachment{}, binFile("big00000001", "big.pdf", "application/pdf", MaxAttachmentBytes))
 	_, err = planMessage(Request{BodyHTML: strings.Repeat("x", MaxBodyBytes)}, []*item{it})
-	if !IsRefusal(err) || !strings.Contains(err.Error(), "35 MiB") {
+	if !isRefusal(err) || !strings.Contains(err.Error(), "35 MiB") {
 		t.Errorf("25 MiB + 2 MiB body: err = %v, want the 35 MiB refusal", err)
 	}
 }
@@ -238,8 +244,58 @@ func TestPlanInline(t *testing.T) {
 	} {
 		items := []*item{driveItem(1, Attachment{}, logo), driveItem(2, Attachment{}, doc)}
 		_, err := planMessage(Request{BodyHTML: tc.html}, items)
-		if !IsRefusal(err) || !strings.Contains(err.Error(), tc.want) {
+		if !isRefusal(err) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want a refusal mentioning %q", tc.html, err, tc.want)
 		}
+	}
+}
+
+// TestBlockedAdviceFitsTheSource: every refusal of a blocked type says
+// what can be done with that entry. A Drive file can go as a link;
+// content written into the call has no file to link to.
+func TestBlockedAdviceFitsTheSource(t *testing.T) {
+	exe := binFile("exe00000001", "setup.exe", "application/octet-stream", 10)
+	written := func(name string) *item {
+		return &item{index: 3, att: Attachment{Name: name, Source: Content{Encoding: Text, Data: "MZ"}}, plan: plan{name: name}}
+	}
+	tests := []struct {
+		name     string
+		it       *item
+		finding  blocked.Finding
+		want     []string
+		wantNot  string
+		wantKind kind
+	}{
+		{"a Drive .exe", driveItem(3, Attachment{}, exe), blocked.Finding{File: "setup.exe", Ext: "exe", Reason: blocked.ReasonExtension},
+			[]string{`Attachment 3: "setup.exe" is a .exe file`, "Send a link to the file instead, or put it in a format Gmail allows."}, "", kindBlockedType},
+		{"a .exe in a Drive zip", driveItem(3, Attachment{}, exe), blocked.Finding{File: "a.zip", Entry: "setup.exe", Ext: "exe", Reason: blocked.ReasonExtension},
+			[]string{"Send a link to the file instead or remove it from the archive."}, "", kindBlockedType},
+		{"a .exe written into the call", written("setup.exe"), blocked.Finding{File: "setup.exe", Ext: "exe", Reason: blocked.ReasonExtension},
+			[]string{`Attachment 3: "setup.exe" is a .exe file`, "leave it out", `"setup.txt"`}, "link", kindBlockedType},
+		{"a .exe in a zip written into the call", written("a.zip"), blocked.Finding{File: "a.zip", Entry: "setup.exe", Ext: "exe", Reason: blocked.ReasonExtension},
+			[]string{"Leave that file out of the archive"}, "link", kindBlockedType},
+		{"an encrypted zip written into the call", written("a.zip"), blocked.Finding{File: "a.zip", Reason: blocked.ReasonEncrypted},
+			[]string{"without a password"}, "link", kindEncryptedArchive},
+		{"an unreadable zip written into the call", written("a.zip"), blocked.Finding{File: "a.zip", Reason: blocked.ReasonUnreadable, Detail: "truncated"},
+			[]string{"base64-encoded"}, "link", kindUnreadableArchive},
+		{"a huge zip written into the call", written("a.zip"), blocked.Finding{File: "a.zip", Reason: blocked.ReasonTooLarge, Detail: "many entries"},
+			[]string{"Split the archive."}, "link", kindArchiveTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := blockedRefusal(tt.it, &tt.finding, "")
+			r, ok := refusal.As(err)
+			if !ok || r.Kind != tt.wantKind {
+				t.Fatalf("err = %v, want a %s refusal", err, tt.wantKind)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.Text, w) {
+					t.Errorf("%q lacks %q", r.Text, w)
+				}
+			}
+			if tt.wantNot != "" && strings.Contains(r.Text, tt.wantNot) {
+				t.Errorf("%q says %q, which this entry cannot do", r.Text, tt.wantNot)
+			}
+		})
 	}
 }

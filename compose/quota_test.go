@@ -9,6 +9,7 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator/gmailsvc"
+	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/logtest"
 )
 
@@ -48,8 +49,8 @@ func TestGmailLimitsSayTheTruth(t *testing.T) {
 			before := e.Emu.Stats()
 			start := time.Now()
 			_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "Q3", BodyText: "hi",
-				Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
-			if !compose.IsRefusal(err) {
+				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{})
+			if !isRefusal(err) {
 				t.Fatalf("err = %v, want a refusal", err)
 			}
 			for _, want := range tc.says {

@@ -32,7 +32,7 @@ func TestTooManyRecipientsIsLoggedAsSuch(t *testing.T) {
 	}
 	req.Bcc = many(11)
 	_, err := e.svc.Send(ctx, e.hc, req, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "101 recipients") {
+	if !isRefusal(err) || !strings.Contains(err.Error(), "101 recipients") {
 		t.Fatalf("101 recipients: %v", err)
 	}
 	if n := e.Emu.Stats().MessagesSent; n != 1 {

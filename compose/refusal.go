@@ -6,34 +6,20 @@ import (
 	"strings"
 
 	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/refusal"
 )
 
-// Refusal is a send that was refused for a reason the caller can fix.
-// Its Error() is the sentence for the model: what was wrong and what to do
-// instead. When Send returns a Refusal, nothing was sent.
-type Refusal struct {
-	Reason string
-	// Err is the underlying cause, when there is one (for errors.Is).
-	Err error
-	// kind names the refusal in the log line (see kind).
-	kind kind
-}
+// Send's refusals are *refusal.Refusal values. When Send returns one,
+// nothing was sent unless its Delivery says otherwise (maybe_sent,
+// sent_unconfirmed).
 
-func (r *Refusal) Error() string { return r.Reason }
-
-func (r *Refusal) Unwrap() error { return r.Err }
-
-// ModelFacing marks the error text as written for the model (the tools
-// layer shows it as is).
-func (r *Refusal) ModelFacing() bool { return true }
-
-func refuse(k kind, format string, args ...any) *Refusal {
-	return &Refusal{Reason: capitalize(fmt.Sprintf(format, args...)), kind: k}
+func refuse(k kind, format string, args ...any) *refusal.Refusal {
+	return refusal.New(k, "%s", capitalize(fmt.Sprintf(format, args...)))
 }
 
 // refuseErr wraps cause with a sentence.
-func refuseErr(cause error, k kind, format string, args ...any) *Refusal {
-	return &Refusal{Reason: capitalize(fmt.Sprintf(format, args...)), Err: cause, kind: k}
+func refuseErr(cause error, k kind, format string, args ...any) *refusal.Refusal {
+	return refusal.Wrap(cause, k, "%s", capitalize(fmt.Sprintf(format, args...)))
 }
 
 // capitalize starts a sentence that begins with an entry's label
@@ -46,33 +32,32 @@ func capitalize(s string) string {
 	return s
 }
 
-// IsRefusal reports whether err is a Refusal.
-func IsRefusal(err error) bool {
-	var r *Refusal
-	return errors.As(err, &r)
+// isRefusal reports whether err is, or wraps, a refusal.
+func isRefusal(err error) bool {
+	_, ok := refusal.As(err)
+	return ok
 }
 
-// Unsent is an internal failure of a send that provably sent (or saved)
-// nothing: the message was abandoned before its end reached Gmail, or
-// Gmail answered with an error. Its text is for the log, like any
-// internal error; the tools layer uses the fact to tell the user a retry
-// cannot send twice.
-type Unsent struct{ Err error }
-
-func (e *Unsent) Error() string { return e.Err.Error() }
-
-func (e *Unsent) Unwrap() error { return e.Err }
-
-// markUnsent wraps an internal error in Unsent unless Gmail may have the
-// message: only a Gmail error whose final request got no answer (or
-// whose 200 lost its body) leaves that open.
-func markUnsent(err error) error {
-	if err == nil || IsRefusal(err) {
-		return err
+// settle gives a failed send its final form. A refusal of compose's own
+// is returned as it is. A refusal from below an internal error (Google's
+// grant is gone: the user's token source refused a Drive or Gmail
+// request) is the user's to act on too: its sentence then says that
+// nothing was sent. Any other error is internal, and an *refusal.Unsent
+// unless Gmail may have the message: only a Gmail error whose final
+// request got no answer (or whose 200 lost its body) leaves that open.
+func settle(err error, draft bool) error {
+	if err == nil {
+		return nil
+	}
+	if r, ok := err.(*refusal.Refusal); ok {
+		return r
 	}
 	var ge *gmail.Error
 	if errors.As(err, &ge) && (ge.MaybeSent || ge.Accepted) {
 		return err
 	}
-	return &Unsent{Err: err}
+	if r, ok := refusal.As(err); ok {
+		return &refusal.Refusal{Kind: r.Kind, Text: r.Text + " " + nothing(draft), Err: err}
+	}
+	return &refusal.Unsent{Err: err}
 }

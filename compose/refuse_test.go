@@ -13,6 +13,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/logtest"
 )
 
@@ -66,7 +67,7 @@ func TestRefusalsSendNothing(t *testing.T) {
 	var eleven []compose.Attachment
 	for i := 0; i < 11; i++ {
 		f, _ := e.putBytes(fmt.Sprintf("f%02d.pdf", i), 100)
-		eleven = append(eleven, compose.Attachment{FileID: f.ID})
+		eleven = append(eleven, compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}})
 	}
 	half := e.Put(user, drivesvc.FileSpec{Name: "half.bin", Reader: io.LimitReader(zeros{}, compose.MaxAttachmentBytes/2)})
 	half2 := e.Put(user, drivesvc.FileSpec{Name: "half2.bin", Reader: io.LimitReader(zeros{}, compose.MaxAttachmentBytes/2+1)})
@@ -95,61 +96,63 @@ func TestRefusalsSendNothing(t *testing.T) {
 		kind string
 	}{
 		{"11 files", with(eleven...), "11 files", "too_many_files"},
-		{"26 MiB of known sizes", with(compose.Attachment{FileID: half.ID}, compose.Attachment{FileID: half2.ID}), "at most 25 MiB", "too_large"},
-		{"a blocked .exe", with(compose.Attachment{FileID: exe.ID}), `"setup.exe" is a .exe file`, "blocked_type"},
-		{"an unknown id", with(compose.Attachment{FileID: unknownID}), "is visible to this Google account", "unknown_file"},
-		{"another user's id", with(compose.Attachment{FileID: theirs.ID}), "is visible to this Google account", "unknown_file"},
+		{"26 MiB of known sizes", with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(half.ID)}}, compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(half2.ID)}}), "at most 25 MiB", "too_large"},
+		{"a blocked .exe", with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(exe.ID)}}), `"setup.exe" is a .exe file`, "blocked_type"},
+		{"an unknown id", with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(unknownID)}}), "is visible to this Google account", "unknown_file"},
+		{"another user's id", with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(theirs.ID)}}), "is visible to this Google account", "unknown_file"},
 		{"a bad address", func() compose.Request {
-			r := with(compose.Attachment{FileID: small.ID})
+			r := with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(small.ID)}})
 			r.To = []string{"not an address"}
 			return r
 		}(), "not an address", "invalid_address"},
 		{"CR/LF in the subject", func() compose.Request {
-			r := with(compose.Attachment{FileID: small.ID})
+			r := with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(small.ID)}})
 			r.Subject = "Hi\r\nBcc: victim@example.org"
 			return r
 		}(), "ubject", "invalid_subject"},
 		{"thread_id without a Message-ID to answer", func() compose.Request {
-			r := with(compose.Attachment{FileID: small.ID})
+			r := with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(small.ID)}})
 			r.ThreadID = "18f3a2b4c5d6e7f8"
 			return r
 		}(), "Pass in_reply_to", "thread_without_reply"},
 		{"in_reply_to that is not a Message-ID", func() compose.Request {
-			r := with(compose.Attachment{FileID: small.ID})
+			r := with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(small.ID)}})
 			r.ThreadID, r.InReplyTo = "18f3a2b4c5d6e7f8", "the last message"
 			return r
 		}(), "is not a valid message id for in_reply_to", "invalid_in_reply_to"},
 		{"in_reply_to of 501 characters", func() compose.Request {
-			r := with(compose.Attachment{FileID: small.ID})
+			r := with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(small.ID)}})
 			r.InReplyTo = "<" + strings.Repeat("a", 490) + "@example.org>"
 			return r
 		}(), "it is too long", "invalid_in_reply_to"},
 		{"a reference with a line break", func() compose.Request {
-			r := with(compose.Attachment{FileID: small.ID})
+			r := with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(small.ID)}})
 			r.InReplyTo, r.References = "<a@example.org>", []string{"<b@example.org>\r\nBcc: victim@example.org"}
 			return r
 		}(), "is not a valid message id for references", "invalid_in_reply_to"},
 		{"101 references", func() compose.Request {
-			r := with(compose.Attachment{FileID: small.ID})
+			r := with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(small.ID)}})
 			for i := range 101 {
 				r.References = append(r.References, fmt.Sprintf("<m%d@example.org>", i))
 			}
 			return r
-		}(), "references has 101 entries; give at most 100", "invalid_in_reply_to"},
-		{"an unknown export format", with(compose.Attachment{FileID: doc.ID, As: "xlsx"}), "pdf, docx", "bad_format"},
-		{"a bad tab name", with(compose.Attachment{FileID: sheet.ID, As: "csv", Sheet: "Q9"}), `"Summary", "Q1"`, "bad_tab"},
+		}(), `"references" has 101 entries; give at most 100`, "invalid_in_reply_to"},
+		{"an unknown export format", with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(doc.ID), As: "xlsx"}}), "pdf, docx", "bad_format"},
+		{"a bad tab name", with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(sheet.ID), As: "csv", Sheet: "Q9"}}), `"Summary", "Q1"`, "bad_tab"},
 		{"two inline files of one name", func() compose.Request {
-			r := with(compose.Attachment{FileID: logo.ID}, compose.Attachment{FileID: photo.ID, Name: "logo.png"})
+			r := with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(logo.ID)}}, compose.Attachment{Name: "logo.png", Source: compose.DriveFile{Handle: handle.MustParse(photo.ID)}})
 			r.BodyHTML = `<img src="cid:logo.png"><img src="cid:photo.png">`
 			return r
 		}(), `attachments 1 and 2 inline, but both are named "logo.png"`, "same_name_inline"},
 		{"a dangling cid:", func() compose.Request {
-			r := with(compose.Attachment{FileID: small.ID})
+			r := with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(small.ID)}})
 			r.BodyHTML = `<img src="cid:chart.png">`
 			return r
 		}(), "cid:chart.png", "dangling_cid"},
-		{"bad base64", with(compose.Attachment{Name: "scan.pdf", Base64: "@@@@"}), "not valid base64", "bad_base64"},
-		{"an entry with no source", with(compose.Attachment{Name: "scan.pdf"}), "is empty", "no_source"},
+		{"bad base64", with(compose.Attachment{Name: "scan.pdf", Source: compose.Content{Encoding: compose.Base64, Data: "@@@@"}}), "not valid base64", "bad_base64"},
+		{"content with no name", with(compose.Attachment{Source: compose.Content{Encoding: compose.Text, Data: "a,b"}}), "has content but no name", "no_name"},
+		{"a link with as", with(compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(doc.ID), Link: true, As: "pdf"}}), `both "link": true and "as"`, "bad_option"},
+		{"a .exe written into the call", with(compose.Attachment{Name: "setup.exe", Source: compose.Content{Encoding: compose.Text, Data: "MZ"}}), "leave it out", "blocked_type"},
 	}
 	texts := map[string]string{}
 	for _, tt := range tests {
@@ -157,7 +160,7 @@ func TestRefusalsSendNothing(t *testing.T) {
 			before := e.Emu.Stats()
 			logs.Reset()
 			_, err := e.send(tt.req, compose.Options{})
-			if !compose.IsRefusal(err) {
+			if !isRefusal(err) {
 				t.Fatalf("err = %v, want a refusal", err)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
@@ -199,8 +202,8 @@ func TestZipWithBlockedEntry(t *testing.T) {
 
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "zip", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: z.ID}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "setup.exe") {
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(z.ID)}}}}, compose.Options{})
+	if !isRefusal(err) || !strings.Contains(err.Error(), "setup.exe") {
 		t.Fatalf("err = %v, want a refusal naming setup.exe", err)
 	}
 	after := e.Emu.Stats()
@@ -220,7 +223,7 @@ func TestZipWithBlockedEntry(t *testing.T) {
 
 	// An ordinary zip goes.
 	res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "zip", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: ok.ID}}}, compose.Options{})
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(ok.ID)}}}}, compose.Options{})
 	if err != nil || len(res.Attached) != 1 {
 		t.Fatalf("fine.zip: %v %+v", err, res)
 	}
@@ -234,9 +237,9 @@ func TestSameNameInlineFixedAsTold(t *testing.T) {
 	logo, _ := e.putBytes("logo.png", 100)
 	photo, _ := e.putBytes("photo.png", 200)
 	req := compose.Request{To: []string{"zoe@example.org"}, Subject: "logos", BodyHTML: `<img src="cid:logo.png"><img src="cid:photo.png">`,
-		Attachments: []compose.Attachment{{FileID: logo.ID}, {FileID: photo.ID, Name: "logo.png"}}}
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(logo.ID)}}, {Name: "logo.png", Source: compose.DriveFile{Handle: handle.MustParse(photo.ID)}}}}
 	_, err := e.send(req, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), `"name": "logo-2.png"`) || !strings.Contains(err.Error(), `cid:logo-2.png`) {
+	if !isRefusal(err) || !strings.Contains(err.Error(), `"name": "logo-2.png"`) || !strings.Contains(err.Error(), `cid:logo-2.png`) {
 		t.Fatalf("err = %v, want a refusal that says to rename attachment 2 logo-2.png", err)
 	}
 	req.Attachments[1].Name = "logo-2.png"

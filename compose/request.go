@@ -1,5 +1,7 @@
 package compose
 
+import "github.com/drivemail/drivemail/handle"
+
 // Request is one message to send, or to save as a draft.
 type Request struct {
 	To          []string
@@ -18,23 +20,65 @@ type Request struct {
 	References []string
 }
 
-// Attachment is one entry of the attachments list as the caller gave it
-// (the tools layer has normalised its JSON shape). Exactly one source is set:
-//   - FileID: a Drive file id or an mcp-file:// handle from /upload;
-//   - Text: content the model wrote (with Name);
-//   - Base64 or Content: small bytes the caller carried (with Name);
-//     Content is base64 or a data: URI.
+// Attachment is one entry of a message's attachments: exactly one
+// Source, and the file name the recipient sees. The rules every entry
+// obeys, and the numbers (MaxEntries, MaxFiles, MaxAttachmentBytes,
+// MaxModelBytes), live in this package; validate applies those that need
+// no network, planMessage the rest.
 type Attachment struct {
-	FileID   string
-	As       string // export format for a native file: pdf, docx, csv…
-	Sheet    string // tab name for csv/tsv of a spreadsheet
-	Name     string // file name to show; the right extension is ensured
-	Link     bool   // send a link instead of the file
-	Text     *string
-	Base64   string
-	Content  string
+	// Name is the file name the recipient sees. Content needs one; for a
+	// Drive file it replaces the file's own name, its right extension kept
+	// or added.
+	Name   string
+	Source Source
+}
+
+// Source is where an attachment's bytes come from: a DriveFile or
+// Content. A new source (a Gmail attachment, a file the client holds) is
+// a type here and a case in each phase of a send: validate (validate.go),
+// resolve (resolve.go), plan (plan.go), advice for a blocked type
+// (blocked.go) and open (stream.go).
+type Source interface{ source() }
+
+// DriveFile is a file in the user's Google Drive, named by a handle; the
+// options say how it goes in.
+type DriveFile struct {
+	Handle handle.Handle
+	// As exports a native Google file (pdf, docx, csv…); a binary file
+	// may name its own format. Without it a native file goes in as a link.
+	As string
+	// Sheet picks the spreadsheet tab of a csv or tsv export.
+	Sheet string
+	// Link puts a link to the file in the body instead of the file.
+	Link bool
+}
+
+// Content is a file the model wrote into the call. All of a message's
+// Content counts toward MaxModelBytes.
+type Content struct {
+	Encoding Encoding
+	// Data is the content as written, in Encoding.
+	Data string
+	// MimeType is the file's type; "" guesses it from the name (or the
+	// data: URI).
 	MimeType string
 }
+
+// Encoding says how Content.Data holds the bytes.
+type Encoding uint8
+
+const (
+	// Text is UTF-8 text, as is.
+	Text Encoding = iota + 1
+	// Base64 is standard or URL-safe base64, padded or not, with line
+	// breaks anywhere.
+	Base64
+	// DataURI is data:[type][;base64],payload (RFC 2397).
+	DataURI
+)
+
+func (DriveFile) source() {}
+func (Content) source()   {}
 
 // Result says exactly what went out.
 type Result struct {

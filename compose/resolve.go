@@ -4,33 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
+	"github.com/drivemail/drivemail/refusal"
 )
-
-// MaxEntries bounds the attachments list before any call is made: the 10
-// files a message may carry, plus room for files sent as links.
-const MaxEntries = 25
-
-// MaxFiles is the most files (attached or inline) one message carries.
-const MaxFiles = 10
 
 // item is one attachments entry on its way to the message.
 type item struct {
 	index int // 1-based position in the request, for sentences
 	att   Attachment
 
-	// Exactly one of these is the source.
-	ref  drive.Ref // a Drive file
-	data []byte    // bytes the model wrote (inline source)
+	// What validate made of the source:
+	ref      drive.Ref // a DriveFile: the file its handle names
+	opts     DriveFile // a DriveFile: how it goes in
+	data     []byte    // Content: the bytes the model wrote
+	dataType string    // Content: their MIME type
 
-	file drive.File // the Drive file once resolved (shortcut followed)
+	file drive.File // a DriveFile once resolved (shortcut followed)
 
 	plan plan
+}
+
+// isDrive reports whether the entry is a Drive file.
+func (it *item) isDrive() bool {
+	_, ok := it.att.Source.(DriveFile)
+	return ok
 }
 
 // label names the entry in a sentence before and after resolution.
@@ -44,90 +45,6 @@ func (it *item) label() string {
 		return fmt.Sprintf("attachment %d (id %s)", it.index, it.ref.ID)
 	}
 	return fmt.Sprintf("attachment %d", it.index)
-}
-
-// parseItems turns the request's attachments into items, decoding the
-// model-written ones within MaxModelBytes. No network.
-func parseItems(atts []Attachment) ([]*item, error) {
-	if len(atts) > MaxEntries {
-		return nil, refuse(kindTooManyEntries, "The message lists %d attachments; at most %d files can be attached (%d entries in all, counting links). "+
-			"Send the rest as links in the body, or in a second message.", len(atts), MaxFiles, MaxEntries)
-	}
-	items := make([]*item, 0, len(atts))
-	budget := MaxModelBytes
-	for i, a := range atts {
-		it := &item{index: i + 1, att: a}
-		if err := checkOneSource(it); err != nil {
-			return nil, err
-		}
-		if a.FileID != "" {
-			ref, err := parseFileID(a.FileID)
-			if err != nil {
-				return nil, refuseErr(err, kindBadFileID, "%s: %q is not a Drive file id or mcp-file:// handle. Find the file with drive_search and pass its id.",
-					it.label(), truncate(a.FileID, 80))
-			}
-			it.ref = ref
-		} else {
-			if strings.TrimSpace(a.Name) == "" {
-				return nil, refuse(kindNoName, "%s has content but no name. Give it a file name with an extension, such as \"notes.csv\".", it.label())
-			}
-			if a.As != "" || a.Sheet != "" || a.Link {
-				return nil, refuse(kindBadOption, "%s: as, sheet and link apply only to Drive files. Leave them out for content written into the call.", it.label())
-			}
-			data, mimeType, err := inlineSource(a, it.label(), budget)
-			if err != nil {
-				return nil, err
-			}
-			budget -= len(data)
-			it.data = data
-			it.att.MimeType = mimeType
-		}
-		items = append(items, it)
-	}
-	return items, nil
-}
-
-// checkOneSource refuses an entry with no source or with several.
-func checkOneSource(it *item) error {
-	n := 0
-	for _, set := range []bool{it.att.FileID != "", it.att.Text != nil, it.att.Base64 != "", it.att.Content != ""} {
-		if set {
-			n++
-		}
-	}
-	switch {
-	case n == 0:
-		return refuse(kindNoSource, "%s is empty. Give a Drive file id, or a name with text, base64 or content.", it.label())
-	case n > 1:
-		return refuse(kindSeveralSources, "%s has more than one source. Give exactly one of file_id, text, base64 or content.", it.label())
-	}
-	return nil
-}
-
-var errBadHandle = errors.New("bad file handle")
-
-// parseFileID accepts a Drive id or link (see drive.ParseRef) or an
-// mcp-file://<host>/<file_id> handle from /upload. The handle's host is
-// not checked: the handle only wraps a Drive id, and Drive checks with the
-// user's own token that they may read it.
-func parseFileID(s string) (drive.Ref, error) {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(strings.ToLower(s), "mcp-file://") {
-		u, err := url.Parse(s)
-		if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return drive.Ref{}, errBadHandle
-		}
-		id := strings.TrimPrefix(u.Path, "/")
-		if !drive.ValidID(id) {
-			return drive.Ref{}, errBadHandle
-		}
-		return drive.Ref{ID: id}, nil
-	}
-	ref, ok := drive.ParseRef(s)
-	if !ok {
-		return drive.Ref{}, errBadHandle
-	}
-	return ref, nil
 }
 
 // metadataWorkers bounds concurrent files.get calls for one message.
@@ -144,7 +61,7 @@ func resolve(ctx context.Context, dc driveAPI, items []*item, draft bool) error 
 	errs := make(chan error, len(items))
 	n := 0
 	for _, it := range items {
-		if it.ref.ID == "" {
+		if !it.isDrive() {
 			continue
 		}
 		n++
@@ -161,7 +78,7 @@ func resolve(ctx context.Context, dc driveAPI, items []*item, draft bool) error 
 				f, err = withTabs(ctx, dc, it, f, draft)
 			}
 			if err != nil {
-				if !IsRefusal(err) {
+				if _, own := err.(*refusal.Refusal); !own {
 					err = lookupError(it, err, draft)
 				}
 				errs <- err
@@ -187,13 +104,13 @@ func resolve(ctx context.Context, dc driveAPI, items []*item, draft bool) error 
 // the tabs only name it, so a Sheets API that is not enabled leaves it
 // unnamed (TabsUnknown).
 func withTabs(ctx context.Context, dc driveAPI, it *item, f drive.File, draft bool) (drive.File, error) {
-	if f.MimeType != drive.MimeSpreadsheet || it.att.Link {
+	if f.MimeType != drive.MimeSpreadsheet || it.opts.Link {
 		return f, nil
 	}
-	if format, err := exportfmt.Lookup(f.MimeType, it.att.As); err != nil || !format.NeedsTab {
+	if format, err := exportfmt.Lookup(f.MimeType, it.opts.As); err != nil || !format.NeedsTab {
 		return f, nil
 	}
-	named := strings.TrimSpace(it.att.Sheet) != ""
+	named := strings.TrimSpace(it.opts.Sheet) != ""
 	tabs, err := withRetry(ctx, func() ([]drive.Sheet, error) { return dc.SheetTabs(ctx, f, named) })
 	switch {
 	case err == nil:
@@ -206,7 +123,7 @@ func withTabs(ctx context.Context, dc driveAPI, it *item, f drive.File, draft bo
 		it.file = f
 		return f, refuseErr(err, kindSheetsAPIDisabled, "%s: picking the tab %q needs the Google Sheets API, which this drivemail server's Google Cloud project has not enabled. %s "+
 			"Leave out sheet to send the first tab, use as: \"xlsx\" for every tab, or ask whoever runs drivemail to enable the Google Sheets API.",
-			it.label(), truncate(it.att.Sheet, 60), nothing(draft))
+			it.label(), truncate(it.opts.Sheet, 60), nothing(draft))
 	}
 	return f, err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
+	"github.com/drivemail/drivemail/handle"
 )
 
 // TestSendRoundTrip sends a message with every kind of entry and reads it
@@ -33,12 +34,12 @@ func TestSendRoundTrip(t *testing.T) {
 		BodyText: "Hello,\nplease find the files attached.",
 		BodyHTML: `<p>Hello,</p><p><img src="cid:logo.png" alt="logo"></p>`,
 		Attachments: []compose.Attachment{
-			{FileID: pdf.ID},
-			{FileID: png.ID},
-			{FileID: doc.ID, As: "pdf"},
-			{FileID: sheet.ID, As: "csv", Sheet: "Q1 détail"},
-			{FileID: roadmap.ID},
-			{Name: "notes.csv", Text: &notes},
+			{Source: compose.DriveFile{Handle: handle.MustParse(pdf.ID)}},
+			{Source: compose.DriveFile{Handle: handle.MustParse(png.ID)}},
+			{Source: compose.DriveFile{Handle: handle.MustParse(doc.ID), As: "pdf"}},
+			{Source: compose.DriveFile{Handle: handle.MustParse(sheet.ID), As: "csv", Sheet: "Q1 détail"}},
+			{Source: compose.DriveFile{Handle: handle.MustParse(roadmap.ID)}},
+			{Name: "notes.csv", Source: compose.Content{Encoding: compose.Text, Data: *&notes}},
 		},
 	}
 	var lastDone, lastTotal int64
@@ -176,7 +177,7 @@ func TestDraftRoundTrip(t *testing.T) {
 	e := newEnv(t, compose.Config{})
 	f, b := e.putBytes("data.bin", 50_000)
 	res, err := e.send(compose.Request{To: []string{"x@example.org"}, Subject: "Draft", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{Draft: true})
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{Draft: true})
 	if err != nil {
 		t.Fatalf("Send draft: %v", err)
 	}
@@ -198,7 +199,7 @@ func TestDraftWithoutComposeScope(t *testing.T) {
 	e := newEnv(t, compose.Config{})
 	e.hc = e.Client(user, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend, emutest.ScopeGmailReadonly)
 	_, err := e.send(compose.Request{To: []string{"x@example.org"}, Subject: "Draft", BodyText: "hi"}, compose.Options{Draft: true})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "drafts") {
+	if !isRefusal(err) || !strings.Contains(err.Error(), "drafts") {
 		t.Fatalf("err = %v, want a refusal about draft permission", err)
 	}
 	if st := e.Emu.Stats(); st.DraftsCreated != 0 {

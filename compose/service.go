@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/drivemail/drivemail/redact"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/identity"
 	"github.com/drivemail/drivemail/mimemsg"
+	"github.com/drivemail/drivemail/redact"
+	"github.com/drivemail/drivemail/refusal"
 )
 
 // Config tunes a Service.
@@ -104,15 +105,16 @@ func New(cfg Config) *Service {
 // before downloading is checked first; then every part streams from Drive
 // through the MIME writer into Gmail in one pass.
 //
-// A *Refusal error means nothing was sent (or, when its text says so, that
-// Gmail may have the message); its text is for the model. Any other error
-// is internal: log it, show a generic message. An internal error that is
-// an *Unsent (errors.As) provably sent nothing.
+// A *refusal.Refusal error is for the model; its Delivery says whether
+// anything was sent (nothing, but for maybe_sent and sent_unconfirmed).
+// Any other error is internal: log it, show a generic message. An
+// internal error that is a *refusal.Unsent (errors.As) provably sent
+// nothing.
 func (s *Service) Send(ctx context.Context, httpClient *http.Client, req Request, opts Options) (Result, error) {
 	start := s.cfg.Now()
 	var queued time.Duration
 	res, err := s.send(ctx, httpClient, req, opts, &queued)
-	err = markUnsent(err)
+	err = settle(err, opts.Draft)
 	s.logOutcome(ctx, req, opts, res, err, s.cfg.Now().Sub(start), queued)
 	return res, err
 }
@@ -120,17 +122,6 @@ func (s *Service) Send(ctx context.Context, httpClient *http.Client, req Request
 // send does Send's work; it sets *queued to the time it waited for its
 // slots.
 func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts Options, queued *time.Duration) (Result, error) {
-	if err := checkRequest(req); err != nil {
-		return Result{}, err
-	}
-	req, err := replyHeaders(req)
-	if err != nil {
-		return Result{}, err
-	}
-	items, err := parseItems(req.Attachments)
-	if err != nil {
-		return Result{}, err
-	}
 	dc, err := drive.New(ctx, hc, s.cfg.Endpoints, drive.WithIdleTimeout(s.cfg.DriveIdleTimeout), drive.WithLogger(s.cfg.Logger))
 	if err != nil {
 		return Result{}, err
@@ -143,24 +134,30 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err != nil {
 		return Result{}, gmailRefusal(err, opts.Draft, false, s.cfg.Now())
 	}
-	b := &builder{req: req, from: from, date: s.cfg.Now()}
-	if err := b.checkHeaders(); err != nil {
-		return Result{}, err
-	}
-	drv := driveAdapter{dc}
-	if err := resolve(ctx, drv, items, opts.Draft); err != nil {
-		return Result{}, err
-	}
-	mp, err := planMessage(req, items)
+	// 0 validate: everything that needs no network.
+	c, err := validate(req, from, s.cfg.Now())
 	if err != nil {
 		return Result{}, err
 	}
-	if err := b.prepare(mp); err != nil {
+	// 1 resolve: Drive metadata of every Drive file.
+	drv := driveAdapter{dc}
+	if err := resolve(ctx, drv, c.items, opts.Draft); err != nil {
 		return Result{}, err
 	}
+	// 2 plan, and the limits known from metadata.
+	mp, err := planMessage(c.req, c.items)
+	if err != nil {
+		return Result{}, err
+	}
+	out, err := c.assemble(mp, drv)
+	if err != nil {
+		return Result{}, err
+	}
+	// 3 check what metadata cannot tell: archives' contents, by Range reads.
 	if err := checkArchives(ctx, drv, mp, opts.Draft); err != nil {
 		return Result{}, err
 	}
+	// 4 stream, in a sending slot.
 	waitFrom := s.cfg.Now()
 	release, err := s.slots.acquire(ctx, userID(ctx))
 	*queued = s.cfg.Now().Sub(waitFrom)
@@ -168,12 +165,12 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 		return Result{}, err
 	}
 	defer release()
-	sent, written, err := s.stream(ctx, gc, drv, b, mp, opts)
+	sent, written, err := s.stream(ctx, gc, c, out, mp, opts)
 	if err != nil {
 		return Result{}, err
 	}
 	res := result(mp, sent, written)
-	res.MessageID, res.Subject = b.messageID, req.Subject
+	res.MessageID, res.Subject = c.messageID, c.req.Subject
 	return res, nil
 }
 
@@ -279,14 +276,13 @@ func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res
 		attrs = append(attrs, "message_id", res.ID, "thread_id", res.ThreadID, "size_bytes", res.SizeBytes,
 			"attached", len(res.Attached), "attached_bytes", attachedBytes, "inline", len(res.Inline), "linked", len(res.Linked))
 		s.cfg.Logger.InfoContext(ctx, "message sent", attrs...)
-	case IsRefusal(err):
-		var r *Refusal
-		errors.As(err, &r)
-		attrs = append(attrs, "refusal", string(r.kind))
+	case isRefusal(err):
+		r, _ := refusal.As(err)
+		attrs = append(attrs, "refusal", string(r.Kind))
 		if cause := causeText(r.Err); cause != "" {
 			attrs = append(attrs, "cause", cause)
 		}
-		if r.kind.operators() {
+		if forOperator(r.Kind) {
 			// Every user meets this until the operator acts.
 			s.cfg.Logger.WarnContext(ctx, "send refused", append(attrs, "operator", "the Google Cloud project's Gmail API quota is exhausted: request a higher quota in the Google Cloud console")...)
 			return

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drivemail/drivemail/refusal"
 )
 
 // mustTake acquires at once (well within the wait) or fails the test.
@@ -19,11 +21,7 @@ func mustTake(t *testing.T, s *slots, user string) func() {
 }
 
 func refusalKind(err error) kind {
-	var r *Refusal
-	if errors.As(err, &r) {
-		return r.kind
-	}
-	return ""
+	return refusal.KindOf(err)
 }
 
 func TestSlotsPerUserCapAtItsEdge(t *testing.T) {

@@ -27,17 +27,17 @@ const (
 
 // stream runs passes of the message into Gmail until one succeeds or one
 // fails in a way that must not be retried.
-func (s *Service) stream(ctx context.Context, gc *gmail.Client, d driveAPI, b *builder, mp *msgPlan, opts Options) (gmail.Sent, mimemsg.Written, error) {
+func (s *Service) stream(ctx context.Context, gc *gmail.Client, c *checked, out *outgoing, mp *msgPlan, opts Options) (gmail.Sent, mimemsg.Written, error) {
 	wait := passBackoff
 	for attempt := 1; ; attempt++ {
-		sent, written, err := s.pass(ctx, gc, d, b, mp, opts)
+		sent, written, err := s.pass(ctx, gc, c, out, mp, opts)
 		if err == nil {
 			return sent, written, nil
 		}
 		var we *gmail.WriteError
 		retry := errors.As(err, &we) && !we.Contacted && drive.IsTransient(we.Err) && attempt < passAttempts
 		if !retry {
-			return gmail.Sent{}, mimemsg.Written{}, streamError(err, b, opts.Draft)
+			return gmail.Sent{}, mimemsg.Written{}, streamError(err, c, opts.Draft)
 		}
 		s.cfg.Logger.InfoContext(ctx, "retrying send pass after a Drive failure", "attempt", attempt, "err", redact.Quoted(we.Err.Error()))
 		t := time.NewTimer(wait)
@@ -53,10 +53,8 @@ func (s *Service) stream(ctx context.Context, gc *gmail.Client, d driveAPI, b *b
 
 // pass streams the message once: Drive → mimemsg → progress counter →
 // Gmail upload.
-func (s *Service) pass(ctx context.Context, gc *gmail.Client, d driveAPI, b *builder, mp *msgPlan, opts Options) (gmail.Sent, mimemsg.Written, error) {
-	prepared, err := b.message(ctx, func(it *item) func(context.Context) (io.ReadCloser, error) {
-		return func(ctx context.Context) (io.ReadCloser, error) { return openPart(ctx, d, it) }
-	})
+func (s *Service) pass(ctx context.Context, gc *gmail.Client, c *checked, out *outgoing, mp *msgPlan, opts Options) (gmail.Sent, mimemsg.Written, error) {
+	prepared, err := out.prepared()
 	if err != nil {
 		return gmail.Sent{}, mimemsg.Written{}, err
 	}
@@ -74,9 +72,9 @@ func (s *Service) pass(ctx context.Context, gc *gmail.Client, d driveAPI, b *bui
 	}
 	var sent gmail.Sent
 	if opts.Draft {
-		sent, err = gc.CreateDraft(ctx, b.req.ThreadID, write)
+		sent, err = gc.CreateDraft(ctx, c.req.ThreadID, write)
 	} else {
-		sent, err = gc.Send(ctx, b.req.ThreadID, write)
+		sent, err = gc.Send(ctx, c.req.ThreadID, write)
 	}
 	if err != nil {
 		return gmail.Sent{}, mimemsg.Written{}, err
@@ -115,7 +113,7 @@ func openPart(ctx context.Context, d driveAPI, it *item) (io.ReadCloser, error) 
 	switch it.plan.archive {
 	case blocked.Gzip, blocked.Tar, blocked.TarGzip:
 		if it.plan.action != actData {
-			rc = newInspected(rc, blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}))
+			rc = newInspected(rc, it, blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}))
 		}
 	}
 	return rc, nil
@@ -148,28 +146,30 @@ func (l *labelledBody) Read(p []byte) (int, error) {
 func (l *labelledBody) Close() error { return l.rc.Close() }
 
 // inspected tees a download into a blocked.Inspector and fails the read
-// as soon as the inspector finds a blocked entry.
+// as soon as the inspector finds a blocked entry; the failure names its
+// entry (partError), whose source decides the advice.
 type inspected struct {
 	rc     io.ReadCloser
+	it     *item
 	in     *blocked.Inspector
 	closed bool
 }
 
-func newInspected(rc io.ReadCloser, in *blocked.Inspector) *inspected {
-	return &inspected{rc: rc, in: in}
+func newInspected(rc io.ReadCloser, it *item, in *blocked.Inspector) *inspected {
+	return &inspected{rc: rc, it: it, in: in}
 }
 
 func (x *inspected) Read(p []byte) (int, error) {
 	n, err := x.rc.Read(p)
 	if n > 0 {
 		if _, werr := x.in.Write(p[:n]); werr != nil {
-			return 0, werr
+			return 0, &partError{it: x.it, err: werr}
 		}
 	}
 	if err == io.EOF {
 		x.closed = true
 		if verdict := x.in.Close(); verdict != nil {
-			return n, verdict
+			return n, &partError{it: x.it, err: verdict}
 		}
 	}
 	return n, err

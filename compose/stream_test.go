@@ -13,6 +13,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/handle"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -38,8 +39,8 @@ func TestExportPastLimitSendsNothing(t *testing.T) {
 	doc := e.Put(user, drivesvc.FileSpec{Name: "Huge", Kind: drivesvc.KindDoc, DocFillBytes: compose.MaxAttachmentBytes + 1<<20})
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "big", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: doc.ID, As: "txt"}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "25 MiB") || !strings.Contains(err.Error(), "Nothing was sent") {
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(doc.ID), As: "txt"}}}}, compose.Options{})
+	if !isRefusal(err) || !strings.Contains(err.Error(), "25 MiB") || !strings.Contains(err.Error(), "Nothing was sent") {
 		t.Fatalf("err = %v, want the 25 MiB refusal saying nothing was sent", err)
 	}
 	after := e.Emu.Stats()
@@ -63,8 +64,8 @@ func TestDriveCutSendsNothing(t *testing.T) {
 	e.Inject(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 20, CutResponseAfter: ptr(int64(1 << 20))})
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "part-way") {
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{})
+	if !isRefusal(err) || !strings.Contains(err.Error(), "part-way") {
 		t.Fatalf("err = %v, want the part-way refusal", err)
 	}
 	after := e.Emu.Stats()
@@ -93,8 +94,8 @@ func TestGmailSessionOpenFailsSendsNothing(t *testing.T) {
 	e.Inject(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 503})
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "open fails", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Nothing was sent") {
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{})
+	if !isRefusal(err) || !strings.Contains(err.Error(), "Nothing was sent") {
 		t.Fatalf("err = %v, want a refusal saying nothing was sent", err)
 	}
 	outboxUnchanged(t, before, e.Emu.Stats())
@@ -138,7 +139,7 @@ func TestGmailChunkFaultsSendOnce(t *testing.T) {
 func TestConcurrencyCap(t *testing.T) {
 	e := newEnv(t, compose.Config{MaxConcurrentSends: 1})
 	f, _ := e.putBytes("a.pdf", 100_000)
-	req := compose.Request{To: []string{"zoe@example.org"}, Subject: "cap", BodyText: "hi", Attachments: []compose.Attachment{{FileID: f.ID}}}
+	req := compose.Request{To: []string{"zoe@example.org"}, Subject: "cap", BodyText: "hi", Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for i := 0; i < 4; i++ {
@@ -206,8 +207,8 @@ func TestGmailFinalAnswerCut(t *testing.T) {
 				emulator.Fault{PathPrefix: tt.path, CutResponseAfter: ptr(int64(0))},
 			)
 			_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut answer", BodyText: "hi",
-				Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{Draft: tt.draft})
-			if !compose.IsRefusal(err) {
+				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{Draft: tt.draft})
+			if !isRefusal(err) {
 				t.Fatalf("err = %v, want a refusal", err)
 			}
 			for _, w := range tt.want {
@@ -254,8 +255,8 @@ func TestFileChangedWhileSendingSendsNothing(t *testing.T) {
 	hc := &http.Client{Transport: growingDownloads{base: e.hc.Transport, fileID: f.ID}}
 	before := e.Emu.Stats()
 	_, err := e.svc.Send(context.Background(), hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "grown", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), `"report.pdf" changed in Google Drive`) || !strings.Contains(err.Error(), "Nothing was sent") {
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{})
+	if !isRefusal(err) || !strings.Contains(err.Error(), `"report.pdf" changed in Google Drive`) || !strings.Contains(err.Error(), "Nothing was sent") {
 		t.Fatalf("err = %v, want a refusal saying report.pdf changed and nothing was sent", err)
 	}
 	outboxUnchanged(t, before, e.Emu.Stats())
@@ -268,7 +269,7 @@ func TestGmailForbiddenSaysWhatToDo(t *testing.T) {
 	e.Inject(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 403})
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "policy", BodyText: "hi"}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Nothing was sent") || !strings.Contains(err.Error(), "administrator whether") {
+	if !isRefusal(err) || !strings.Contains(err.Error(), "Nothing was sent") || !strings.Contains(err.Error(), "administrator whether") {
 		t.Fatalf("err = %v, want a refusal saying nothing was sent and to ask the administrator", err)
 	}
 	outboxUnchanged(t, before, e.Emu.Stats())
@@ -296,12 +297,12 @@ func TestGmailFailureStopsDriveReads(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "early failure", BodyText: "hi",
-			Attachments: []compose.Attachment{{FileID: a.ID}, {FileID: b.ID}}}, compose.Options{})
+			Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(a.ID)}}, {Source: compose.DriveFile{Handle: handle.MustParse(b.ID)}}}}, compose.Options{})
 		done <- err
 	}()
 	select {
 	case err := <-done:
-		if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Gmail is busy") || !strings.Contains(err.Error(), "Nothing was sent") {
+		if !isRefusal(err) || !strings.Contains(err.Error(), "Gmail is busy") || !strings.Contains(err.Error(), "Nothing was sent") {
 			t.Fatalf("err = %v, want Gmail's refusal saying nothing was sent", err)
 		}
 	case <-time.After(driveDelayNS / 2):
@@ -329,12 +330,12 @@ func TestDriveStallAbandonsSend(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "stall", BodyText: "hi",
-			Attachments: []compose.Attachment{{FileID: a.ID}, {FileID: b.ID}}}, compose.Options{})
+			Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(a.ID)}}, {Source: compose.DriveFile{Handle: handle.MustParse(b.ID)}}}}, compose.Options{})
 		done <- err
 	}()
 	select {
 	case err := <-done:
-		if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "stalled while sending attachment 2") || !strings.Contains(err.Error(), "Nothing was sent") {
+		if !isRefusal(err) || !strings.Contains(err.Error(), "stalled while sending attachment 2") || !strings.Contains(err.Error(), "Nothing was sent") {
 			t.Fatalf("err = %v, want the refusal saying Drive stalled and nothing was sent", err)
 		}
 	case <-time.After(driveDelayNS / 2):
@@ -373,8 +374,8 @@ func TestGmailStallSaysNothingWasSent(t *testing.T) {
 	)
 	before := e.Emu.Stats()
 	_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "gmail stalls", BodyText: "hi",
-		Attachments: []compose.Attachment{{FileID: f.ID}}}, compose.Options{})
-	if !compose.IsRefusal(err) || !strings.Contains(err.Error(), "Gmail stopped answering") || !strings.Contains(err.Error(), "Nothing was sent") {
+		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{})
+	if !isRefusal(err) || !strings.Contains(err.Error(), "Gmail stopped answering") || !strings.Contains(err.Error(), "Nothing was sent") {
 		t.Fatalf("err = %v, want the refusal saying Gmail stalled and nothing was sent", err)
 	}
 	outboxUnchanged(t, before, e.Emu.Stats())

@@ -24,13 +24,13 @@ const MaxReferenceEntries = 100
 // do. The result's Subject is what will be sent.
 func replyHeaders(req Request) (Request, error) {
 	if req.ThreadID != "" && strings.TrimSpace(req.InReplyTo) == "" && len(req.References) == 0 {
-		return req, refuse(kindThreadWithoutReply, "thread_id alone cannot put the message in that conversation: Gmail adds a message to a thread only when it also "+
+		return req, refuse(kindThreadWithoutReply, "\"thread_id\" alone cannot put the message in that conversation: Gmail adds a message to a thread only when it also "+
 			"answers a message of the thread by its Message-ID and keeps the thread's subject. Pass in_reply_to: the message_id that send_email or create_draft "+
 			"returned for the message being answered, or the Message-ID header of the latest message in the thread (drivemail may only send mail, not read it, "+
 			"so it cannot look it up). Or leave thread_id out to start a new conversation.")
 	}
 	if len(req.References) > MaxReferenceEntries {
-		return req, refuse(kindInvalidReplyTo, "references has %d entries; give at most %d, the latest ones (the Message-IDs of the conversation, oldest first).",
+		return req, refuse(kindInvalidReplyTo, "\"references\" has %d entries; give at most %d, the latest ones (the Message-IDs of the conversation, oldest first).",
 			len(req.References), MaxReferenceEntries)
 	}
 	parent := strings.TrimSpace(req.InReplyTo)

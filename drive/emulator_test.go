@@ -79,7 +79,7 @@ func TestGetBinary(t *testing.T) {
 	e := newEnv(t)
 	content := random(10_000)
 	f := e.Put(user, drivesvc.FileSpec{Name: "Q3 report.pdf", Content: content})
-	got, err := e.dc.Get(context.Background(), f.ID)
+	got, err := e.dc.Get(context.Background(), drive.Ref{ID: f.ID})
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
@@ -94,17 +94,13 @@ func TestGetBinary(t *testing.T) {
 	if !bytes.Equal(b, content) {
 		t.Errorf("Download returned %d bytes that differ from the file's", len(b))
 	}
-	// A link to the file names it too.
-	if _, err := e.dc.Get(context.Background(), "https://drive.google.com/file/d/"+f.ID+"/view"); err != nil {
-		t.Errorf("Get by link: %v", err)
-	}
 }
 
 func TestGetNotFoundIsTheSameForOthersFiles(t *testing.T) {
 	e := newEnv(t)
 	theirs := e.Put(other, drivesvc.FileSpec{Name: "private.pdf", Content: []byte("x")})
 	for _, id := range []string{theirs.ID, "1NoSuchFileNoSuchFileNoSuchFile00"} {
-		_, err := e.dc.Get(context.Background(), id)
+		_, err := e.dc.Get(context.Background(), drive.Ref{ID: id})
 		if !errors.Is(err, drive.ErrNotFound) {
 			t.Errorf("Get(%s) error = %v, want ErrNotFound", id, err)
 		}
@@ -112,7 +108,7 @@ func TestGetNotFoundIsTheSameForOthersFiles(t *testing.T) {
 			t.Errorf("error text = %q, want the operation, status, reason and cause only", err)
 		}
 	}
-	if _, err := e.dc.Get(context.Background(), "not an id"); !errors.Is(err, drive.ErrBadID) {
+	if _, err := e.dc.Get(context.Background(), drive.Ref{ID: "not an id"}); !errors.Is(err, drive.ErrBadID) {
 		t.Errorf("Get(bad id) error = %v, want ErrBadID", err)
 	}
 }
@@ -122,7 +118,7 @@ func TestGetShortcutSharedDriveAndResourceKey(t *testing.T) {
 	ctx := context.Background()
 	target := e.Put(user, drivesvc.FileSpec{Name: "target.pdf", Content: []byte("target")})
 	sc := e.Put(user, drivesvc.FileSpec{Name: "shortcut", Kind: drivesvc.KindShortcut, ShortcutTo: target.ID})
-	got, err := e.dc.Get(ctx, sc.ID)
+	got, err := e.dc.Get(ctx, drive.Ref{ID: sc.ID})
 	if err != nil {
 		t.Fatalf("Get(shortcut): %v", err)
 	}
@@ -135,7 +131,7 @@ func TestGetShortcutSharedDriveAndResourceKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	inTeam := e.Put(user, drivesvc.FileSpec{Name: "team.pdf", Content: []byte("team"), SharedDrive: sd.ID})
-	got, err = e.dc.Get(ctx, inTeam.ID)
+	got, err = e.dc.Get(ctx, drive.Ref{ID: inTeam.ID})
 	if err != nil || got.DriveID != sd.ID {
 		t.Fatalf("Get(shared drive file) = %+v, %v", got, err)
 	}
@@ -145,10 +141,10 @@ func TestGetShortcutSharedDriveAndResourceKey(t *testing.T) {
 
 	key := drivesvc.NewResourceKey()
 	linked := e.Put(other, drivesvc.FileSpec{Name: "linked.pdf", Content: []byte("linked"), LinkShared: true, ResourceKey: key})
-	if _, err := e.dc.Get(ctx, linked.ID); !errors.Is(err, drive.ErrNotFound) {
+	if _, err := e.dc.Get(ctx, drive.Ref{ID: linked.ID}); !errors.Is(err, drive.ErrNotFound) {
 		t.Errorf("Get(link-shared without key) error = %v, want ErrNotFound", err)
 	}
-	got, err = e.dc.Get(ctx, "https://drive.google.com/file/d/"+linked.ID+"/view?resourcekey="+key)
+	got, err = e.dc.Get(ctx, drive.Ref{ID: linked.ID, ResourceKey: key})
 	if err != nil {
 		t.Fatalf("Get(link-shared with key): %v", err)
 	}
@@ -164,7 +160,7 @@ func TestSpreadsheetTabsAndExports(t *testing.T) {
 		{Title: "Summary", Rows: [][]string{{"total", "12"}}},
 		{Title: "Q1", Rows: [][]string{{"jan", "4"}, {"feb", "8"}}},
 	}})
-	got, err := e.dc.Get(ctx, sheet.ID)
+	got, err := e.dc.Get(ctx, drive.Ref{ID: sheet.ID})
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
@@ -188,7 +184,7 @@ func TestDownloadCutIsAnErrorNotEOF(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	f := e.Put(user, drivesvc.FileSpec{Name: "big.bin", Content: random(300_000)})
-	got, err := e.dc.Get(ctx, f.ID)
+	got, err := e.dc.Get(ctx, drive.Ref{ID: f.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +209,7 @@ func TestRangeReader(t *testing.T) {
 	ctx := context.Background()
 	content := random(50_000)
 	f := e.Put(user, drivesvc.FileSpec{Name: "a.zip", Content: content})
-	got, err := e.dc.Get(ctx, f.ID)
+	got, err := e.dc.Get(ctx, drive.Ref{ID: f.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

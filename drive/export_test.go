@@ -49,7 +49,7 @@ func paths(e *env, before emulator.Stats) map[string]int64 {
 func longDoc(t *testing.T, e *env) drive.File {
 	t.Helper()
 	doc := e.Put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
-	f, err := e.dc.Get(context.Background(), doc.ID)
+	f, err := e.dc.Get(context.Background(), drive.Ref{ID: doc.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,11 +149,11 @@ func TestExportOfAnotherTypeIsRefused(t *testing.T) {
 	sheet := e.Put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, Tabs: []drivesvc.Tab{
 		{Title: "Summary", Rows: [][]string{{"a"}}}, {Title: "Expenses", Rows: [][]string{{"b"}}}}})
 	big := e.Put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
-	s, err := e.dc.Get(ctx, sheet.ID)
+	s, err := e.dc.Get(ctx, drive.Ref{ID: sheet.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.dc.Get(ctx, big.ID)
+	b, err := e.dc.Get(ctx, drive.Ref{ID: big.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestTabExportReadsFormattedValuesInWindows(t *testing.T) {
 		{Title: "Summary", Rows: [][]string{{"other tab"}}},
 		{Title: "It's Q1", Rows: rows},
 	}})
-	f, err := e.dc.Get(ctx, sheet.ID)
+	f, err := e.dc.Get(ctx, drive.Ref{ID: sheet.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,14 +252,14 @@ func TestSheetsAPIIsOnlyForTabs(t *testing.T) {
 	ctx := context.Background()
 	sheet := e.Put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, Tabs: []drivesvc.Tab{
 		{Title: "Summary", Rows: [][]string{{"total", "12"}}}, {Title: "Q1", Rows: [][]string{{"jan", "4"}}}}})
-	withTabs, err := e.dc.Get(ctx, sheet.ID)
+	withTabs, err := e.dc.Get(ctx, drive.Ref{ID: sheet.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Emu.SetAPIEnabled("sheets", false); err != nil {
 		t.Fatal(err)
 	}
-	f, err := e.dc.Get(ctx, sheet.ID)
+	f, err := e.dc.Get(ctx, drive.Ref{ID: sheet.ID})
 	if err != nil || !f.TabsUnknown || len(f.Sheets) != 0 || f.Name != "Budget" {
 		t.Fatalf("Get with Sheets off: %+v, %v; want the file without tabs, TabsUnknown", f, err)
 	}
@@ -294,7 +294,7 @@ func TestDriveAPIDisabledIsNamed(t *testing.T) {
 	if err := e.Emu.SetAPIEnabled("drive", false); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.dc.Get(ctx, f.ID)
+	_, err := e.dc.Get(ctx, drive.Ref{ID: f.ID})
 	if svc, ok := drive.DisabledAPI(err); !ok || svc != "drive.googleapis.com" || errors.Is(err, drive.ErrUnauthorized) ||
 		errors.Is(err, drive.ErrScope) || drive.IsTransient(err) {
 		t.Errorf("Get with Drive off: %v; want ErrAPIDisabled naming drive.googleapis.com", err)
@@ -315,7 +315,7 @@ func TestSharedDriveExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := e.Put(user, drivesvc.FileSpec{Name: "Plan", Kind: drivesvc.KindDoc, DocText: "shared plan", SharedDrive: d.ID})
-	f, err := e.dc.Get(ctx, doc.ID)
+	f, err := e.dc.Get(ctx, drive.Ref{ID: doc.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

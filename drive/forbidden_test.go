@@ -31,7 +31,7 @@ func TestDownloadForbiddenReasons(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	f := e.Put(user, drivesvc.FileSpec{Name: "a.bin", Content: random(1000)})
-	got, err := e.dc.Get(ctx, f.ID)
+	got, err := e.dc.Get(ctx, drive.Ref{ID: f.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,15 +6,13 @@ import (
 	"fmt"
 )
 
-// Get returns the file named by id (a bare id or a Drive link, see
-// ParseRef), following a shortcut once to its target. A spreadsheet comes
+// Get returns the file ref names, following a shortcut once to its target. A spreadsheet comes
 // with its tabs when the Sheets API is enabled; when it is not, the file
 // comes without them and TabsUnknown set, since nothing but a tab choice
 // needs that API. A missing file and one the user cannot see both give
 // ErrNotFound.
-func (c *Client) Get(ctx context.Context, id string) (File, error) {
-	ref, ok := ParseRef(id)
-	if !ok {
+func (c *Client) Get(ctx context.Context, ref Ref) (File, error) {
+	if !ValidID(ref.ID) {
 		return File{}, &Error{Op: "files.get", Err: ErrBadID}
 	}
 	f, err := c.Lookup(ctx, ref)

@@ -82,11 +82,11 @@ func TestStalledBodiesFail(t *testing.T) {
 	defer cancel()
 	bin := e.Put(user, drivesvc.FileSpec{Name: "big.bin", Content: random(100_000)})
 	doc := e.Put(user, drivesvc.FileSpec{Name: "Doc", Kind: drivesvc.KindDoc, DocFillBytes: 100_000})
-	gotBin, err := e.dc.Get(ctx, bin.ID)
+	gotBin, err := e.dc.Get(ctx, drive.Ref{ID: bin.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gotDoc, err := e.dc.Get(ctx, doc.ID)
+	gotDoc, err := e.dc.Get(ctx, drive.Ref{ID: doc.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestStalledAnswerFails(t *testing.T) {
 	}
 	ctx := context.Background()
 	f := e.Put(user, drivesvc.FileSpec{Name: "a.bin", Content: random(1000)})
-	got, err := dc.Get(ctx, f.ID)
+	got, err := dc.Get(ctx, drive.Ref{ID: f.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestSlowReaderIsNotAStall(t *testing.T) {
 	ctx := context.Background()
 	content := random(64 << 10)
 	f := e.Put(user, drivesvc.FileSpec{Name: "a.bin", Content: content})
-	got, err := dc.Get(ctx, f.ID)
+	got, err := dc.Get(ctx, drive.Ref{ID: f.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,8 @@
 package drive
 
-import (
-	"net/url"
-	"strings"
-)
-
 // Ref names a Drive file: its id and, for a link-shared file, the resource
-// key that unlocks it.
+// key that unlocks it. Package handle makes one from what a model wrote (an
+// id, a link, an mcp-file:// handle); Drive gets it unchanged.
 type Ref struct {
 	ID          string
 	ResourceKey string
@@ -28,48 +24,4 @@ func ValidID(s string) bool {
 		}
 	}
 	return true
-}
-
-// ParseRef accepts a bare file id or a Drive, Docs, Sheets or Slides link
-// (https://drive.google.com/file/d/ID/view?resourcekey=KEY,
-// https://docs.google.com/document/d/ID/edit, …?id=ID) and returns the
-// file it names, with the resource key when the link carries one.
-func ParseRef(s string) (Ref, bool) {
-	s = strings.TrimSpace(s)
-	if ValidID(s) {
-		return Ref{ID: s}, true
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme != "https" {
-		return Ref{}, false
-	}
-	switch u.Host {
-	case "drive.google.com", "docs.google.com":
-	default:
-		return Ref{}, false
-	}
-	q := u.Query()
-	key := q.Get("resourcekey")
-	if key != "" && !ValidID(key) {
-		return Ref{}, false
-	}
-	id := idFromPath(u.Path)
-	if id == "" {
-		id = q.Get("id")
-	}
-	if !ValidID(id) {
-		return Ref{}, false
-	}
-	return Ref{ID: id, ResourceKey: key}, true
-}
-
-// idFromPath finds the segment after "/d/" in a Drive or Docs path.
-func idFromPath(p string) string {
-	segs := strings.Split(p, "/")
-	for i := 0; i+1 < len(segs); i++ {
-		if segs[i] == "d" {
-			return segs[i+1]
-		}
-	}
-	return ""
 }

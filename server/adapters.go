@@ -9,10 +9,9 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
-	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/identity"
-	"github.com/drivemail/drivemail/oauth/googleauth"
+	"github.com/drivemail/drivemail/refusal"
 	"github.com/drivemail/drivemail/tools"
 )
 
@@ -22,6 +21,10 @@ type GoogleClients interface {
 	Client(ctx context.Context, userID string) (*http.Client, error)
 }
 
+// The tools' Drive and Mail over the caller's own Google token. Errors
+// pass through as they are: a lost Google grant is already a refusal
+// (googleauth.ErrReconnect), which the tools show as it is.
+
 // userHTTPClient is the Google client of the user in ctx.
 func userHTTPClient(ctx context.Context, clients GoogleClients) (*http.Client, error) {
 	u, ok := identity.FromContext(ctx)
@@ -30,18 +33,9 @@ func userHTTPClient(ctx context.Context, clients GoogleClients) (*http.Client, e
 	}
 	hc, err := clients.Client(ctx, u.ID)
 	if err != nil {
-		return nil, reconnectRefusal(fmt.Errorf("google client: %w", err))
+		return nil, fmt.Errorf("google client: %w", err)
 	}
 	return hc, nil
-}
-
-// reconnectRefusal shows a lost Google grant to the model as the sentence
-// that tells the user to sign in again; other errors pass unchanged.
-func reconnectRefusal(err error) error {
-	if errors.Is(err, googleauth.ErrReconnect) {
-		return &tools.Refusal{Reason: googleauth.ErrReconnect.Error()}
-	}
-	return err
 }
 
 // userDrive is tools.Drive over the caller's own Google token.
@@ -64,17 +58,15 @@ func (d userDrive) Search(ctx context.Context, q drive.Query) (drive.Page, error
 	if err != nil {
 		return drive.Page{}, err
 	}
-	p, err := c.Search(ctx, q)
-	return p, reconnectRefusal(err)
+	return c.Search(ctx, q)
 }
 
-func (d userDrive) Get(ctx context.Context, id string) (drive.File, error) {
+func (d userDrive) Get(ctx context.Context, ref drive.Ref) (drive.File, error) {
 	c, err := d.client(ctx)
 	if err != nil {
 		return drive.File{}, err
 	}
-	f, err := c.Get(ctx, id)
-	return f, reconnectRefusal(err)
+	return c.Get(ctx, ref)
 }
 
 // userMail is tools.Mail: compose with the caller's own Google token.
@@ -83,38 +75,13 @@ type userMail struct {
 	compose *compose.Service
 }
 
+// Send sends with compose. When the user's Google client cannot be had,
+// compose never ran, so nothing can have reached Gmail: the error says so
+// (refusal.Unsent), and a lost grant keeps its own sentence.
 func (m userMail) Send(ctx context.Context, req compose.Request, opts tools.SendOptions) (compose.Result, error) {
 	hc, err := userHTTPClient(ctx, m.clients)
 	if err != nil {
-		return compose.Result{}, unsent(err)
+		return compose.Result{}, &refusal.Unsent{Err: err}
 	}
-	res, err := m.compose.Send(ctx, hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress})
-	return res, sendReconnectRefusal(err, opts.Draft)
-}
-
-// sendReconnectRefusal is reconnectRefusal for a send or a draft. A lost
-// grant stops each Google request before it leaves (google.ErrNoToken),
-// so unless Gmail may already have had the message, nothing went out,
-// and the sentence says so.
-func sendReconnectRefusal(err error, draft bool) error {
-	var ge *gmail.Error
-	if !errors.Is(err, googleauth.ErrReconnect) || errors.As(err, &ge) && (ge.MaybeSent || ge.Accepted) {
-		return err
-	}
-	nothing := "Nothing was sent."
-	if draft {
-		nothing = "Nothing was saved."
-	}
-	return &tools.Refusal{Reason: googleauth.ErrReconnect.Error() + " " + nothing}
-}
-
-// unsent marks a failure before compose ran, when nothing can have
-// reached Gmail, so the tools say that a retry cannot send twice. A
-// refusal keeps its own sentence.
-func unsent(err error) error {
-	var r *tools.Refusal
-	if errors.As(err, &r) {
-		return err
-	}
-	return &compose.Unsent{Err: err}
+	return m.compose.Send(ctx, hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress})
 }

@@ -135,3 +135,28 @@ func callTool(t *testing.T, srv *mcpserver.MCPServer, ctx context.Context, name 
 	}
 	return resp.Result.Content[0].Text, resp.Result.IsError
 }
+
+// TestDriveToolsThatFindTheGrantLostSayReconnect: a lost Google grant is
+// a refusal where googleauth finds it, before the Drive request or while
+// it is sent, and reaches the model as that sentence with no conversion
+// on the way.
+func TestDriveToolsThatFindTheGrantLostSayReconnect(t *testing.T) {
+	signedIn := identity.User{ID: "user-1", Email: "demo@example.com"}
+	for name, clients := range map[string]GoogleClients{
+		"no client":       brokenClients{err: fmt.Errorf("load: %w", googleauth.ErrReconnect)},
+		"refresh refused": tokenlessClients{},
+	} {
+		for tool, args := range map[string]map[string]any{
+			"drive_search":   {"query": "q3"},
+			"drive_get_file": {"file_id": "1AbCdEfGhIjKlMnOpQrStUvWxYz012345"},
+		} {
+			d := userDrive{clients: clients, endpoints: google.Endpoints{Base: "http://127.0.0.1:1"}}
+			srv := mcpserver.NewMCPServer("drivemail", "test", mcpserver.WithToolCapabilities(false))
+			srv.AddTools(tools.Tools(tools.Deps{Drive: d, Mail: userMail{clients: clients}})...)
+			text, isError := callTool(t, srv, identity.WithUser(context.Background(), signedIn), tool, args)
+			if !isError || text != googleauth.ErrReconnect.Error() {
+				t.Errorf("%s, %s: %v %q, want the reconnect sentence", name, tool, isError, text)
+			}
+		}
+	}
+}

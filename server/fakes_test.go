@@ -73,7 +73,7 @@ func (fakeDrive) Search(ctx context.Context, q drive.Query) (drive.Page, error) 
 	return drive.Page{Files: []drive.File{{ID: "1AbCdEfGhIjKlMnOpQrStUvWxYz012345", Name: "Q3 report.pdf", MimeType: "application/pdf", Size: 1234}}}, nil
 }
 
-func (fakeDrive) Get(ctx context.Context, id string) (drive.File, error) {
+func (fakeDrive) Get(ctx context.Context, ref drive.Ref) (drive.File, error) {
 	return drive.File{}, &drive.Error{Op: "files.get", Code: 404, Err: drive.ErrNotFound}
 }
 

@@ -3,35 +3,60 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/mail"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/refusal"
 )
 
 // object is a JSON object's fields, kept raw so each can be read leniently.
 type object map[string]json.RawMessage
 
-// decodeObject reads raw as a JSON object whose keys are all in allowed.
-// what names the object at the start of refusals ("The arguments of
+// fields are the keys an object may have, and the other spellings models
+// use for some of them, read as the key they stand for. A key that differs
+// from one of names only in case and underscores ("fileId", "MIME_TYPE")
+// is read as that name too.
+type fields struct {
+	names   []string
+	aliases map[string]string // alias → name
+}
+
+// decodeObject reads raw as a JSON object whose keys are all in f. what
+// names the object at the start of refusals ("The arguments of
 // send_email", "Attachment 2"), so it begins with a capital.
-func decodeObject(raw json.RawMessage, allowed []string, what string) (object, error) {
+func decodeObject(raw json.RawMessage, f fields, what string) (object, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return object{}, nil
 	}
 	var m object
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, refuse("%s must be a JSON object with the fields %s.", what, quoteList(allowed))
+		return nil, refuse("%s must be a JSON object with the fields %s.", what, quoteList(f.names))
 	}
+	out := make(object, len(m))
+	given := map[string]string{} // name → the key that gave it
 	var unknown []string
-	for k := range m {
-		if !slices.Contains(allowed, k) {
+	for k, v := range m {
+		name := f.nameOf(k)
+		if name == "" {
 			unknown = append(unknown, k)
+			continue
 		}
+		if other, dup := given[name]; dup {
+			a, b := other, k
+			if a > b {
+				a, b = b, a
+			}
+			return nil, refuse("%s has both %q and %q, which mean the same; give %q only.", what, a, b, name)
+		}
+		given[name] = k
+		out[name] = v
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
@@ -39,24 +64,41 @@ func decodeObject(raw json.RawMessage, allowed []string, what string) (object, e
 		if len(unknown) > 1 {
 			noun = "fields"
 		}
-		msg := fmt.Sprintf("%s: unknown %s %s. Use only %s.", what, noun, quoteList(unknown), quoteList(allowed))
-		if hint := closeName(unknown[0], allowed); hint != "" {
+		msg := fmt.Sprintf("%s: unknown %s %s. Use only %s.", what, noun, quoteList(unknown), quoteList(f.names))
+		if hint := closeName(unknown[0], f.names); hint != "" {
 			msg += fmt.Sprintf(" Did you mean %q?", hint)
 		}
-		return nil, &Refusal{Reason: msg}
+		return nil, refuse("%s", msg)
 	}
-	return m, nil
+	return out, nil
 }
 
-// closeName suggests the allowed name a typo most likely meant: the same
-// name without case, a plural or singular form, or camelCase for snake_case.
-func closeName(got string, allowed []string) string {
+// nameOf is the name key stands for, or "".
+func (f fields) nameOf(key string) string {
+	if slices.Contains(f.names, key) {
+		return key
+	}
+	if name, ok := f.aliases[key]; ok {
+		return name
+	}
+	fold := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "") }
+	for _, n := range f.names {
+		if fold(n) == fold(key) {
+			return n
+		}
+	}
+	return ""
+}
+
+// closeName suggests the name a near miss most likely meant: the same
+// name in the singular or plural.
+func closeName(got string, names []string) string {
 	norm := func(s string) string {
 		return strings.TrimSuffix(strings.ReplaceAll(strings.ToLower(s), "_", ""), "s")
 	}
-	for _, a := range allowed {
-		if norm(a) == norm(got) {
-			return a
+	for _, n := range names {
+		if norm(n) == norm(got) {
+			return n
 		}
 	}
 	return ""
@@ -89,11 +131,9 @@ func (m object) str(key string) (string, error) {
 	return s, nil
 }
 
-// maxStringList bounds a list of strings read from one field.
-const maxStringList = 1000
-
 // stringList reads a list of strings, or one string as a list of one;
-// absent or null gives nil. what describes the expected value.
+// absent or null gives nil. what describes the expected value. The list's
+// length is the caller's to bound (the MCP body cap bounds the work).
 func (m object) stringList(key, what string) ([]string, error) {
 	raw, ok := m[key]
 	if !ok || isNull(raw) {
@@ -109,9 +149,6 @@ func (m object) stringList(key, what string) ([]string, error) {
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, refuse("%q must be %s, not %s.", key, what, jsonKind(raw))
-	}
-	if len(list) > maxStringList {
-		return nil, refuse("%q has %d entries; give at most %d.", key, len(list), maxStringList)
 	}
 	return list, nil
 }
@@ -284,68 +321,31 @@ func splitTopLevel(s string) []string {
 	return out
 }
 
-// driveFileID accepts a Drive id, an mcp-file:// handle, or a Drive or
-// Docs link (models often paste those) and returns the id or handle. A
-// link's resource key, without which Drive does not serve a link-shared
-// file to anyone but its owner, is kept: the id then comes back as a
-// Drive link that compose and drive read the key from.
-func driveFileID(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "mcp-file://") {
-		return s, nil
+// parseHandle reads a file handle (handle.Parse) and words a spelling it
+// does not accept for the model. what names the argument ("Attachment 2",
+// "\"folder_id\""); instead is what to pass instead, for that argument.
+func parseHandle(s, what, instead string) (handle.Handle, error) {
+	h, err := handle.Parse(s)
+	if err == nil {
+		return h, nil
 	}
-	if strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") {
-		id, key, ok := idFromDriveURL(s)
-		switch {
-		case !ok:
-			return "", refuse("%q is a link, not a Drive file id. Find the file with drive_search and pass its id.", truncate(s, 80))
-		case key != "":
-			return "https://drive.google.com/file/d/" + id + "/view?resourcekey=" + key, nil
-		}
-		return id, nil
+	var se *handle.SyntaxError
+	if !errors.As(err, &se) {
+		return nil, err
 	}
-	if !validDriveID(s) {
-		return "", refuse("%q is not a Drive file id (ids are letters, digits, '-' and '_', such as 1AbCdEfGhIjKlMnOpQrStUvWxYz012345). Find the file with drive_search and pass its id.", truncate(s, 80))
+	q := truncate(strings.TrimSpace(s), 80)
+	switch se.Problem {
+	case handle.Empty:
+		return nil, refusal.New(kindBadFileID, "%s is empty. %s", what, instead)
+	case handle.ForeignLink:
+		return nil, refusal.New(kindBadFileID, "%s: %q is a link, not a Drive file id; drivemail takes files from Google Drive and does not download web pages. %s "+
+			"To send the link itself, write it in the body.", what, q, instead)
+	case handle.BadUpload:
+		return nil, refusal.New(kindBadFileID, "%s: %q is not an mcp-file:// handle of one file (mcp-file://HOST/FILE_ID, as request_upload returns it). "+
+			"Pass the handle unchanged. %s", what, q, instead)
 	}
-	return s, nil
-}
-
-// validDriveID reports whether s has the shape of a Drive file id.
-func validDriveID(s string) bool {
-	if len(s) == 0 || len(s) > 200 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-// idFromDriveURL extracts the file id from drive.google.com and
-// docs.google.com links (/file/d/ID/…, /document/d/ID/…, ?id=ID), and the
-// resource key when the link carries one (?resourcekey=KEY).
-func idFromDriveURL(s string) (id, key string, ok bool) {
-	u, err := url.Parse(s)
-	if err != nil || (u.Host != "drive.google.com" && u.Host != "docs.google.com") {
-		return "", "", false
-	}
-	q := u.Query()
-	key = q.Get("resourcekey")
-	if key != "" && !validDriveID(key) {
-		return "", "", false
-	}
-	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
-	for i := 0; i+1 < len(parts); i++ {
-		if parts[i] == "d" && validDriveID(parts[i+1]) {
-			return parts[i+1], key, true
-		}
-	}
-	if id := q.Get("id"); validDriveID(id) {
-		return id, key, true
-	}
-	return "", "", false
+	return nil, refusal.New(kindBadFileID, "%s: %q is not a Drive file id (ids are letters, digits, '-' and '_', such as 1AbCdEfGhIjKlMnOpQrStUvWxYz012345). %s",
+		what, q, instead)
 }
 
 // truncate shortens s for quoting in a refusal.

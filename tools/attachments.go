@@ -7,18 +7,33 @@ import (
 	"strings"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/refusal"
 )
 
-// maxAttachmentEntries bounds the attachments list before any work is done.
-// The message limit (10 files) is compose's to enforce with its own words;
-// this only stops a runaway list early.
-const maxAttachmentEntries = 100
-
-// attachmentFields are the keys an attachment object may have.
-var attachmentFields = []string{"file_id", "as", "sheet", "name", "link", "text", "base64", "content", "mime_type"}
+// attachmentFields are the keys an attachment object may have, and the
+// spellings other tools use for them: {id}, {url} (a Drive link or an
+// mcp-file:// handle), {filename}.
+var attachmentFields = fields{
+	names: []string{"file_id", "as", "sheet", "name", "link", "text", "base64", "content", "mime_type"},
+	aliases: map[string]string{
+		"id":           "file_id",
+		"url":          "file_id",
+		"uri":          "file_id",
+		"filename":     "name",
+		"file_name":    "name",
+		"content_type": "mime_type",
+		"contentType":  "mime_type",
+	},
+}
 
 // envelopeFields are the keys of a chat client's file envelope string.
-var envelopeFields = []string{"file_name", "mime_type", "base64"}
+var envelopeFields = fields{names: []string{"file_name", "mime_type", "base64"}}
+
+// sourceKeys are the attachment object's sources, of which it gives one.
+var sourceKeys = []string{"file_id", "text", "base64", "content"}
+
+// findFile is the advice for an attachment that names no file.
+const findFile = "Find the file with drive_search and pass its id."
 
 // parseAttachments reads the attachments argument: a list, or a single
 // entry given on its own. Each entry is a string (Drive id, mcp-file://
@@ -36,8 +51,8 @@ func parseAttachments(raw json.RawMessage) ([]compose.Attachment, error) {
 	} else {
 		items = []json.RawMessage{raw}
 	}
-	if len(items) > maxAttachmentEntries {
-		return nil, refuse("\"attachments\" has %d entries; a message takes at most 10 files. Send fewer, or share a Drive folder link instead.", len(items))
+	if err := compose.CheckEntries(len(items)); err != nil {
+		return nil, err
 	}
 	out := make([]compose.Attachment, 0, len(items))
 	for i, item := range items {
@@ -72,18 +87,16 @@ func parseAttachment(raw json.RawMessage, what string) (compose.Attachment, erro
 func parseAttachmentString(s, what string) (compose.Attachment, error) {
 	s = strings.TrimSpace(s)
 	switch {
-	case s == "":
-		return compose.Attachment{}, refuse("%s is empty. Give a Drive file id from drive_search.", what)
 	case strings.HasPrefix(s, "{"):
 		return parseEncodedObject(s, what)
 	case strings.HasPrefix(strings.ToLower(s), "data:"):
 		return compose.Attachment{}, refuse("%s is a data: URI without a file name. Give it as {\"name\": \"file.ext\", \"content\": \"data:…\"}.", what)
 	}
-	id, err := driveFileID(s)
+	h, err := parseHandle(s, what, findFile)
 	if err != nil {
-		return compose.Attachment{}, prefixed(what, err)
+		return compose.Attachment{}, err
 	}
-	return compose.Attachment{FileID: id}, nil
+	return compose.Attachment{Source: compose.DriveFile{Handle: h}}, nil
 }
 
 // parseEncodedObject reads a JSON object that arrived as a string: a chat
@@ -97,36 +110,30 @@ func parseEncodedObject(s, what string) (compose.Attachment, error) {
 	if _, ok := keys["file_name"]; !ok {
 		return parseAttachmentObject(json.RawMessage(s), what)
 	}
-	env, err := parseEnvelope(s, what)
-	if err != nil {
-		return compose.Attachment{}, err
-	}
-	if strings.TrimSpace(env.Name) == "" {
-		return compose.Attachment{}, refuse("%s: \"file_name\" is required: the envelope needs the file's name.", what)
-	}
-	return env, nil
+	return parseEnvelope(s, what)
 }
 
 // parseEnvelope reads a chat client's file envelope, as a string entry or
 // as the "content" of an attachment object (a middleware fills an x-file
-// field with it): file_name and mime_type become Name and MimeType, and
-// the base64 is the bytes, which compose counts toward MaxModelBytes like
-// any base64.
+// field with it): file_name and mime_type become the name and type, and
+// base64 the bytes, which compose counts toward its MaxModelBytes.
 func parseEnvelope(s, what string) (compose.Attachment, error) {
 	m, err := decodeObject(json.RawMessage(s), envelopeFields, what+" (a file envelope)")
 	if err != nil {
 		return compose.Attachment{}, err
 	}
 	var a compose.Attachment
+	c := compose.Content{Encoding: compose.Base64}
 	if a.Name, err = m.str("file_name"); err != nil {
 		return a, prefixed(what, err)
 	}
-	if a.Base64, err = m.requiredStr("base64", "the envelope needs the file's bytes in base64."); err != nil {
+	if c.Data, err = m.requiredStr("base64", "the envelope needs the file's bytes in base64."); err != nil {
 		return a, prefixed(what, err)
 	}
-	if a.MimeType, err = m.str("mime_type"); err != nil {
+	if c.MimeType, err = m.str("mime_type"); err != nil {
 		return a, prefixed(what, err)
 	}
+	a.Source = c
 	return a, nil
 }
 
@@ -137,28 +144,33 @@ func parseAttachmentObject(raw json.RawMessage, what string) (compose.Attachment
 	if err != nil {
 		return compose.Attachment{}, err
 	}
-	var a compose.Attachment
 	var sources []string
-	for _, k := range []string{"file_id", "text", "base64", "content"} {
+	for _, k := range sourceKeys {
 		if v, ok := m[k]; ok && !isNull(v) {
 			sources = append(sources, k)
 		}
 	}
 	switch len(sources) {
 	case 0:
-		return a, refuse("%s has no source. Give \"file_id\" (a Drive id from drive_search), or \"name\" with \"text\", \"base64\" or \"content\".", what)
+		return compose.Attachment{}, refuse("%s has no source. Give \"file_id\" (a Drive id from drive_search), or \"name\" with \"text\", \"base64\" or \"content\".", what)
 	case 1:
 	default:
-		return a, refuse("%s has %s; give exactly one source per attachment.", what, quoteList(sources))
+		return compose.Attachment{}, refuse("%s has %s; give exactly one source per attachment.", what, quoteList(sources))
 	}
+	var a compose.Attachment
 	if a.Name, err = m.str("name"); err != nil {
 		return a, prefixed(what, err)
 	}
-	if a.MimeType, err = m.str("mime_type"); err != nil {
+	mimeType, err := m.str("mime_type")
+	if err != nil {
 		return a, prefixed(what, err)
 	}
 	if sources[0] == "file_id" {
-		return parseFileOptions(m, a, what)
+		if mimeType != "" {
+			return a, refuse("%s: \"mime_type\" applies only to content given with \"text\", \"base64\" or \"content\"; a Drive file's type comes from Drive. To convert a Google file, use \"as\".", what)
+		}
+		a.Source, err = parseDriveFile(m, what)
+		return a, err
 	}
 	for _, k := range []string{"as", "sheet", "link"} {
 		if v, ok := m[k]; ok && !isNull(v) {
@@ -166,86 +178,73 @@ func parseAttachmentObject(raw json.RawMessage, what string) (compose.Attachment
 				"or attach the file from Drive by its id in \"file_id\" instead of its bytes.", what, k)
 		}
 	}
-	switch sources[0] {
-	case "text":
-		t, err := m.str("text")
-		if err != nil {
-			return a, prefixed(what, err)
-		}
-		a.Text = &t
-	case "base64":
-		if a.Base64, err = m.str("base64"); err != nil {
-			return a, prefixed(what, err)
-		}
-	case "content":
-		if a.Content, err = m.str("content"); err != nil {
-			return a, prefixed(what, err)
-		}
-		if strings.HasPrefix(strings.TrimSpace(a.Content), "{") {
-			if a, err = contentEnvelope(a, what); err != nil {
-				return a, err
-			}
-		}
+	c := compose.Content{MimeType: mimeType}
+	if c.Data, err = m.str(sources[0]); err != nil {
+		return a, prefixed(what, err)
 	}
-	if strings.TrimSpace(a.Name) == "" {
-		return a, refuse("%s: \"name\" is required with %q (the file name the recipient sees, such as \"notes.csv\").", what, sources[0])
+	switch trimmed := strings.TrimSpace(c.Data); {
+	case sources[0] == "text":
+		c.Encoding = compose.Text
+	case sources[0] == "base64":
+		c.Encoding = compose.Base64
+	case strings.HasPrefix(trimmed, "{"):
+		// base64 and data: URIs never start with "{": a file envelope.
+		return contentEnvelope(a, c, what)
+	case strings.HasPrefix(strings.ToLower(trimmed), "data:"):
+		c.Encoding = compose.DataURI
+	default:
+		c.Encoding = compose.Base64
 	}
+	a.Source = c
 	return a, nil
 }
 
-// contentEnvelope unpacks a file envelope given as "content" (base64 and
-// data: URIs never start with "{"). The object's own name and mime_type
-// win; the envelope's fill them when absent.
-func contentEnvelope(a compose.Attachment, what string) (compose.Attachment, error) {
-	if !json.Valid([]byte(a.Content)) {
+// contentEnvelope unpacks a file envelope given as "content". The
+// object's own name and mime_type win; the envelope's fill them when
+// absent.
+func contentEnvelope(a compose.Attachment, c compose.Content, what string) (compose.Attachment, error) {
+	if !json.Valid([]byte(c.Data)) {
 		return a, refuse("%s: \"content\" starts like a JSON file envelope but does not parse. Give the file's bytes as base64 or a data: URI, "+
 			"or the envelope {\"file_name\", \"mime_type\", \"base64\"} unchanged.", what)
 	}
-	env, err := parseEnvelope(a.Content, what+"'s \"content\"")
+	env, err := parseEnvelope(c.Data, what+"'s \"content\"")
 	if err != nil {
 		return a, err
 	}
+	envContent := env.Source.(compose.Content)
 	if strings.TrimSpace(a.Name) == "" {
 		a.Name = env.Name
 	}
-	if strings.TrimSpace(a.MimeType) == "" {
-		a.MimeType = env.MimeType
+	if strings.TrimSpace(c.MimeType) != "" {
+		envContent.MimeType = c.MimeType
 	}
-	a.Content, a.Base64 = "", env.Base64
+	a.Source = envContent
 	return a, nil
 }
 
-// parseFileOptions reads file_id, as, sheet and link.
-func parseFileOptions(m object, a compose.Attachment, what string) (compose.Attachment, error) {
+// parseDriveFile reads file_id (a handle), as, sheet and link.
+func parseDriveFile(m object, what string) (compose.DriveFile, error) {
+	var d compose.DriveFile
 	id, err := m.str("file_id")
 	if err != nil {
-		return a, prefixed(what, err)
+		return d, prefixed(what, err)
 	}
-	if a.FileID, err = driveFileID(id); err != nil {
-		return a, prefixed(what, err)
+	if d.Handle, err = parseHandle(id, what, findFile); err != nil {
+		return d, err
 	}
 	as, err := m.str("as")
 	if err != nil {
-		return a, prefixed(what, err)
+		return d, prefixed(what, err)
 	}
-	a.As = normalizeFormat(as)
-	if a.Sheet, err = m.str("sheet"); err != nil {
-		return a, prefixed(what, err)
+	d.As = normalizeFormat(as)
+	if d.Sheet, err = m.str("sheet"); err != nil {
+		return d, prefixed(what, err)
 	}
-	a.Sheet = strings.TrimSpace(a.Sheet)
-	if a.Link, err = m.bool("link"); err != nil {
-		return a, prefixed(what, err)
+	d.Sheet = strings.TrimSpace(d.Sheet)
+	if d.Link, err = m.bool("link"); err != nil {
+		return d, prefixed(what, err)
 	}
-	if a.Link && a.As != "" {
-		return a, refuse("%s has both \"link\": true and \"as\": %q. Use \"link\" to send a link to the file, or \"as\" to attach an exported copy, not both.", what, a.As)
-	}
-	if a.Link && a.Sheet != "" {
-		return a, refuse("%s has both \"link\": true and \"sheet\"; a link always opens the whole spreadsheet. Drop \"sheet\", or use \"as\": \"csv\" with it.", what)
-	}
-	if a.MimeType != "" {
-		return a, refuse("%s: \"mime_type\" applies only to content given with \"text\", \"base64\" or \"content\"; a Drive file's type comes from Drive. To convert a Google file, use \"as\".", what)
-	}
-	return a, nil
+	return d, nil
 }
 
 // normalizeFormat forgives the usual spellings of an export format:
@@ -257,8 +256,8 @@ func normalizeFormat(s string) string {
 // prefixed puts what in front of a field refusal so the model knows which
 // attachment it concerns.
 func prefixed(what string, err error) error {
-	if text, ok := refusalText(err); ok {
-		return &Refusal{Reason: what + ": " + text}
+	if r, ok := refusal.As(err); ok {
+		return &refusal.Refusal{Kind: r.Kind, Text: what + ": " + r.Text, Err: r.Err}
 	}
 	return err
 }

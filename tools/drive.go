@@ -12,38 +12,38 @@ import (
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
+	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/refusal"
 )
 
-const driveSearchDescription = `Search the user's Google Drive (My Drive, files shared with them, and shared drives; never the trash) and get file ids to attach with send_email.
+const driveSearchDescription = `Search the user's Google Drive (My Drive, files shared with them, shared drives; never the trash) for files to attach with send_email.
 
-"query" matches words in file names and contents; "" lists the most recently modified files. Narrow with "mime_type" (a word such as pdf, doc, sheet, slides, image, archive, folder, or a MIME type) and "modified_after". Results come page_size at a time (default 20, at most 100); pass next_page_token back as page_token for more.
+Each result has the file's id, name, type, size, and whether it is a native Google file (Doc, Sheet, Slides), which send_email puts in as a link unless "as" asks for one of its export_formats. For more results, pass next_page_token back as page_token. drive_get_file gives a spreadsheet's tab names.`
 
-Each result has the file's id, name, type, size, modification time and whether it is a native Google file (Doc, Sheet, Slides, Drawing). A native file has no bytes of its own: send_email puts it in as a link unless you ask for an export with "as" (its export_formats say which). Use drive_get_file for a spreadsheet's tab names.`
-
-const driveGetFileDescription = `Get one Google Drive file by id: its name, type, size, modification time, link, the export formats of a native Google file, and a spreadsheet's tab names (for attachments with "as": "csv" and "sheet"). Get ids from drive_search.`
+const driveGetFileDescription = `Get one Google Drive file by id or link: its name, type, size, link, the export formats of a native Google file, and a spreadsheet's tab names (for "sheet" with as csv or tsv). Ids come from drive_search.`
 
 func driveSearchTool() mcp.Tool {
 	return newTool("drive_search", "Search Google Drive", driveSearchDescription,
-		"drive_search.input", "drive_search.output",
+		schema("drive_search.input"), schema("drive_search.output"),
 		hints{readOnly: true, destructive: false, idempotent: true, openWorld: true})
 }
 
 func driveGetFileTool() mcp.Tool {
 	return newTool("drive_get_file", "Get a Drive file", driveGetFileDescription,
-		"drive_get_file.input", "drive_get_file.output",
+		schema("drive_get_file.input"), schema("drive_get_file.output"),
 		hints{readOnly: true, destructive: false, idempotent: true, openWorld: true})
 }
 
-var driveSearchFields = []string{"query", "mime_type", "modified_after", "page_size", "page_token"}
+var driveSearchFields = fields{names: []string{"query", "mime_type", "modified_after", "page_size", "page_token"}}
 
 func (h *handlers) driveSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	q, err := parseSearch(req.Params.RawArguments)
 	if err != nil {
-		return h.fail(ctx, "drive_search", err), nil
+		return nil, err
 	}
 	page, err := h.deps.Drive.Search(ctx, q)
 	if err != nil {
-		return h.fail(ctx, "drive_search", driveError(err, "")), nil
+		return nil, driveError(err, "")
 	}
 	out := SearchResult{Files: make([]File, 0, len(page.Files)), NextPageToken: page.NextPageToken}
 	for _, f := range page.Files {
@@ -136,28 +136,28 @@ func parseTime(s string) (time.Time, error) {
 	return time.Time{}, refuse("\"modified_after\" %q is not a date; use RFC 3339 such as \"2026-05-01T09:00:00Z\", or a date such as \"2026-05-01\".", truncate(s, 40))
 }
 
+var driveGetFileFields = fields{names: []string{"file_id"}, aliases: map[string]string{"id": "file_id", "url": "file_id"}}
+
 func (h *handlers) driveGetFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	m, err := decodeObject(req.Params.RawArguments, []string{"file_id"}, "The arguments of drive_get_file")
+	m, err := decodeObject(req.Params.RawArguments, driveGetFileFields, "The arguments of drive_get_file")
 	if err != nil {
-		return h.fail(ctx, "drive_get_file", err), nil
+		return nil, err
 	}
 	raw, err := m.requiredStr("file_id", "give a Drive file id from drive_search.")
 	if err != nil {
-		return h.fail(ctx, "drive_get_file", err), nil
+		return nil, err
 	}
-	id, err := driveFileID(raw)
+	hd, err := parseHandle(raw, "\"file_id\"", findFile)
 	if err != nil {
-		return h.fail(ctx, "drive_get_file", err), nil
+		return nil, err
 	}
-	if strings.HasPrefix(id, "mcp-file://") {
-		id = id[strings.LastIndex(id, "/")+1:]
+	ref, ok := handle.DriveRef(hd)
+	if !ok {
+		return nil, fmt.Errorf("drive_get_file: a %T names no Drive file", hd)
 	}
-	f, err := h.deps.Drive.Get(ctx, id)
+	f, err := h.deps.Drive.Get(ctx, ref)
 	if err != nil {
-		if ref, ok := drive.ParseRef(id); ok {
-			id = ref.ID // a link with its resource key: name the file by its id
-		}
-		return h.fail(ctx, "drive_get_file", driveError(err, id)), nil
+		return nil, driveError(err, ref.ID)
 	}
 	out := fileOut(f)
 	for _, s := range f.Sheets {
@@ -271,22 +271,22 @@ func humanBytes(n int64) string {
 func driveError(err error, id string) error {
 	switch {
 	case errors.Is(err, drive.ErrNotFound):
-		return refuse("No Drive file with id %q is visible to this Google account: it does not exist or is not shared with it. Check the id, or find the file with drive_search.", id)
+		return refusal.Wrap(err, kindUnknownFile, "No Drive file with id %q is visible to this Google account: it does not exist or is not shared with it. Check the id, or find the file with drive_search.", id)
 	case errors.Is(err, drive.ErrBadID):
-		return refuse("%q is not a Drive file id. Find the file with drive_search and pass its id.", truncate(id, 80))
+		return refusal.Wrap(err, kindBadFileID, "%q is not a Drive file id. Find the file with drive_search and pass its id.", truncate(id, 80))
 	case errors.Is(err, drive.ErrQueryText), errors.Is(err, drive.ErrQueryMimeType),
 		errors.Is(err, drive.ErrQueryPageSize), errors.Is(err, drive.ErrQueryToken), errors.Is(err, drive.ErrQueryType):
-		return &Refusal{Reason: sentence(err.Error())}
+		return refusal.Wrap(err, kindBadQuery, "%s", sentence(err.Error()))
 	case errors.Is(err, drive.ErrAPIDisabled):
-		return refuse("This drivemail server's Google Cloud project has not enabled the Google Drive API, so Drive cannot be searched or read. Ask whoever runs drivemail to enable it.")
+		return refusal.Wrap(err, kindDriveAPIDisabled, "This drivemail server's Google Cloud project has not enabled the Google Drive API, so Drive cannot be searched or read. Ask whoever runs drivemail to enable it.")
 	case errors.Is(err, drive.ErrScope):
-		return refuse("This Google account has not given drivemail access to Drive. Reconnect drivemail (sign in again) and allow Drive access.")
+		return refusal.Wrap(err, kindDriveScope, "This Google account has not given drivemail access to Drive. Reconnect drivemail (sign in again) and allow Drive access.")
 	case errors.Is(err, drive.ErrUnauthorized):
-		return refuse("Google no longer accepts this account's authorization (it expired or was revoked). Reconnect drivemail (sign in again) to continue.")
+		return refusal.Wrap(err, kindDriveUnauthorized, "Google no longer accepts this account's authorization (it expired or was revoked). Reconnect drivemail (sign in again) to continue.")
 	case errors.Is(err, drive.ErrRateLimited), errors.Is(err, drive.ErrUnavailable):
-		return refuse("Google Drive is busy or unavailable right now. Try again in a minute.")
+		return refusal.Wrap(err, kindDriveUnavailable, "Google Drive is busy or unavailable right now. Try again in a minute.")
 	case errors.Is(err, drive.ErrDomainPolicy):
-		return refuse("This Google account's Workspace administrator does not allow drivemail to use Google Drive. Ask the administrator to allow drivemail's access to Drive.")
+		return refusal.Wrap(err, kindDriveDomainPolicy, "This Google account's Workspace administrator does not allow drivemail to use Google Drive. Ask the administrator to allow drivemail's access to Drive.")
 	}
 	return err
 }

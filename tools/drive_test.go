@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
+	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -202,15 +204,6 @@ func TestDriveGetFileRefuses(t *testing.T) {
 	}
 }
 
-func TestDriveFileIDLength(t *testing.T) {
-	if id, err := driveFileID(strings.Repeat("a", 200)); err != nil || len(id) != 200 {
-		t.Errorf("200-character id: %v", err)
-	}
-	if _, err := driveFileID(strings.Repeat("a", 201)); err == nil {
-		t.Error("201-character id accepted")
-	}
-}
-
 func TestHumanBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 26_214_400: "25.0 MiB", 1 << 30: "1.0 GiB"} {
 		if got := humanBytes(n); got != want {
@@ -225,11 +218,10 @@ func TestHumanBytes(t *testing.T) {
 func TestDriveLinkKeepsResourceKey(t *testing.T) {
 	const key = "0-abcDEF_12"
 	link := "https://drive.google.com/file/d/" + id33 + "/view?usp=sharing&resourcekey=" + key
-	keyOf := func(what, got string) {
+	keyOf := func(what string, ref drive.Ref) {
 		t.Helper()
-		ref, ok := drive.ParseRef(got)
-		if !ok || ref.ID != id33 || ref.ResourceKey != key {
-			t.Errorf("%s: %q reaches Drive as %+v (ok %v); want id %s with resource key %s", what, got, ref, ok, id33, key)
+		if ref.ID != id33 || ref.ResourceKey != key {
+			t.Errorf("%s reaches Drive as %+v; want id %s with resource key %s", what, ref, id33, key)
 		}
 	}
 
@@ -238,7 +230,7 @@ func TestDriveLinkKeepsResourceKey(t *testing.T) {
 	if res := h.call("drive_get_file", map[string]any{"file_id": link}); res.IsError {
 		t.Fatalf("drive_get_file refused: %s", res.text())
 	}
-	keyOf("drive_get_file", h.drive.gotID)
+	keyOf("drive_get_file", h.drive.gotRef)
 
 	res := h.call("send_email", map[string]any{"to": "ana@example.com", "subject": "s", "body_text": "hi",
 		"attachments": []any{link, map[string]any{"file_id": link, "as": "pdf"}}})
@@ -246,7 +238,8 @@ func TestDriveLinkKeepsResourceKey(t *testing.T) {
 		t.Fatalf("send_email refused: %s", res.text())
 	}
 	for i, a := range h.mail.req.Attachments {
-		keyOf(fmt.Sprintf("attachment %d", i+1), a.FileID)
+		ref, _ := handle.DriveRef(a.Source.(compose.DriveFile).Handle)
+		keyOf(fmt.Sprintf("attachment %d", i+1), ref)
 	}
 
 	// An upload goes into a folder by its id alone.
@@ -260,7 +253,7 @@ func TestDriveLinkKeepsResourceKey(t *testing.T) {
 
 	// Without a key a link still becomes the bare id.
 	h.call("drive_get_file", map[string]any{"file_id": "https://drive.google.com/file/d/" + id33 + "/view"})
-	if h.drive.gotID != id33 {
-		t.Errorf("a link without a key reached Drive as %q", h.drive.gotID)
+	if h.drive.gotRef != (drive.Ref{ID: id33}) {
+		t.Errorf("a link without a key reached Drive as %+v", h.drive.gotRef)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
 )
 
@@ -146,5 +148,43 @@ func findPart(t *testing.T, contentType string, body io.Reader, name string) (st
 		if pt, b, ok := findPart(t, ct, p, name); ok {
 			return pt, b, true
 		}
+	}
+}
+
+// TestComposeRulesReachTheModelOnce: the rules compose owns (a name for
+// content, link against as and sheet, at most 100 references) are stated
+// there once; through the tools a model gets compose's one sentence, and
+// nothing is sent.
+func TestComposeRulesReachTheModelOnce(t *testing.T) {
+	h, env := endToEnd(t)
+	doc := env.Put(sender, drivesvc.FileSpec{Name: "Plan", Kind: drivesvc.KindDoc, DocText: "x"})
+	refs := make([]string, compose.MaxReferenceEntries+1)
+	for i := range refs {
+		refs[i] = fmt.Sprintf("<m%d@example.org>", i)
+	}
+	cases := []struct {
+		name  string
+		entry any
+		want  []string
+		more  map[string]any
+	}{
+		{"text without a name", map[string]any{"text": "a,b"}, []string{"Attachment 1 has content but no name", `Give it "name"`}, nil},
+		{"an envelope as content, without any name", map[string]any{"content": `{"base64":"eA=="}`}, []string{"Attachment 1 has content but no name"}, nil},
+		{"link with as", map[string]any{"file_id": doc.ID, "link": true, "as": "pdf"}, []string{`both "link": true and "as": "pdf"`}, nil},
+		{"link with sheet", map[string]any{"file_id": doc.ID, "link": true, "sheet": "Q3"}, []string{`both "link": true and "sheet"`}, nil},
+		{"101 references", doc.ID, []string{`"references" has 101 entries; give at most 100`}, map[string]any{"references": refs}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := env.Emu.Stats().MessagesSent
+			args := map[string]any{"to": "zoe@example.org", "subject": "s", "body_text": "b", "attachments": []any{c.entry}}
+			for k, v := range c.more {
+				args[k] = v
+			}
+			h.mustRefuse("send_email", args, c.want...)
+			if sent := env.Emu.Stats().MessagesSent - before; sent != 0 {
+				t.Errorf("%d messages sent", sent)
+			}
+		})
 	}
 }

@@ -24,7 +24,8 @@ import (
 // fakeDrive records what the tools asked and answers with canned data.
 type fakeDrive struct {
 	query  drive.Query
-	gotID  string
+	gotID  string    // the id of gotRef
+	gotRef drive.Ref // the file Get was asked for
 	page   drive.Page
 	file   drive.File
 	err    error
@@ -37,9 +38,9 @@ func (f *fakeDrive) Search(ctx context.Context, q drive.Query) (drive.Page, erro
 	return f.page, f.err
 }
 
-func (f *fakeDrive) Get(ctx context.Context, id string) (drive.File, error) {
+func (f *fakeDrive) Get(ctx context.Context, ref drive.Ref) (drive.File, error) {
 	f.called++
-	f.gotID = id
+	f.gotRef, f.gotID = ref, ref.ID
 	return f.file, f.err
 }
 

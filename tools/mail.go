@@ -10,35 +10,43 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/refusal"
 )
 
-const sendEmailDescription = `Send an email from the user's Gmail account, with Google Drive files attached by id: the server fetches the bytes from Drive itself, so never paste file contents here.
+// sendEmailDescription is what a model reads before its first send: the
+// flow (search, then ids), the shapes it will need, and the limits, which
+// are compose's.
+var sendEmailDescription = fmt.Sprintf(`Send an email from the user's Gmail with Google Drive files attached by id: drivemail streams the bytes from Drive, so never put file contents here.
 
-Recipients go in "to", "cc" and "bcc" (a list, or one address as a string). Give "subject" and "body_text", "body_html" or both.
+Attach ids from drive_search, or mcp-file:// handles from request_upload. A Google Doc, Sheet or Slides goes in as a link unless {"file_id": "…", "as": "pdf"} (or docx, xlsx; csv or tsv with "sheet") exports it. <img src="cid:FILE_NAME"> in body_html shows an attached image inline. Text you wrote can go as {"name": "notes.csv", "text": "…"}.
 
-Attachments: first find each file with drive_search, then pass its id (or an mcp-file:// handle from request_upload). A Google Doc, Sheet, Slides or Drawing given by id alone goes in as a link in the body, as Gmail does; to attach a copy instead, give {"file_id": "…", "as": "pdf"} (or docx, xlsx, csv, pptx…; for csv/tsv of a spreadsheet name the tab with "sheet"). To show an image inside an HTML body, attach it and write <img src="cid:FILE_NAME"> in body_html. Content you wrote yourself can go as {"name": "notes.csv", "text": "…"}.
+To reply: thread_id, in_reply_to (a result's message_id) and the thread's subject.
 
-To reply in a conversation, give its thread_id, in_reply_to (the message_id of the message being answered, which every send_email result returns) and its subject; Gmail files a reply in the thread only when all three match.
+At most %d files and %d MiB; executables and scripts are refused, also inside archives. Nothing is sent unless every attachment resolves. Sending is not idempotent: a repeated call sends again.`,
+	compose.MaxFiles, compose.MaxAttachmentBytes>>20)
 
-Limits: at most 10 files and 25 MiB of attachments per message; executables and scripts (also inside archives) are refused, as Gmail blocks them. Nothing is sent unless every attachment resolves. Sending is not idempotent: a repeated call sends a second email.`
+const createDraftDescription = `Save an email as a draft in the user's Gmail instead of sending it; the user reviews and sends it from Gmail. Arguments, attachments and limits are those of send_email; the result adds draft_id.
 
-const createDraftDescription = `Save an email as a draft in the user's Gmail instead of sending it, with Google Drive files attached by id. Arguments, attachment rules and limits are exactly those of send_email; the result adds draft_id. The user reviews and sends the draft from Gmail.
-
-Needs the user's permission to manage Gmail drafts: if they have not given it, the result says how to reconnect.`
+Needs the user's permission to manage drafts: without it, the result says how to reconnect.`
 
 func sendEmailTool() mcp.Tool {
 	return newTool("send_email", "Send an email with Drive attachments", sendEmailDescription,
-		"send_email.input", "send_email.output",
+		schema("send_email.input"), schema("send_email.output"),
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
 }
 
 func createDraftTool() mcp.Tool {
 	return newTool("create_draft", "Save a Gmail draft with Drive attachments", createDraftDescription,
-		"send_email.input", "create_draft.output",
+		draftInput(), draftOutput(),
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
 }
 
-var sendEmailFields = []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", "thread_id", "in_reply_to", "references"}
+// sendEmailFields are send_email's (and create_draft's) arguments, with
+// the spellings other mail tools use for the bodies.
+var sendEmailFields = fields{
+	names:   []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", "thread_id", "in_reply_to", "references"},
+	aliases: map[string]string{"body": "body_text", "text": "body_text", "html": "body_html"},
+}
 
 // Google scopes that allow creating drafts.
 var draftScopes = []string{
@@ -54,22 +62,22 @@ func (h *handlers) sendEmail(ctx context.Context, req mcp.CallToolRequest) (*mcp
 func (h *handlers) createDraft(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	user, ok := identity.FromContext(ctx)
 	if !ok {
-		return h.fail(ctx, "create_draft", errors.New("no authenticated user in context")), nil
+		return nil, errors.New("no authenticated user in context")
 	}
 	if !hasAnyScope(user, draftScopes) {
-		return refused(h.draftScopeRefusal()), nil
+		return nil, h.draftScopeRefusal()
 	}
 	return h.send(ctx, req, "create_draft", true)
 }
 
 // draftScopeRefusal says why a draft cannot be saved and what to do.
-func (h *handlers) draftScopeRefusal() string {
+func (h *handlers) draftScopeRefusal() error {
 	if h.deps.DraftsEnabled {
-		return "Saving drafts needs permission to manage the user's Gmail drafts, which this Google account has not granted. " +
-			"Ask the user to reconnect drivemail (sign in again) and allow drafts on Google's consent page; or use send_email to send the message now."
+		return refusal.New(kindDraftsNotGranted, "Saving drafts needs permission to manage the user's Gmail drafts, which this Google account has not granted. "+
+			"Ask the user to reconnect drivemail (sign in again) and allow drafts on Google's consent page; or use send_email to send the message now.")
 	}
-	return "This drivemail server does not ask Google for permission to manage drafts (it was started without --drafts), so create_draft cannot work. " +
-		"Use send_email to send the message now; or ask whoever runs drivemail to restart it with --drafts, then reconnect (sign in again)."
+	return refusal.New(kindDraftsDisabled, "This drivemail server does not ask Google for permission to manage drafts (it was started without --drafts), so create_draft cannot work. "+
+		"Use send_email to send the message now; or ask whoever runs drivemail to restart it with --drafts, then reconnect (sign in again).")
 }
 
 func hasAnyScope(u identity.User, scopes []string) bool {
@@ -84,12 +92,12 @@ func hasAnyScope(u identity.User, scopes []string) bool {
 func (h *handlers) send(ctx context.Context, req mcp.CallToolRequest, tool string, draft bool) (*mcp.CallToolResult, error) {
 	creq, err := parseSend(req.Params.RawArguments, tool)
 	if err != nil {
-		return h.fail(ctx, tool, err), nil
+		return nil, err
 	}
 	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req)}
 	res, err := h.deps.Mail.Send(ctx, creq, opts)
 	if err != nil {
-		return h.fail(ctx, tool, err), nil
+		return nil, err
 	}
 	if res.Attached == nil {
 		res.Attached = []compose.Attached{}

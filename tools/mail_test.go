@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/refusal"
 )
 
 const id33 = "1AbCdEfGhIjKlMnOpQrStUvWxYz012345"
@@ -26,7 +28,7 @@ func TestParseSendAccepts(t *testing.T) {
 			name: "one address as a string, one attachment as a string",
 			args: `{"to":"ana@example.com","subject":"Q3","body_text":"Hi","attachments":"` + id33 + `"}`,
 			want: compose.Request{To: []string{"ana@example.com"}, Subject: "Q3", BodyText: "Hi",
-				Attachments: []compose.Attachment{{FileID: id33}}},
+				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(id33)}}}},
 		},
 		{
 			name: "comma-separated string and lists",
@@ -38,7 +40,7 @@ func TestParseSendAccepts(t *testing.T) {
 			name: "single attachment object with sloppy format",
 			args: `{"to":["a@example.com"],"subject":"s","attachments":{"file_id":"` + id33 + `","as":" .PDF ","name":"Report"}}`,
 			want: compose.Request{To: []string{"a@example.com"}, Subject: "s",
-				Attachments: []compose.Attachment{{FileID: id33, As: "pdf", Name: "Report"}}},
+				Attachments: []compose.Attachment{{Name: "Report", Source: compose.DriveFile{Handle: handle.MustParse(id33), As: "pdf"}}}},
 		},
 		{
 			name: "every source kind",
@@ -54,28 +56,47 @@ func TestParseSendAccepts(t *testing.T) {
 				"{\"file_id\":\"` + id33 + `\",\"as\":\"docx\"}"
 			]}`,
 			want: compose.Request{To: []string{"a@example.com"}, Subject: "s", Attachments: []compose.Attachment{
-				{FileID: "mcp-file://drivemail.example.com/" + id33},
-				{FileID: id33},
-				{FileID: id33, As: "csv", Sheet: "Q3"},
-				{FileID: id33, Link: true},
-				{Name: "notes.csv", Text: ptr("a,b\n1,2")},
-				{Name: "x.bin", Base64: "AAEC", MimeType: "application/octet-stream"},
-				{Name: "dot.png", Content: "data:image/png;base64,iVBORw0KGgo="},
-				{Name: "hello.txt", MimeType: "text/plain", Base64: "aGVsbG8="},
-				{FileID: id33, As: "docx"},
+				{Source: compose.DriveFile{Handle: handle.MustParse("mcp-file://drivemail.example.com/" + id33)}},
+				{Source: compose.DriveFile{Handle: handle.MustParse(id33)}},
+				{Source: compose.DriveFile{Handle: handle.MustParse(id33), As: "csv", Sheet: "Q3"}},
+				{Source: compose.DriveFile{Handle: handle.MustParse(id33), Link: true}},
+				{Name: "notes.csv", Source: compose.Content{Encoding: compose.Text, Data: "a,b\n1,2"}},
+				{Name: "x.bin", Source: compose.Content{Encoding: compose.Base64, Data: "AAEC", MimeType: "application/octet-stream"}},
+				{Name: "dot.png", Source: compose.Content{Encoding: compose.DataURI, Data: "data:image/png;base64,iVBORw0KGgo="}},
+				{Name: "hello.txt", Source: compose.Content{Encoding: compose.Base64, Data: "aGVsbG8=", MimeType: "text/plain"}},
+				{Source: compose.DriveFile{Handle: handle.MustParse(id33), As: "docx"}},
 			}},
 		},
 		{
 			name: "a file envelope as content takes its name and type from the envelope",
 			args: `{"to":"a@example.com","subject":"s","attachments":[{"content":"{\"file_name\":\"hello.txt\",\"mime_type\":\"text/plain\",\"base64\":\"aGVsbG8=\"}"}]}`,
 			want: compose.Request{To: []string{"a@example.com"}, Subject: "s", Attachments: []compose.Attachment{
-				{Name: "hello.txt", MimeType: "text/plain", Base64: "aGVsbG8="}}},
+				{Name: "hello.txt", Source: compose.Content{Encoding: compose.Base64, Data: "aGVsbG8=", MimeType: "text/plain"}}}},
 		},
 		{
 			name: "a file envelope as content keeps the object's own name and type",
 			args: `{"to":"a@example.com","subject":"s","attachments":{"name":"x","mime_type":"text/csv","content":" {\"file_name\":\"hello.txt\",\"mime_type\":\"text/plain\",\"base64\":\"aGVsbG8=\"}"}}`,
 			want: compose.Request{To: []string{"a@example.com"}, Subject: "s", Attachments: []compose.Attachment{
-				{Name: "x", MimeType: "text/csv", Base64: "aGVsbG8="}}},
+				{Name: "x", Source: compose.Content{Encoding: compose.Base64, Data: "aGVsbG8=", MimeType: "text/csv"}}}},
+		},
+		{
+			name: "the spellings other mail tools use",
+			args: `{"to":"a@example.com","subject":"s","body":"Hi","html":"<p>Hi</p>","attachments":[
+				{"id":"` + id33 + `"},
+				{"url":"https://drive.google.com/file/d/` + id33 + `/view?resourcekey=0-k"},
+				{"url":"mcp-file://dm.example.com/` + id33 + `"},
+				{"fileId":"` + id33 + `","filename":"Report"},
+				{"file_name":"n.csv","text":"a,b","contentType":"text/csv"},
+				{"FILE_ID":"` + id33 + `","AS":"pdf"}
+			]}`,
+			want: compose.Request{To: []string{"a@example.com"}, Subject: "s", BodyText: "Hi", BodyHTML: "<p>Hi</p>", Attachments: []compose.Attachment{
+				{Source: compose.DriveFile{Handle: handle.MustParse(id33)}},
+				{Source: compose.DriveFile{Handle: handle.MustParse("https://drive.google.com/file/d/" + id33 + "/view?resourcekey=0-k")}},
+				{Source: compose.DriveFile{Handle: handle.MustParse("mcp-file://dm.example.com/" + id33)}},
+				{Name: "Report", Source: compose.DriveFile{Handle: handle.MustParse(id33)}},
+				{Name: "n.csv", Source: compose.Content{Encoding: compose.Text, Data: "a,b", MimeType: "text/csv"}},
+				{Source: compose.DriveFile{Handle: handle.MustParse(id33), As: "pdf"}},
+			}},
 		},
 		{
 			name: "threading",
@@ -119,7 +140,6 @@ func TestParseSendRefuses(t *testing.T) {
 		{"recipient of the wrong type", `{"to":42,"subject":"s","body_text":"b"}`, []string{`"to" must be a list`}},
 		{"no subject", `{"to":"a@example.com","body_text":"b"}`, []string{`"subject" is required`}},
 		{"references not strings", `{"to":"a@example.com","subject":"s","body_text":"b","references":[1,2]}`, []string{`"references" must be a list of Message-IDs`}},
-		{"references too many", `{"to":"a@example.com","subject":"s","body_text":"b","references":[` + strings.Repeat(`"<a@x>",`, 1000) + `"<b@x>"]}`, []string{`"references" has 1001 entries; give at most 1000`}},
 		{"subject not a string", `{"to":"a@example.com","subject":7,"body_text":"b"}`, []string{`"subject" must be a string, not a number.`}},
 		{"empty message", `{"to":"a@example.com","subject":"s"}`, []string{"empty", "body_text"}},
 		{"unknown attachment field", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","format":"pdf"}]}`,
@@ -127,10 +147,7 @@ func TestParseSendRefuses(t *testing.T) {
 		{"two sources", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","text":"x","name":"a.txt"}]}`,
 			[]string{"Attachment 1", `"file_id", "text"`, "exactly one source"}},
 		{"no source", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt"}]}`, []string{"Attachment 1 has no source", "drive_search"}},
-		{"text without a name", `{"to":"a@example.com","subject":"s","attachments":[{"text":"a,b"}]}`, []string{`"name" is required with "text"`}},
 		{"as on inline content", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt","text":"x","as":"pdf"}]}`, []string{`"as" applies only to a Drive file`, "Leave it out for content written into the call"}},
-		{"link with as", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","link":true,"as":"pdf"}]}`, []string{`"link": true`, `"as"`}},
-		{"link with sheet", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","link":true,"sheet":"Q3"}]}`, []string{`"sheet"`}},
 		{"mime_type on a Drive file", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","mime_type":"application/pdf"}]}`, []string{`"mime_type" applies only`}},
 		{"link not boolean", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","link":"maybe"}]}`, []string{`"link" must be true or false, not "maybe".`}},
 		{"file name instead of id", `{"to":"a@example.com","subject":"s","attachments":["Q3 report.pdf"]}`, []string{"Attachment 1", "not a Drive file id", "drive_search"}},
@@ -145,19 +162,23 @@ func TestParseSendRefuses(t *testing.T) {
 			[]string{`"content"`, `"base64" is required`}},
 		{"envelope content with extra field", `{"to":"a@example.com","subject":"s","attachments":[{"content":"{\"file_name\":\"a.txt\",\"base64\":\"eA==\",\"url\":\"x\"}"}]}`,
 			[]string{"file envelope", `"url"`, `"file_name", "mime_type", "base64"`}},
-		{"envelope content without any name", `{"to":"a@example.com","subject":"s","attachments":[{"content":"{\"base64\":\"eA==\"}"}]}`,
-			[]string{`"name" is required with "content"`}},
 		{"broken envelope content", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt","content":"{\"file_name\":"}]}`,
 			[]string{`"content" starts like a JSON file envelope but does not parse`, "base64 or a data: URI"}},
+		{"body twice", `{"to":"a@example.com","subject":"s","body":"a","body_text":"b"}`, []string{`has both "body" and "body_text"`, `give "body_text" only`}},
+		{"file id twice", `{"to":"a@example.com","subject":"s","attachments":[{"id":"` + id33 + `","file_id":"` + id33 + `"}]}`, []string{"Attachment 1 has both", `give "file_id" only`}},
+		{"a web link as url", `{"to":"a@example.com","subject":"s","attachments":[{"url":"https://example.com/report.pdf"}]}`,
+			[]string{"Attachment 1", "is a link, not a Drive file id", "does not download web pages", "write it in the body"}},
+		{"a broken upload handle", `{"to":"a@example.com","subject":"s","attachments":["mcp-file://h/a/b"]}`, []string{"not an mcp-file:// handle of one file", "unchanged"}},
 		{"second entry named", `{"to":"a@example.com","subject":"s","attachments":["` + id33 + `",{"file_id":"bad id!"}]}`, []string{"Attachment 2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := parseSend([]byte(c.args), "send_email")
-			text, ok := refusalText(err)
+			r, ok := refusal.As(err)
 			if !ok {
 				t.Fatalf("want a refusal, got %v", err)
 			}
+			text := r.Text
 			if !startsLikeASentence(text) {
 				t.Errorf("refusal %q does not start like a sentence", text)
 			}
@@ -179,13 +200,13 @@ func TestAttachmentEntryLimit(t *testing.T) {
 		}
 		return "[" + strings.Join(items, ",") + "]"
 	}
-	got, err := parseAttachments(json.RawMessage(list(maxAttachmentEntries)))
-	if err != nil || len(got) != maxAttachmentEntries {
-		t.Fatalf("%d entries: %v, %d parsed", maxAttachmentEntries, err, len(got))
+	got, err := parseAttachments(json.RawMessage(list(compose.MaxEntries)))
+	if err != nil || len(got) != compose.MaxEntries {
+		t.Fatalf("%d entries: %v, %d parsed", compose.MaxEntries, err, len(got))
 	}
-	_, err = parseAttachments(json.RawMessage(list(maxAttachmentEntries + 1)))
-	if text, ok := refusalText(err); !ok || !strings.Contains(text, "at most 10 files") {
-		t.Fatalf("%d entries: want a refusal, got %v", maxAttachmentEntries+1, err)
+	_, err = parseAttachments(json.RawMessage(list(compose.MaxEntries + 1)))
+	if r, ok := refusal.As(err); !ok || !strings.Contains(r.Text, "at most 10 files") {
+		t.Fatalf("%d entries: want a refusal, got %v", compose.MaxEntries+1, err)
 	}
 }
 
@@ -204,8 +225,8 @@ func TestSendEmailCallsComposeAndShapesTheResult(t *testing.T) {
 	if h.mail.called != 1 || h.mail.opts.Draft {
 		t.Fatalf("compose called %d times, draft=%v", h.mail.called, h.mail.opts.Draft)
 	}
-	if h.mail.req.Attachments[0].As != "xlsx" {
-		t.Errorf("as = %q, want xlsx", h.mail.req.Attachments[0].As)
+	if h.mail.req.Attachments[0].Source.(compose.DriveFile).As != "xlsx" {
+		t.Errorf("as = %q, want xlsx", h.mail.req.Attachments[0].Source.(compose.DriveFile).As)
 	}
 	if h.mail.opts.Progress != nil {
 		t.Error("progress callback set although the caller sent no progress token")
@@ -232,12 +253,6 @@ func TestSendEmailRefusalsNeverReachCompose(t *testing.T) {
 	}
 }
 
-// modelFacingErr stands for a refusal of a package below the tools.
-type modelFacingErr struct{ msg string }
-
-func (e modelFacingErr) Error() string     { return e.msg }
-func (e modelFacingErr) ModelFacing() bool { return true }
-
 func TestSendEmailErrors(t *testing.T) {
 	secret := `googleapi: Error 403: token ya29.SECRET rejected, body {"error":"x"}`
 	cases := []struct {
@@ -247,12 +262,12 @@ func TestSendEmailErrors(t *testing.T) {
 		notWant []string
 		logged  bool
 	}{
-		{"tools refusal", &Refusal{Reason: "Too many files: 11; send at most 10."}, []string{"Too many files: 11"}, nil, false},
-		{"compose refusal wrapped", fmt.Errorf("plan: %w", modelFacingErr{"Attachment 1: report.zip contains setup.exe; Gmail blocks .exe files."}),
+		{"a refusal", refusal.New("too_many_files", "Too many files: 11; send at most 10."), []string{"Too many files: 11"}, nil, false},
+		{"a refusal wrapped", fmt.Errorf("plan: %w", refusal.New("blocked_type", "Attachment 1: report.zip contains setup.exe; Gmail blocks .exe files.")),
 			[]string{"report.zip contains setup.exe"}, []string{"plan:"}, false},
 		{"internal error", fmt.Errorf("gmail upload: %w", errors.New(secret)),
 			[]string{"internal error", "req-42", "Sent and Drafts"}, []string{"ya29", "googleapi", "403", "Nothing was"}, true},
-		{"internal error, provably unsent", &compose.Unsent{Err: fmt.Errorf("gmail upload: %w", errors.New(secret))},
+		{"internal error, provably unsent", &refusal.Unsent{Err: fmt.Errorf("gmail upload: %w", errors.New(secret))},
 			[]string{"internal error", "req-42", "Nothing was sent, so trying again cannot send it twice."}, []string{"ya29", "Sent and Drafts", "may"}, true},
 	}
 	for _, c := range cases {
@@ -305,7 +320,7 @@ func TestCreateDraft(t *testing.T) {
 	t.Run("an internal error that saved nothing", func(t *testing.T) {
 		h := newHarness(t, func(d *Deps) { d.DraftsEnabled = true })
 		h.user.GoogleScopes = append(h.user.GoogleScopes, "https://www.googleapis.com/auth/gmail.compose")
-		h.mail.err = &compose.Unsent{Err: errors.New("drive broke")}
+		h.mail.err = &refusal.Unsent{Err: errors.New("drive broke")}
 		res := h.mustRefuse("create_draft", args, "internal error", "Nothing was saved, so trying again cannot make a second draft.")
 		if strings.Contains(res.text(), "sent") {
 			t.Errorf("a draft's error speaks of sending: %s", res.text())
@@ -394,5 +409,26 @@ func TestSendResultsCarryTheMessageID(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestToolCallLineNamesTheRefusalKind: the "tool call" log line names a
+// refusal by its kind, never by its sentence, and an internal error by
+// none.
+func TestToolCallLineNamesTheRefusalKind(t *testing.T) {
+	h := newHarness(t, nil)
+	h.mustRefuse("send_email", `{"to":"a@example.com","subject":"s","attachments":["Q3 secret.pdf"]}`, "not a Drive file id")
+	h.mail.err = errors.New("boom")
+	h.mustRefuse("send_email", `{"to":"a@example.com","subject":"s","body_text":"b"}`, "internal error")
+	lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
+	var calls []string
+	for _, l := range lines {
+		if strings.Contains(l, `msg="tool call"`) {
+			calls = append(calls, l)
+		}
+	}
+	if len(calls) != 2 || !strings.Contains(calls[0], "outcome=error refusal=bad_file_id") || strings.Contains(calls[0], "secret") ||
+		!strings.Contains(calls[1], "outcome=error") || strings.Contains(calls[1], "refusal=") {
+		t.Errorf("tool call lines:\n%s", strings.Join(calls, "\n"))
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/drivemail/drivemail/redact"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -13,40 +12,14 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"google.golang.org/api/googleapi"
 
-	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/redact"
+	"github.com/drivemail/drivemail/refusal"
 )
 
-// Refusal is a mistake the caller can fix. Its Reason is the sentence the
-// model sees: what was wrong and what to do instead.
-type Refusal struct {
-	Reason string
-}
-
-func (r *Refusal) Error() string { return r.Reason }
-
-// refuse returns a Refusal with a formatted reason.
-func refuse(format string, args ...any) *Refusal {
-	return &Refusal{Reason: fmt.Sprintf(format, args...)}
-}
-
-// modelFacing is implemented by refusals of the packages below the tools
-// (compose, drive, oauth): their Error() is written for the model.
-type modelFacing interface {
-	error
-	ModelFacing() bool
-}
-
-// refusalText reports whether err is a refusal and, if so, its sentence.
-func refusalText(err error) (string, bool) {
-	var r *Refusal
-	if errors.As(err, &r) {
-		return r.Reason, true
-	}
-	var mf modelFacing
-	if errors.As(err, &mf) && mf.ModelFacing() {
-		return mf.Error(), true
-	}
-	return "", false
+// refuse is the refusal of a malformed call: its sentence says what was
+// wrong with the arguments and what to send instead.
+func refuse(format string, args ...any) *refusal.Refusal {
+	return refusal.New(kindBadArguments, format, args...)
 }
 
 // refused is an isError result carrying a refusal sentence. A sentence is
@@ -74,8 +47,8 @@ func succeeded(text string, structured any) *mcp.CallToolResult {
 // else is logged (without secrets) and shown as a generic sentence with the
 // request id, so no Google error body or token can reach the model.
 func (h *handlers) fail(ctx context.Context, tool string, err error) *mcp.CallToolResult {
-	if text, ok := refusalText(err); ok {
-		return refused(text)
+	if r, ok := refusal.As(err); ok {
+		return refused(r.Text)
 	}
 	id := h.deps.RequestID(ctx)
 	attrs := append([]any{"tool", tool, "request_id", id}, errorAttrs(err)...)
@@ -95,11 +68,10 @@ func (h *handlers) fail(ctx context.Context, tool string, err error) *mcp.CallTo
 // proves it (the message never reached its end at Gmail, or Gmail said
 // no), else that Gmail may have it.
 func sendOutcome(err error, draft bool) string {
-	var u *compose.Unsent
 	switch {
-	case errors.As(err, &u) && draft:
+	case refusal.DeliveryOf(err) == refusal.NotSent && draft:
 		return "Nothing was saved, so trying again cannot make a second draft."
-	case errors.As(err, &u):
+	case refusal.DeliveryOf(err) == refusal.NotSent:
 		return "Nothing was sent, so trying again cannot send it twice."
 	}
 	return "Before sending again, check the Sent and Drafts folders: drivemail never sends part of a message, but it cannot tell whether Gmail finished this one."
@@ -119,25 +91,38 @@ func errorAttrs(err error) []any {
 	return []any{"error", redact.Quoted(err.Error())}
 }
 
-// guard wraps a handler: it recovers a panic into a generic error result
-// and logs each call's outcome and duration.
-func (h *handlers) guard(tool string, next server.ToolHandlerFunc) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+// handlerFunc is a tool's work: a result, or an error that guard shows to
+// the model (a refusal's sentence, or a generic one for anything else).
+type handlerFunc func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
+
+// guard wraps a handler: it turns its error into a result, recovers a
+// panic into a generic error result, and logs each call's outcome, its
+// refusal kind and its duration.
+func (h *handlers) guard(tool string, next handlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		start := time.Now()
+		var err error
 		defer func() {
 			if p := recover(); p != nil {
 				h.deps.Logger.ErrorContext(ctx, "tool panicked", "tool", tool, "request_id", h.deps.RequestID(ctx),
 					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				res, err = h.fail(ctx, tool, errors.New("panic")), nil
 			}
-			outcome := "ok"
-			if res != nil && res.IsError {
-				outcome = "error"
+			attrs := []slog.Attr{slog.String("tool", tool), slog.String("request_id", h.deps.RequestID(ctx))}
+			switch kind := refusal.KindOf(err); {
+			case res != nil && res.IsError && kind != "":
+				attrs = append(attrs, slog.String("outcome", "error"), slog.String("refusal", string(kind)))
+			case res != nil && res.IsError:
+				attrs = append(attrs, slog.String("outcome", "error"))
+			default:
+				attrs = append(attrs, slog.String("outcome", "ok"))
 			}
-			h.deps.Logger.LogAttrs(ctx, slog.LevelInfo, "tool call", slog.String("tool", tool),
-				slog.String("request_id", h.deps.RequestID(ctx)), slog.String("outcome", outcome),
-				slog.Duration("duration", time.Since(start)))
+			h.deps.Logger.LogAttrs(ctx, slog.LevelInfo, "tool call", append(attrs, slog.Duration("duration", time.Since(start)))...)
 		}()
-		return next(ctx, req)
+		res, err = next(ctx, req)
+		if err != nil {
+			res = h.fail(ctx, tool, err)
+		}
+		return res, nil
 	}
 }

@@ -9,7 +9,9 @@ import (
 )
 
 // The JSON Schemas are written by hand, one file per tool and direction,
-// so that what a model reads is exactly what we wrote.
+// so that what a model reads is exactly what we wrote; create_draft's are
+// derived from send_email's. Tests hold them to the parsers and to
+// compose's limits, and snapshot what tools/list returns.
 //
 //go:embed schema/*.json
 var schemas embed.FS
@@ -27,17 +29,76 @@ func schema(name string) json.RawMessage {
 	return json.RawMessage(b)
 }
 
+// draftInput is create_draft's input schema: send_email's, without the
+// descriptions of its properties. Both tools are in every tools/list, so
+// the model has read them once already, and create_draft's description
+// sends it to send_email's.
+func draftInput() json.RawMessage {
+	var s map[string]any
+	mustUnmarshal(schema("send_email.input"), &s)
+	dropDescriptions(s["properties"])
+	return mustMarshal(s)
+}
+
+// dropDescriptions removes every "description" below the properties of
+// a schema.
+func dropDescriptions(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			if m, ok := sub.(map[string]any); ok {
+				delete(m, "description")
+			}
+			dropDescriptions(v[k])
+		}
+	case []any:
+		for _, sub := range v {
+			if m, ok := sub.(map[string]any); ok {
+				delete(m, "description")
+			}
+			dropDescriptions(sub)
+		}
+	}
+}
+
+// draftOutput is create_draft's output schema: send_email's, and the
+// draft's id.
+func draftOutput() json.RawMessage {
+	var s struct {
+		Type       string                     `json:"type"`
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	mustUnmarshal(schema("send_email.output"), &s)
+	s.Properties["draft_id"] = json.RawMessage(`{"type":"string"}`)
+	s.Required = append(s.Required, "draft_id")
+	return mustMarshal(s)
+}
+
+func mustUnmarshal(b []byte, v any) {
+	if err := json.Unmarshal(b, v); err != nil {
+		panic(fmt.Sprintf("tools: schema: %v", err))
+	}
+}
+
+func mustMarshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("tools: schema: %v", err))
+	}
+	return b
+}
+
 // hints are a tool's behaviour hints; every one is set deliberately.
 type hints struct {
 	readOnly, destructive, idempotent, openWorld bool
 }
 
-// newTool builds a tool from its name, title, description and the names of
-// its input and output schemas.
-func newTool(name, title, description, input, output string, h hints) mcp.Tool {
-	t := mcp.NewToolWithRawSchema(name, description, schema(input))
+// newTool builds a tool from its name, title, description and schemas.
+func newTool(name, title, description string, input, output json.RawMessage, h hints) mcp.Tool {
+	t := mcp.NewToolWithRawSchema(name, description, input)
 	t.Title = title
-	t.RawOutputSchema = schema(output)
+	t.RawOutputSchema = output
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(h.readOnly),

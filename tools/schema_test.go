@@ -4,12 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/mimemsg"
+	"github.com/drivemail/drivemail/upload"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools/*.json from the current tool definitions")
@@ -120,7 +127,7 @@ func TestDescriptionsTeachTheFlow(t *testing.T) {
 	must := map[string][]string{
 		"drive_search":   {"send_email", "page_token", "native", "as", "trash"},
 		"drive_get_file": {"drive_search", "sheet"},
-		"send_email":     {"drive_search", "link", "\"as\"", "cid:", "10 files", "25 MiB", "mcp-file://", "not idempotent"},
+		"send_email":     {"drive_search", "link", "\"as\"", "cid:", fmt.Sprintf("%d files", compose.MaxFiles), fmt.Sprintf("%d MiB", compose.MaxAttachmentBytes>>20), "mcp-file://", "not idempotent"},
 		"create_draft":   {"send_email", "draft_id"},
 		"request_upload": {"curl", "mcp-file://", "send_email", "drive_search"},
 	}
@@ -133,69 +140,125 @@ func TestDescriptionsTeachTheFlow(t *testing.T) {
 	}
 }
 
-// TestFileFieldsMarked checks the x-file markers chat middlewares look for.
-func TestFileFieldsMarked(t *testing.T) {
-	var s struct {
-		Properties struct {
-			Attachments struct {
-				XFile bool `json:"x-file"`
+// sendSchema is the part of send_email's input schema the tests read.
+type sendSchema struct {
+	Properties struct {
+		Attachments struct {
+			XFile       bool   `json:"x-file"`
+			MaxItems    int    `json:"maxItems"`
+			Description string `json:"description"`
+			Items       struct {
 				AnyOf []struct {
-					Items struct {
-						AnyOf []struct {
-							Properties map[string]map[string]any `json:"properties"`
-						} `json:"anyOf"`
-					} `json:"items"`
+					Properties map[string]struct {
+						XFile       bool   `json:"x-file"`
+						Description string `json:"description"`
+					} `json:"properties"`
 				} `json:"anyOf"`
-			} `json:"attachments"`
-		} `json:"properties"`
-	}
-	if err := json.Unmarshal(schema("send_email.input"), &s); err != nil {
+			} `json:"items"`
+		} `json:"attachments"`
+		Subject struct {
+			MaxLength int `json:"maxLength"`
+		} `json:"subject"`
+		References struct {
+			MaxItems int `json:"maxItems"`
+		} `json:"references"`
+	} `json:"properties"`
+}
+
+func readSendSchema(t *testing.T, raw json.RawMessage) sendSchema {
+	t.Helper()
+	var s sendSchema
+	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
-	if !s.Properties.Attachments.XFile {
-		t.Error("attachments lacks x-file: true")
+	if len(s.Properties.Attachments.Items.AnyOf) != 2 {
+		t.Fatalf("attachments items: want a string or an object, got %d choices", len(s.Properties.Attachments.Items.AnyOf))
 	}
-	obj := s.Properties.Attachments.AnyOf[0].Items.AnyOf[1].Properties
-	if obj["content"]["x-file"] != true {
-		t.Error("attachment content lacks x-file: true")
-	}
-	for _, k := range attachmentFields {
-		if _, ok := obj[k]; !ok {
-			t.Errorf("attachment schema lacks %q, which the parser accepts", k)
+	return s
+}
+
+// TestFileFieldsMarked checks the x-file markers chat middlewares look for,
+// and that the attachment object has exactly the fields the parser reads.
+func TestFileFieldsMarked(t *testing.T) {
+	for name, raw := range map[string]json.RawMessage{"send_email": schema("send_email.input"), "create_draft": draftInput()} {
+		s := readSendSchema(t, raw)
+		if !s.Properties.Attachments.XFile {
+			t.Errorf("%s: attachments lacks x-file: true", name)
 		}
-	}
-	if len(obj) != len(attachmentFields) {
-		t.Errorf("attachment schema has %d fields, parser accepts %d", len(obj), len(attachmentFields))
+		obj := s.Properties.Attachments.Items.AnyOf[1].Properties
+		if !obj["content"].XFile {
+			t.Errorf("%s: attachment content lacks x-file: true", name)
+		}
+		for _, k := range attachmentFields.names {
+			if _, ok := obj[k]; !ok {
+				t.Errorf("%s: attachment schema lacks %q, which the parser accepts", name, k)
+			}
+		}
+		if len(obj) != len(attachmentFields.names) {
+			t.Errorf("%s: attachment schema has %d fields, parser accepts %d", name, len(obj), len(attachmentFields.names))
+		}
 	}
 }
 
-// TestModelWrittenFieldsNameTheCap: each field whose bytes the model
-// writes (text, base64, content) says it counts toward the 1 MiB summed
-// over the call, as compose counts it.
-func TestModelWrittenFieldsNameTheCap(t *testing.T) {
-	var s struct {
+// TestSchemasStateComposesLimits: every number a schema or description
+// gives a model is the one the code enforces (compose's limits, mimemsg's
+// subject, Drive's page size, the uploads folder), so they cannot drift.
+func TestSchemasStateComposesLimits(t *testing.T) {
+	s := readSendSchema(t, schema("send_email.input"))
+	a := s.Properties.Attachments
+	if a.MaxItems != compose.MaxEntries {
+		t.Errorf("attachments maxItems = %d; compose accepts %d entries", a.MaxItems, compose.MaxEntries)
+	}
+	limits := fmt.Sprintf("At most %d files and %d MiB", compose.MaxFiles, compose.MaxAttachmentBytes>>20)
+	if !strings.Contains(a.Description, limits) || !strings.Contains(sendEmailDescription, limits) {
+		t.Errorf("attachments and send_email descriptions should both say %q:\n%s\n%s", limits, a.Description, sendEmailDescription)
+	}
+	if compose.MaxAttachmentBytes%(1<<20) != 0 || compose.MaxModelBytes%(1<<20) != 0 {
+		t.Fatal("a limit is no whole number of MiB; say it otherwise")
+	}
+	text := a.Items.AnyOf[1].Properties["text"].Description
+	if cap := fmt.Sprintf("text, base64 and content: at most %d MiB per call", compose.MaxModelBytes>>20); !strings.Contains(text, cap) {
+		t.Errorf("text's description %q does not give the cap on model-written content: %q", text, cap)
+	}
+	if s.Properties.Subject.MaxLength != mimemsg.MaxSubjectChars {
+		t.Errorf("subject maxLength = %d; mimemsg takes %d", s.Properties.Subject.MaxLength, mimemsg.MaxSubjectChars)
+	}
+	if s.Properties.References.MaxItems != compose.MaxReferenceEntries {
+		t.Errorf("references maxItems = %d; compose takes %d", s.Properties.References.MaxItems, compose.MaxReferenceEntries)
+	}
+	var search struct {
 		Properties struct {
-			Attachments struct {
-				AnyOf []struct {
-					Items struct {
-						AnyOf []struct {
-							Properties map[string]struct {
-								Description string `json:"description"`
-							} `json:"properties"`
-						} `json:"anyOf"`
-					} `json:"items"`
-				} `json:"anyOf"`
-			} `json:"attachments"`
+			PageSize struct {
+				Maximum int `json:"maximum"`
+				Default int `json:"default"`
+			} `json:"page_size"`
+			Query struct {
+				MaxLength int `json:"maxLength"`
+			} `json:"query"`
 		} `json:"properties"`
 	}
-	if err := json.Unmarshal(schema("send_email.input"), &s); err != nil {
+	if err := json.Unmarshal(schema("drive_search.input"), &search); err != nil {
 		t.Fatal(err)
 	}
-	obj := s.Properties.Attachments.AnyOf[0].Items.AnyOf[1].Properties
-	for _, k := range []string{"text", "base64", "content"} {
-		if d := obj[k].Description; !strings.Contains(d, "1 MiB") || !strings.Contains(d, "per call") {
-			t.Errorf("%s's description %q does not say it counts toward the 1 MiB per call", k, d)
-		}
+	if p := search.Properties.PageSize; p.Maximum != drive.MaxPageSize || p.Default != drive.DefaultPageSize || search.Properties.Query.MaxLength != maxQueryRunes {
+		t.Errorf("drive_search page_size %+v, query maxLength %d; want %d, %d, %d", p, search.Properties.Query.MaxLength, drive.MaxPageSize, drive.DefaultPageSize, maxQueryRunes)
+	}
+	var up struct {
+		Properties struct {
+			Name struct {
+				MaxLength int `json:"maxLength"`
+			} `json:"name"`
+			FolderID struct {
+				Description string `json:"description"`
+			} `json:"folder_id"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(schema("request_upload.input"), &up); err != nil {
+		t.Fatal(err)
+	}
+	if up.Properties.Name.MaxLength != maxUploadNameBytes || !strings.Contains(up.Properties.FolderID.Description, strconv.Quote(upload.DefaultFolderName)) {
+		t.Errorf("request_upload name maxLength %d, folder_id %q: want %d and the uploads folder %q", up.Properties.Name.MaxLength,
+			up.Properties.FolderID.Description, maxUploadNameBytes, upload.DefaultFolderName)
 	}
 }
 
@@ -212,7 +275,13 @@ func TestInputSchemasAcceptTheLenientForms(t *testing.T) {
 	}{
 		{send, `{"to":"a@example.com","subject":"s","body_text":"b"}`, true},
 		{send, `{"to":["a@example.com","b@example.com"],"cc":"c@example.com","subject":"s","attachments":"1AbCdEfGhIjKlMnOpQrStUvWxYz012345"}`, true},
-		{send, `{"to":"a@example.com","subject":"s","attachments":{"file_id":"1AbC","as":".PDF"}}`, true},
+		{send, `{"to":"a@example.com","subject":"s","attachments":["1AbC",{"file_id":"1AbC","as":".PDF"}]}`, true},
+		// One object on its own reads (the parser takes it), but the schema
+		// offers only a list or one id: a free-form object branch confused
+		// more than it helped.
+		{send, `{"to":"a@example.com","subject":"s","attachments":{"file_id":"1AbC"}}`, false},
+		{send, `{"to":"a@example.com","subject":"s","attachments":` + idList(compose.MaxEntries) + `}`, true},
+		{send, `{"to":"a@example.com","subject":"s","attachments":` + idList(compose.MaxEntries+1) + `}`, false},
 		{send, `{"to":"a@example.com","subject":"s","attachments":["1AbC",{"name":"n.csv","text":"a,b"},"{\"file_name\":\"x.txt\",\"mime_type\":\"text/plain\",\"base64\":\"eA==\"}"]}`, true},
 		{send, `{"to":"a@example.com","subject":"s","attachment":"1AbC"}`, false},
 		{send, `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"1AbC","format":"pdf"}]}`, false},
@@ -232,4 +301,9 @@ func TestInputSchemasAcceptTheLenientForms(t *testing.T) {
 			t.Errorf("%s: valid=%v, want %v (%v)", c.args, err == nil, c.ok, err)
 		}
 	}
+}
+
+// idList is a JSON list of n ids.
+func idList(n int) string {
+	return "[" + strings.TrimSuffix(strings.Repeat(`"1AbC",`, n), ",") + "]"
 }

@@ -21,7 +21,7 @@ import (
 type Drive interface {
 	Search(ctx context.Context, q drive.Query) (drive.Page, error)
 	// Get returns one file (a spreadsheet with its tabs).
-	Get(ctx context.Context, fileID string) (drive.File, error)
+	Get(ctx context.Context, ref drive.Ref) (drive.File, error)
 }
 
 // Mail sends or drafts one message for the caller in ctx.

@@ -11,6 +11,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
+	"github.com/drivemail/drivemail/refusal"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -192,7 +193,7 @@ func TestRefusalTextIsOneVisibleParagraph(t *testing.T) {
 	for _, hn := range hostileNames {
 		t.Run(hn.name, func(t *testing.T) {
 			h := newHarness(t, nil)
-			h.mail.err = &compose.Refusal{Reason: "Attachment 1: report.zip contains " + hn.text + "; Gmail blocks .exe files. Nothing was sent."}
+			h.mail.err = refusal.New("blocked_type", "%s", "Attachment 1: report.zip contains "+hn.text+"; Gmail blocks .exe files. Nothing was sent.")
 			res := h.mustRefuse("send_email", map[string]any{"to": "ana@example.com", "subject": "s", "body_text": "b"}, "Gmail blocks .exe files")
 			assertVisible(t, "refusal", res.text(), false)
 		})

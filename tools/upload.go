@@ -8,21 +8,22 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/refusal"
 	"github.com/drivemail/drivemail/upload"
 )
 
-const requestUploadDescription = `Get a one-time URL to put a file from the user's computer into their Google Drive, for a file that is not in Drive yet (one on disk, not one pasted into the chat). Returns the URL, a ready curl command, and the mcp-file:// handle to attach with send_email once the upload is done.
+const requestUploadDescription = `Get a one-time URL and a curl command to put a file from the user's computer (not one in the chat) into their Google Drive, and the mcp-file:// handle to attach it with send_email once it is uploaded.
 
-Run the curl command where the file is (for example in Claude Code's shell); the URL expires at expires_at and works once. Give "size" and "sha256" when you know them: the upload is refused if it does not match. Files already in Drive need no upload: find them with drive_search.`
+Run the curl command where the file is (for example in Claude Code's shell) before expires_at. Give size and sha256 when you know them: an upload that does not match is refused. Files already in Drive need no upload: find them with drive_search.`
 
 func requestUploadTool() mcp.Tool {
 	return newTool("request_upload", "Get a URL to upload a file to Drive", requestUploadDescription,
-		"request_upload.input", "request_upload.output",
+		schema("request_upload.input"), schema("request_upload.output"),
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: false})
 }
 
-var requestUploadFields = []string{"name", "mime_type", "size", "sha256", "folder_id"}
+var requestUploadFields = fields{names: []string{"name", "mime_type", "size", "sha256", "folder_id"}, aliases: map[string]string{"filename": "name", "file_name": "name"}}
 
 // maxUploadNameBytes bounds a Drive file name.
 const maxUploadNameBytes = 255
@@ -30,14 +31,14 @@ const maxUploadNameBytes = 255
 func (h *handlers) requestUpload(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ureq, err := parseUpload(req.Params.RawArguments)
 	if err != nil {
-		return h.fail(ctx, "request_upload", err), nil
+		return nil, err
 	}
 	if h.deps.Uploads == nil {
-		return refused("This drivemail server does not offer uploads. Put the file in Google Drive another way (drive.google.com), then find it with drive_search."), nil
+		return nil, refusal.New(kindUploadsUnavailable, "This drivemail server does not offer uploads. Put the file in Google Drive another way (drive.google.com), then find it with drive_search.")
 	}
 	t, err := h.deps.Uploads.RequestUpload(ctx, ureq)
 	if err != nil {
-		return h.fail(ctx, "request_upload", err), nil
+		return nil, err
 	}
 	out := UploadResult{UploadURL: t.UploadURL, Method: t.Method, ExpiresAt: t.ExpiresAt, Handle: t.Handle,
 		Curl: curlCommand(t.UploadURL, ureq.Name)}
@@ -94,12 +95,15 @@ func parseUpload(raw []byte) (upload.Request, error) {
 		return u, err
 	}
 	if folder = strings.TrimSpace(folder); folder != "" {
-		if u.FolderID, err = driveFileID(folder); err != nil {
-			return u, prefixed("\"folder_id\"", err)
+		h, err := parseHandle(folder, "\"folder_id\"", fmt.Sprintf("Give the id of a folder drivemail created, or leave folder_id out to use the %q folder.", upload.DefaultFolderName))
+		if err != nil {
+			return u, err
 		}
-		if ref, ok := drive.ParseRef(u.FolderID); ok {
-			u.FolderID = ref.ID // uploads go into a folder by id alone
+		ref, ok := handle.DriveRef(h)
+		if !ok {
+			return u, fmt.Errorf("request_upload: a %T names no Drive folder", h)
 		}
+		u.FolderID = ref.ID // uploads go into a folder by id alone
 	}
 	return u, nil
 }

@@ -3,44 +3,38 @@ package upload
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/oauth/googleauth"
+	"github.com/drivemail/drivemail/refusal"
 )
 
-// Error is a refusal the caller can act on: the HTTP status, and a
-// sentence that says what was wrong and what to do instead. The MCP tool
-// shows the same sentence to the model.
+// Error is a refusal the caller can act on, with the HTTP status it goes
+// out with. Its refusal.Refusal is the sentence that says what was wrong
+// and what to do instead (the request_upload tool shows the model the
+// same), its kind names it in the log ("name_mismatch": the sentence may
+// quote what the caller sent, a file name, which logs never carry), and
+// its Err is the cause, for the log; it is never shown.
 type Error struct {
+	*refusal.Refusal
 	Status int
-	Msg    string
 	// RetryAfter, when set, goes out as the Retry-After header.
 	RetryAfter time.Duration
-	// kind names the refusal in the log ("name_mismatch"): the sentence
-	// may quote what the caller sent (a file name), which logs never carry.
-	kind string
-	err  error
 }
 
-func (e *Error) Error() string { return e.Msg }
-
-// Unwrap gives the cause, for logs; it is never shown.
-func (e *Error) Unwrap() error { return e.err }
-
-// ModelFacing marks the sentence as fit to show the model (see tools).
-func (e *Error) ModelFacing() bool { return true }
+// Unwrap gives the refusal, and through it the cause.
+func (e *Error) Unwrap() error { return e.Refusal }
 
 func refuse(status int, kind, format string, args ...any) *Error {
-	return &Error{Status: status, Msg: fmt.Sprintf(format, args...), kind: kind}
+	return &Error{Status: status, Refusal: refusal.New(refusal.Kind(kind), format, args...)}
 }
 
 // because records the cause of a refusal for the log line.
 func (e *Error) because(err error) *Error {
-	e.err = err
+	e.Err = err
 	return e
 }
 
@@ -68,7 +62,7 @@ func writeError(w http.ResponseWriter, err error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
 	}
-	writeJSON(w, e.Status, map[string]string{"error": e.Msg})
+	writeJSON(w, e.Status, map[string]string{"error": e.Text})
 }
 
 // googleRefusal says what a failed Drive or Google-token call means for

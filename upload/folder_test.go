@@ -69,8 +69,8 @@ func TestForeignFolderIDIsRefusedUpFront(t *testing.T) {
 				t.Fatalf("request_upload: %v; want a %d refusal", err, tt.status)
 			}
 			for _, w := range tt.want {
-				if !strings.Contains(ue.Msg, w) {
-					t.Errorf("request_upload: %q lacks %q", ue.Msg, w)
+				if !strings.Contains(ue.Text, w) {
+					t.Errorf("request_upload: %q lacks %q", ue.Text, w)
 				}
 			}
 			before := e.emu.Stats()

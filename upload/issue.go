@@ -6,11 +6,11 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/identity"
 )
 
@@ -21,7 +21,7 @@ type Request struct {
 	MimeType string
 	Size     *int64 // nil when unknown; 0 is an empty file
 	SHA256   string // hex, "" when unknown
-	FolderID string // a folder id or an mcp-file:// handle; "" for the default folder
+	FolderID string // a folder id, link or mcp-file:// handle (package handle); "" for the default folder
 }
 
 // Ticket is where and how to send the file's bytes.
@@ -138,15 +138,13 @@ func (s *Service) claimsFor(req Request) (claims, error) {
 	return c, nil
 }
 
-// folderID accepts a folder id, or an mcp-file:// handle wrapping one.
+// folderID is the id of the folder s names (a folder id, a Drive link, or
+// an mcp-file:// handle: see package handle), or "" when it names none.
 func folderID(s string) string {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(strings.ToLower(s), "mcp-file://") {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.RawQuery != "" || u.Fragment != "" {
+	h, err := handle.Parse(s)
+	if err != nil {
 		return ""
 	}
-	return strings.TrimPrefix(u.Path, "/")
+	ref, _ := handle.DriveRef(h)
+	return ref.ID
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/handle"
 )
 
 // The whole point of /upload: a file from disk goes up, its handle goes
@@ -28,7 +29,7 @@ func TestUploadThenSendTheHandle(t *testing.T) {
 	}
 	svc := compose.New(compose.Config{Endpoints: google.Endpoints{Base: e.google.URL}})
 	res, err := svc.Send(ctx, hc, compose.Request{To: []string{"bob@example.com"}, Subject: "Q3",
-		BodyText: "Attached.", Attachments: []compose.Attachment{{FileID: a.result.Handle}}}, compose.Options{})
+		BodyText: "Attached.", Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(a.result.Handle)}}}}, compose.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/refusal"
 	"github.com/drivemail/drivemail/tools"
 	"github.com/drivemail/drivemail/upload"
 )
@@ -267,8 +268,11 @@ func TestRequestUploadRefusals(t *testing.T) {
 	for name, tc := range cases {
 		_, err := e.svc.RequestUpload(u.context(), tc.req)
 		var ue *upload.Error
-		if !errors.As(err, &ue) || !strings.Contains(ue.Error(), tc.want) || !ue.ModelFacing() {
+		if !errors.As(err, &ue) || !strings.Contains(ue.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want a refusal saying %q", name, err, tc.want)
+		}
+		if r, ok := refusal.As(err); !ok || r.Text != ue.Error() {
+			t.Errorf("%s: the tools would not show %q to the model as it is", name, ue.Error())
 		}
 	}
 	// At the limit is fine.

@@ -93,11 +93,13 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 // again" with the same URL would only meet "already used".
 func spentTicket(err error) error {
 	var e *Error
-	if !errors.As(err, &e) || strings.Contains(e.Msg, "request_upload") {
+	if !errors.As(err, &e) || strings.Contains(e.Text, "request_upload") {
 		return err
 	}
+	r := *e.Refusal
+	r.Text += " This upload URL is now used up: ask request_upload for a new one to try again."
 	again := *e
-	again.Msg += " This upload URL is now used up: ask request_upload for a new one to try again."
+	again.Refusal = &r
 	return &again
 }
 

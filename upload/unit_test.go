@@ -121,7 +121,7 @@ func TestContentChecks(t *testing.T) {
 				return
 			}
 			var e *Error
-			if !errors.As(err, &e) || e.Status != tc.status || !strings.Contains(e.Msg, tc.wantText) {
+			if !errors.As(err, &e) || e.Status != tc.status || !strings.Contains(e.Text, tc.wantText) {
 				t.Fatalf("err = %v, want %d saying %q", err, tc.status, tc.wantText)
 			}
 			// The failure sticks: the Drive client never sees io.EOF.
@@ -189,7 +189,7 @@ func TestNamesAndTypes(t *testing.T) {
 	}
 	folders := map[string]string{
 		"1AbC": "1AbC", " 1AbC ": "1AbC", "mcp-file://h/1AbC": "1AbC", "MCP-FILE://h/1AbC": "1AbC",
-		"mcp-file://h/1AbC?x": "", "mcp-file://h/a/b": "a/b",
+		"mcp-file://h/1AbC?x": "", "mcp-file://h/a/b": "", "https://drive.google.com/drive/folders/1AbC": "1AbC", "My Folder": "",
 	}
 	for in, want := range folders {
 		if got := folderID(in); got != want {
@@ -329,7 +329,7 @@ func TestRequestUploadNeedsTheDriveScope(t *testing.T) {
 	ctx := identity.WithUser(context.Background(), identity.User{ID: "u1", GoogleScopes: []string{"https://www.googleapis.com/auth/gmail.send"}})
 	_, err := s.RequestUpload(ctx, Request{Name: "a.txt"})
 	var e *Error
-	if !errors.As(err, &e) || e.Status != http.StatusForbidden || !strings.Contains(e.Msg, "Reconnect") {
+	if !errors.As(err, &e) || e.Status != http.StatusForbidden || !strings.Contains(e.Text, "Reconnect") {
 		t.Errorf("err = %v", err)
 	}
 }

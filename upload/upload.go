@@ -27,6 +27,7 @@ import (
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/identity"
 )
 
@@ -260,9 +261,9 @@ func (s *Service) fail(w http.ResponseWriter, r *http.Request, userID string, er
 	}
 	attrs := []slog.Attr{slog.String("user", userID)}
 	if e != nil {
-		attrs = append(attrs, slog.Int("status", e.Status), slog.String("refusal", e.kind))
-		if e.err != nil {
-			attrs = append(attrs, slog.String("cause", e.err.Error()))
+		attrs = append(attrs, slog.Int("status", e.Status), slog.String("refusal", string(e.Kind)))
+		if e.Err != nil {
+			attrs = append(attrs, slog.String("cause", e.Err.Error()))
 		}
 	} else {
 		attrs = append(attrs, slog.String("error", err.Error()))
@@ -281,7 +282,7 @@ func checkScopes(u identity.User) error {
 
 // handle is the mcp-file:// name of an uploaded file (CONTRACT.md).
 func (s *Service) handle(fileID string) string {
-	return "mcp-file://" + s.cfg.BaseURL.Host + "/" + fileID
+	return handle.Upload{Host: s.cfg.BaseURL.Host, File: drive.Ref{ID: fileID}}.String()
 }
 
 // uploadURL is where a ticket is used.

@@ -39,6 +39,7 @@ import (
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/identity"
 )
 
@@ -165,7 +166,7 @@ func runPhase(ctx context.Context, p params, perUser int, queue time.Duration) (
 		ctx := identity.WithUser(ctx, identity.User{ID: user, Email: user})
 		hc := oauth2.NewClient(ctx, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token, TokenType: "Bearer"}))
 		_, err := svc.Send(ctx, hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "fairbench", BodyText: "hi",
-			Attachments: []compose.Attachment{{FileID: fileID}}}, compose.Options{})
+			Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(fileID)}}}}, compose.Options{})
 		return err
 	}
 

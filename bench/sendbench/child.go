@@ -21,6 +21,7 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/mimemsg"
 )
 
@@ -104,7 +105,7 @@ func runChild(ctx context.Context, a childArgs) error {
 func request(ids []string) compose.Request {
 	req := compose.Request{To: []string{"bench@example.org"}, Subject: "bench", BodyText: "The files."}
 	for _, id := range ids {
-		req.Attachments = append(req.Attachments, compose.Attachment{FileID: id})
+		req.Attachments = append(req.Attachments, compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(id)}})
 	}
 	return req
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/oauth/keyring"
+	"github.com/drivemail/drivemail/refusal"
 	"github.com/drivemail/drivemail/store"
 )
 
@@ -41,8 +42,10 @@ const (
 const KeyPurpose = "google-token"
 
 // ErrReconnect is the error (via errors.Is) for a Google grant that is
-// missing, expired or revoked: the user must sign in again.
-var ErrReconnect = errors.New("Your Google authorization has expired or was revoked; reconnect drivemail (sign in again) to continue.")
+// missing, expired or revoked: the user must sign in again. It is a
+// refusal, so a tool call that meets it shows the user its sentence
+// whatever layer it came through.
+var ErrReconnect error = refusal.New("reconnect", "Your Google authorization has expired or was revoked; reconnect drivemail (sign in again) to continue.")
 
 // Config configures the Google side.
 type Config struct {

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Reason says why a file is refused.
+// Reason says why Gmail would block a file.
 type Reason int
 
 const (
@@ -23,9 +23,11 @@ const (
 	ReasonTooLarge
 )
 
-// Refusal is a file Gmail would block. Its Error text is a sentence for
-// the user that says what was found and what to do instead.
-type Refusal struct {
+// Finding is a file Gmail would block. Its Error text is a sentence that
+// says what was found; what to do instead depends on where the file comes
+// from (a Drive file can go as a link, content written into a call
+// cannot), so the caller adds it.
+type Finding struct {
 	// File is the attachment's name as the caller gave it.
 	File string
 	// Entry is the path inside the archive that caused the refusal ("" when
@@ -40,25 +42,23 @@ type Refusal struct {
 	Detail string
 }
 
-const sendLink = "Send a link to the file instead"
-
-func (r *Refusal) Error() string {
+func (r *Finding) Error() string {
 	file := quote(r.File)
 	switch r.Reason {
 	case ReasonExtension:
 		if r.Entry == "" {
-			return fmt.Sprintf("%s is a .%s file, which Gmail blocks for security. %s, or put it in a format Gmail allows.", file, r.Ext, sendLink)
+			return fmt.Sprintf("%s is a .%s file, which Gmail blocks for security.", file, r.Ext)
 		}
-		return fmt.Sprintf("%s contains %s; Gmail blocks .%s files, even inside archives. %s or remove it from the archive.", file, quote(r.Entry), r.Ext, sendLink)
+		return fmt.Sprintf("%s contains %s; Gmail blocks .%s files, even inside archives.", file, quote(r.Entry), r.Ext)
 	case ReasonEncrypted:
 		if r.Entry != "" {
-			return fmt.Sprintf("%s contains a password-protected entry (%s); Gmail blocks encrypted archives because it cannot scan them. %s, or send the archive without a password.", file, quote(r.Entry), sendLink)
+			return fmt.Sprintf("%s contains a password-protected entry (%s); Gmail blocks encrypted archives because it cannot scan them.", file, quote(r.Entry))
 		}
-		return fmt.Sprintf("%s is password-protected; Gmail blocks encrypted archives because it cannot scan them. %s, or send the archive without a password.", file, sendLink)
+		return fmt.Sprintf("%s is password-protected; Gmail blocks encrypted archives because it cannot scan them.", file)
 	case ReasonTooLarge:
-		return fmt.Sprintf("%s is too large an archive to check for blocked file types (%s). %s, or split the archive.", file, r.Detail, sendLink)
+		return fmt.Sprintf("%s is too large an archive to check for blocked file types (%s).", file, r.Detail)
 	default:
-		return fmt.Sprintf("%s cannot be read as an archive (%s), so it cannot be checked for blocked file types. %s, or check that the file is not damaged.", file, r.Detail, sendLink)
+		return fmt.Sprintf("%s cannot be read as an archive (%s), so it cannot be checked for blocked file types.", file, r.Detail)
 	}
 }
 
@@ -71,7 +71,7 @@ func quote(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// entryPath joins nested archive entry names for Refusal.Entry.
+// entryPath joins nested archive entry names for Finding.Entry.
 func entryPath(parts ...string) string {
 	return strings.Join(parts, "/")
 }

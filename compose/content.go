@@ -2,6 +2,7 @@ package compose
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -9,56 +10,47 @@ import (
 	"github.com/drivemail/drivemail/exportfmt"
 )
 
-// MaxModelBytes caps the bytes of all attachments the model wrote itself
-// in one call ({name, text}, {name, base64}, {name, content}, file
-// envelopes), summed. Text counts: the model wrote it as surely as base64,
-// and a megabyte of either is far past what a model should type.
-const MaxModelBytes = 1 << 20
-
-// inlineSource decodes a model-written attachment into its bytes and
-// content type. budget is what is left of MaxModelBytes; the decoded size
-// is checked against it before decoding where the encoded length allows.
-func inlineSource(a Attachment, label string, budget int) ([]byte, string, error) {
+// decodeContent decodes model-written content into its bytes and type.
+// name is the attachment's file name, which guesses a missing type; budget
+// is what is left of MaxModelBytes, checked before decoding where the
+// encoded length allows.
+func decodeContent(c Content, name, label string, budget int) ([]byte, string, error) {
 	var (
 		data     []byte
-		mimeType = strings.TrimSpace(a.MimeType)
+		mimeType = strings.TrimSpace(c.MimeType)
 		err      error
 	)
-	switch {
-	case a.Text != nil:
-		if len(*a.Text) > budget {
+	switch c.Encoding {
+	case Text:
+		if len(c.Data) > budget {
 			return nil, "", tooMuchModelBytes(label)
 		}
-		if !utf8.ValidString(*a.Text) {
+		if !utf8.ValidString(c.Data) {
 			return nil, "", refuse(kindBadText, "%s: text is not valid UTF-8. Send the text as UTF-8, or binary content as base64.", label)
 		}
-		data = []byte(*a.Text)
+		data = []byte(c.Data)
 		if mimeType == "" {
-			mimeType = exportfmt.MimeTypeByName(a.Name)
+			mimeType = exportfmt.MimeTypeByName(name)
 			if mimeType == exportfmt.OctetStream {
 				mimeType = "text/plain"
 			}
 		}
-	case a.Base64 != "":
-		data, err = decodeBase64(a.Base64, label, budget)
-	case a.Content != "":
-		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(a.Content)), "data:") {
-			var uriType string
-			data, uriType, err = decodeDataURI(a.Content, label, budget)
-			if mimeType == "" {
-				mimeType = uriType
-			}
-		} else {
-			data, err = decodeBase64(a.Content, label, budget)
+	case Base64:
+		data, err = decodeBase64(c.Data, label, budget)
+	case DataURI:
+		var uriType string
+		data, uriType, err = decodeDataURI(c.Data, label, budget)
+		if mimeType == "" {
+			mimeType = uriType
 		}
 	default:
-		return nil, "", refuse(kindNoSource, "%s has no content. Give a Drive file id, or name plus text, base64 or content.", label)
+		return nil, "", fmt.Errorf("compose: %s has content in no known encoding (%d)", label, c.Encoding)
 	}
 	if err != nil {
 		return nil, "", err
 	}
 	if mimeType == "" {
-		mimeType = exportfmt.MimeTypeByName(a.Name)
+		mimeType = exportfmt.MimeTypeByName(name)
 	}
 	if !validMimeType(mimeType) {
 		return nil, "", refuse(kindBadMimeType, "%s: mime_type %q is not a MIME type such as \"text/csv\". Correct it or leave it out.", label, truncate(mimeType, 60))
@@ -70,8 +62,8 @@ func inlineSource(a Attachment, label string, budget int) ([]byte, string, error
 }
 
 func tooMuchModelBytes(label string) error {
-	return refuse(kindContentTooLarge, "%s: content written into the call is limited to 1 MiB per message, summed over all such attachments. "+
-		"Put larger files in Google Drive (or use request_upload) and attach them by id.", label)
+	return refuse(kindContentTooLarge, "%s: content written into the call is limited to %d MiB per message, summed over all such attachments. "+
+		"Put larger files in Google Drive (or use request_upload) and attach them by id.", label, MaxModelBytes>>20)
 }
 
 // decodeBase64 accepts standard or URL-safe base64, padded or not, with
@@ -105,6 +97,9 @@ func decodeBase64(s, label string, budget int) ([]byte, error) {
 // decodeDataURI reads data:[type][;base64],payload (RFC 2397).
 func decodeDataURI(s, label string, budget int) ([]byte, string, error) {
 	s = strings.TrimSpace(s)
+	if len(s) < len("data:") || !strings.EqualFold(s[:len("data:")], "data:") {
+		return nil, "", refuse(kindBadDataURI, "%s: the content is not a data: URI. Use data:TYPE;base64,CONTENT.", label)
+	}
 	head, payload, ok := strings.Cut(s[len("data:"):], ",")
 	if !ok {
 		return nil, "", refuse(kindBadDataURI, "%s: the data: URI has no comma before its content. Use data:TYPE;base64,CONTENT.", label)

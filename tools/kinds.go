@@ -1,0 +1,21 @@
+package tools
+
+import "github.com/drivemail/drivemail/refusal"
+
+// The tools' own refusal kinds, logged in the "tool call" line
+// (refusal=<kind>). docs/operations.md lists every kind of every layer;
+// TestRefusalKindsAreDocumented keeps the two in step.
+const (
+	kindBadArguments       refusal.Kind = "bad_arguments"       // arguments a tool cannot read: a wrong type, an unknown field, a missing one
+	kindBadFileID          refusal.Kind = "bad_file_id"         // not a Drive id, Drive link or mcp-file:// handle
+	kindDraftsNotGranted   refusal.Kind = "drafts_not_granted"  // create_draft without the user's gmail.compose grant
+	kindDraftsDisabled     refusal.Kind = "drafts_disabled"     // create_draft on a server started without --drafts
+	kindUploadsUnavailable refusal.Kind = "uploads_unavailable" // request_upload on a server that offers no uploads
+	kindUnknownFile        refusal.Kind = "unknown_file"        // drive_get_file: no such file for this account
+	kindBadQuery           refusal.Kind = "bad_query"           // drive_search arguments Drive refused
+	kindDriveAPIDisabled   refusal.Kind = "drive_api_disabled"  // the project has not enabled the Drive API
+	kindDriveScope         refusal.Kind = "drive_scope"         // no Drive scope granted
+	kindDriveUnauthorized  refusal.Kind = "drive_unauthorized"  // Google refused the token (401)
+	kindDriveUnavailable   refusal.Kind = "drive_unavailable"   // 5xx or a rate limit
+	kindDriveDomainPolicy  refusal.Kind = "drive_domain_policy" // the Workspace admin forbids the app
+)

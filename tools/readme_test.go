@@ -1,0 +1,80 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The README's tool table is made from the tool definitions, between
+// these two lines, so the two cannot drift.
+const (
+	readmeTableStart = "<!-- tools table: made from the tool definitions; go test ./tools -run TestReadmeToolTable -update -->"
+	readmeTableEnd   = "<!-- end of tools table -->"
+)
+
+// TestReadmeToolTable compares the README's tool table with the one the
+// definitions make. Rewrite it with:
+// go test ./tools -run TestReadmeToolTable -update
+func TestReadmeToolTable(t *testing.T) {
+	const path = "../README.md"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	head, rest, ok := strings.Cut(readme, readmeTableStart+"\n")
+	if !ok {
+		t.Fatalf("README.md lacks the line %q", readmeTableStart)
+	}
+	got, tail, ok := strings.Cut(rest, readmeTableEnd)
+	if !ok {
+		t.Fatalf("README.md lacks the line %q", readmeTableEnd)
+	}
+	want := toolTable(t)
+	if got == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(head+readmeTableStart+"\n"+want+readmeTableEnd+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("README.md's tool table differs from the definitions; run: go test ./tools -run TestReadmeToolTable -update\ngot:\n%s\nwant:\n%s", got, want)
+}
+
+// toolTable is the Markdown table of every tool: its name, the first
+// paragraph of its description, and its arguments (required first, then
+// the optional ones, marked ?).
+func toolTable(t *testing.T) string {
+	var b strings.Builder
+	b.WriteString("| tool | what it does | arguments |\n|---|---|---|\n")
+	for _, st := range Tools(Deps{}) {
+		var in struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		}
+		if err := json.Unmarshal(st.Tool.RawInputSchema, &in); err != nil {
+			t.Fatal(err)
+		}
+		args := make([]string, 0, len(in.Properties))
+		for _, r := range in.Required {
+			args = append(args, "`"+r+"`")
+		}
+		var optional []string
+		for k := range in.Properties {
+			if !slices.Contains(in.Required, k) {
+				optional = append(optional, "`"+k+"`?")
+			}
+		}
+		slices.Sort(optional)
+		args = append(args, optional...)
+		what, _, _ := strings.Cut(st.Tool.Description, "\n\n")
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", st.Tool.Name, strings.ReplaceAll(what, "|", `\|`), strings.Join(args, ", "))
+	}
+	return b.String()
+}
