@@ -28,6 +28,7 @@ type Config struct {
 	GoogleEndpoint     string
 	Demo               bool
 	DemoSeed           string // folder of --demo's sample files (default DefaultDemoSeed)
+	DemoWAN            string // network profile of --demo's emulator (emulator.ParseWAN; empty: loopback)
 	Drafts             bool
 	MaxUploadBytes     int64
 	MaxConcurrentSends int
@@ -81,6 +82,8 @@ func (c Config) check() error {
 		return errors.New("--google-client-id and --google-client-secret are required unless you run --demo: create an OAuth web client as docs/google-cloud-setup.md explains")
 	case c.Demo && c.GoogleEndpoint != "":
 		return errors.New("--demo starts its own Google emulator: leave out --google-endpoint")
+	case !c.Demo && c.DemoWAN != "":
+		return errors.New("--demo-wan shapes --demo's emulator only: add --demo, or give --wan to `drivemail emulator`")
 	case c.MaxConcurrentSends < 1:
 		return fmt.Errorf("--max-concurrent-sends is %d: use 1 or more", c.MaxConcurrentSends)
 	case c.MaxUploadBytes < 1:

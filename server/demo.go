@@ -36,6 +36,13 @@ type demoGoogle struct {
 
 // startDemoGoogle starts the emulator and seeds it.
 func startDemoGoogle(cfg Config, logger *slog.Logger) (*demoGoogle, error) {
+	var wan emulator.WANProfile
+	if cfg.DemoWAN != "" {
+		var err error
+		if wan, err = emulator.ParseWAN(cfg.DemoWAN); err != nil {
+			return nil, fmt.Errorf("--demo-wan: %w", err)
+		}
+	}
 	seed := cfg.DemoSeed
 	if seed == "" {
 		seed = DefaultDemoSeed
@@ -45,7 +52,7 @@ func startDemoGoogle(cfg Config, logger *slog.Logger) (*demoGoogle, error) {
 	}
 	// The emulator's consent page is shown, as Google's would be, so a demo
 	// sign-in through OAuth looks like the real one (DEMO_TOKEN needs none).
-	emu, err := emulator.New(emulator.Config{})
+	emu, err := emulator.New(emulator.Config{WAN: wan})
 	if err != nil {
 		return nil, fmt.Errorf("demo emulator: %w", err)
 	}

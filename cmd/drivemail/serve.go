@@ -32,6 +32,7 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	fs.StringVar(&cfg.GoogleEndpoint, "google-endpoint", envString(getenv, "DRIVEMAIL_GOOGLE_ENDPOINT", ""), "base URL of a Google emulator; every Google API and OAuth URL goes there (default Google itself) [DRIVEMAIL_GOOGLE_ENDPOINT]")
 	fs.BoolVar(&cfg.Demo, "demo", false, "start a seeded Google emulator in-process and use it; needs no credentials")
 	fs.StringVar(&cfg.DemoSeed, "demo-seed", envString(getenv, "DRIVEMAIL_DEMO_SEED", server.DefaultDemoSeed), "folder of the sample files --demo loads (one sub-folder per user email) [DRIVEMAIL_DEMO_SEED]")
+	fs.StringVar(&cfg.DemoWAN, "demo-wan", envString(getenv, "DRIVEMAIL_DEMO_WAN", ""), "network profile of --demo's emulator, as drivemail emulator --wan takes it (such as google: Google's latency and bandwidth) [DRIVEMAIL_DEMO_WAN]")
 	drafts, err := envBool(getenv, "DRIVEMAIL_DRAFTS", false)
 	if err != nil {
 		return cfg, err
