@@ -1,0 +1,73 @@
+package benchkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// GoogleToken registers email at the emulator and mints a Google access
+// token with scopes (full URLs), for calls straight to the emulator.
+func GoogleToken(ctx context.Context, emulator, email string, scopes ...string) (string, error) {
+	var out struct {
+		Token string `json:"access_token"`
+	}
+	err := emulatorCall(ctx, emulator, http.MethodPost, "/_emulator/users", map[string]any{"email": email, "scopes": scopes}, &out)
+	if err == nil && out.Token == "" {
+		err = errors.New("no token in the answer")
+	}
+	if err != nil {
+		return "", fmt.Errorf("emulator users: %w", err)
+	}
+	return out.Token, nil
+}
+
+// SetWAN puts the WAN profile spec in force at the emulator (PUT: it
+// replaces the one in force) and returns its canonical spec.
+func SetWAN(ctx context.Context, emulator, spec string) (string, error) {
+	var out struct {
+		Spec string `json:"spec"`
+	}
+	if err := emulatorCall(ctx, emulator, http.MethodPut, "/_emulator/wan", map[string]string{"spec": spec}, &out); err != nil {
+		return "", fmt.Errorf("WAN profile %q: %w", spec, err)
+	}
+	return out.Spec, nil
+}
+
+// MessagesSent is the emulator's count of messages Gmail sent.
+func MessagesSent(ctx context.Context, emulator string) (int64, error) {
+	var out struct {
+		Sent int64 `json:"messages_sent"`
+	}
+	err := emulatorCall(ctx, emulator, http.MethodGet, "/_emulator/stats", nil, &out)
+	return out.Sent, err
+}
+
+// emulatorCall sends body as JSON to an /_emulator/ route and decodes the
+// answer into out.
+func emulatorCall(ctx context.Context, emulator, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequestWithContext(ctx, method, emulator+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(raw))
+	}
+	return json.Unmarshal(raw, out)
+}
