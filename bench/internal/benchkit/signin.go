@@ -112,4 +112,3 @@ func get(ctx context.Context, c *http.Client, u string) (string, error) {
 	}
 	return string(b), nil
 }
-
