@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -97,7 +98,11 @@ func verdict(ok bool) string {
 func header(w io.Writer, c config, targets []*target) {
 	fmt.Fprintf(w, "send benchmark (issue 14): drivemail serve against drivemail emulator (%s), separate processes; medians of %d runs, RSS the worst run\n", c.drivemail, c.reps)
 	for _, t := range targets {
-		fmt.Fprintf(w, "  %-6s %s\n", t.label+":", t.spec.Binary)
+		v, err := exec.Command(t.spec.Binary, "version").Output()
+		if err != nil {
+			v = []byte("version unknown")
+		}
+		fmt.Fprintf(w, "  %-9s %s (%s)\n", t.label+":", t.spec.Binary, strings.TrimSpace(string(v)))
 	}
 }
 

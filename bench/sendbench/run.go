@@ -75,9 +75,9 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 
 	rt := benchkit.Transport(4 * manyCount)
-	targets := []*target{{label: "after", spec: benchkit.Server{Binary: c.drivemail}}}
+	targets := []*target{{label: "measured", spec: benchkit.Server{Binary: c.drivemail}}}
 	if c.before != "" {
-		targets = append([]*target{{label: "before", spec: benchkit.Server{Binary: c.before}}}, targets...)
+		targets = []*target{{label: "before", spec: benchkit.Server{Binary: c.before}}, {label: "after", spec: benchkit.Server{Binary: c.drivemail}}}
 	}
 	for _, t := range targets {
 		t.rt = rt

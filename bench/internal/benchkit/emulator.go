@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 )
 
@@ -70,4 +71,47 @@ func emulatorCall(ctx context.Context, emulator, method, path string, body, out 
 		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(raw))
 	}
 	return json.Unmarshal(raw, out)
+}
+
+// PutFile stores a Drive file at the emulator (POST /_emulator/files,
+// multipart: meta is the JSON file spec of docs/emulator.md, content
+// streams) and returns its id.
+func PutFile(ctx context.Context, emulator string, meta map[string]any, content io.Reader) (string, error) {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		err := func() error {
+			m, err := mw.CreateFormField("metadata")
+			if err != nil {
+				return err
+			}
+			if err := json.NewEncoder(m).Encode(meta); err != nil {
+				return err
+			}
+			f, err := mw.CreateFormFile("file", "content")
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(f, content); err != nil {
+				return err
+			}
+			return mw.Close()
+		}()
+		pw.CloseWithError(err)
+	}()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, emulator+"/_emulator/files", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("put file: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		ID string `json:"id"`
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &out) != nil || out.ID == "" {
+		return "", fmt.Errorf("put file: HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(raw))
+	}
+	return out.ID, nil
 }

@@ -27,7 +27,13 @@ type Proc struct {
 // Start runs drivemail with args and waits for its "listening on" line.
 // Its log goes to stderr.
 func Start(ctx context.Context, drivemail string, args ...string) (*Proc, error) {
+	return startEnv(ctx, nil, drivemail, args...)
+}
+
+// startEnv is Start with variables added to the environment.
+func startEnv(ctx context.Context, env []string, drivemail string, args ...string) (*Proc, error) {
 	cmd := exec.CommandContext(ctx, drivemail, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -90,17 +96,19 @@ func NewSecret() string {
 	return base64.StdEncoding.EncodeToString(key)
 }
 
-// StartServer runs `drivemail serve` on a free loopback port.
+// StartServer runs `drivemail serve` on a free loopback port (or Addr).
+// The secret goes in the environment, not on the command line, where any
+// user of the machine could read it.
 func StartServer(ctx context.Context, s Server) (*Proc, error) {
 	addr := s.Addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
 	args := append([]string{"serve", "--addr", addr, "--google-endpoint", s.Google,
-		"--store", s.Store, "--secret", s.Secret,
+		"--store", s.Store,
 		"--google-client-id", "bench.apps.googleusercontent.com", "--google-client-secret", "bench",
 		"--log-level", "warn"}, s.Args...)
-	return Start(ctx, s.Binary, args...)
+	return startEnv(ctx, []string{"DRIVEMAIL_SECRET=" + s.Secret}, s.Binary, args...)
 }
 
 // Memory reads a process's resident set and its high-water mark, in bytes.
@@ -159,6 +167,9 @@ func MarkPeak(pid int) (PeakMark, error) {
 	rss, _, err := Memory(pid)
 	return PeakMark{pid: pid, rss: rss, Cleared: cleared}, err
 }
+
+// RSS is the resident memory at the mark.
+func (m PeakMark) RSS() int64 { return m.rss }
 
 // Growth is how far the process's resident memory peaked above the mark.
 func (m PeakMark) Growth() (int64, error) {
