@@ -19,6 +19,7 @@ import (
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
+	"github.com/drivemail/drivemail/emulator/internal/core"
 )
 
 // wanCall sends body to /_emulator/wan and decodes the answer.
@@ -193,5 +194,26 @@ func TestWANKeepsFaults(t *testing.T) {
 		Media(bytes.NewReader(msg), googleapi.ContentType("message/rfc822")).Do()
 	if err == nil || ctx.Err() != nil {
 		t.Errorf("an upload cut after %d bytes: err %v, context %v; want a reset, at once", cut, err, ctx.Err())
+	}
+}
+
+// An injected delay and the WAN's latency add up: the fault delays the
+// handler, the profile the answer it gives.
+func TestWANLatencyAddsToAFaultDelay(t *testing.T) {
+	wan, err := emulator.ParseWAN("drive.latency=300ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := emutest.Start(t, emutest.WithConfig(emulator.Config{WAN: wan}))
+	env.Inject(emulator.Fault{PathPrefix: "/drive/v3/about", Delay: core.Duration(300 * time.Millisecond)})
+	hc := env.Client("ann@example.com", emutest.ScopeDrive)
+	start := time.Now()
+	res, err := hc.Get(env.URL + "/drive/v3/about?fields=user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if took := time.Since(start); took < 600*time.Millisecond || res.StatusCode != http.StatusOK {
+		t.Errorf("HTTP %d after %v; want 200 after at least 300 ms of fault and 300 ms of latency", res.StatusCode, took)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
-	"time"
 )
 
 // Shaper applies the profile in force to the requests it wraps. Safe for
@@ -30,12 +29,13 @@ func (s *Shaper) Profile() Profile { return *s.cur.Load() }
 func (s *Shaper) Set(p Profile) { s.cur.Store(&p) }
 
 // Middleware shapes each request to an emulated API by its API's link:
-// the request body is read at most at Up; the answer is held until
-// Latency (plus TTFB for a download, or Finish for an upload's last
-// request) after the request's body was read; the response body is
-// written at most at Down. Every wait ends when the request's context
-// does (the client went away). Other paths, /_emulator/ among them, pass
-// untouched, as does everything under the loopback profile.
+// the request body is read at most at Up; the answer, once the handler
+// has it ready (the handlers read the request body first), is held for
+// Latency, plus TTFB for a download or Finish for an upload's last
+// request; the response body is written at most at Down. Every wait ends
+// when the request's context does (the client went away). Other paths,
+// /_emulator/ among them, pass untouched, as does everything under the
+// loopback profile.
 func (s *Shaper) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api, ok := classify(r.URL.Path)
@@ -50,13 +50,9 @@ func (s *Shaper) Middleware(next http.Handler) http.Handler {
 		}
 		ctx := r.Context()
 		sw := &writer{ResponseWriter: w, ctx: ctx, clock: s.clock, link: link,
-			arrived: s.clock.Now(), download: isDownload(api, r), upload: isUpload(r.URL.Path)}
-		if r.Body != nil && r.Body != http.NoBody {
-			sw.body = &reader{ReadCloser: r.Body, ctx: ctx, clock: s.clock}
-			if link.Up > 0 {
-				sw.body.pace = newPacer(s.clock, link.Up)
-			}
-			r.Body = sw.body
+			download: isDownload(api, r), upload: isUpload(r.URL.Path)}
+		if link.Up > 0 && r.Body != nil && r.Body != http.NoBody {
+			r.Body = &reader{ReadCloser: r.Body, ctx: ctx, pace: newPacer(s.clock, link.Up)}
 		}
 		if link.Down > 0 {
 			sw.pace = newPacer(s.clock, link.Down)
@@ -123,16 +119,15 @@ type writer struct {
 	ctx      context.Context
 	clock    clock
 	link     Link
-	arrived  time.Time
 	download bool
 	upload   bool
-	body     *reader // nil when the request has no body
-	pace     *pacer  // nil when the response is not paced
+	pace     *pacer // nil when the response is not paced
 	held     bool
 	gone     error // the client went away while the answer was held
 }
 
-// hold waits until the answer to this request may leave, once.
+// hold waits until the answer to this request may leave, once: Google's
+// time comes after the handler's own (an injected delay adds to it).
 func (w *writer) hold(code int) {
 	w.held = true
 	wait := w.link.Latency
@@ -142,13 +137,7 @@ func (w *writer) hold(code int) {
 	if w.upload && completesUpload(code, w.Header()) {
 		wait += w.link.Finish
 	}
-	from := w.arrived
-	if w.body != nil {
-		if last := w.body.lastRead(); last.After(from) {
-			from = last
-		}
-	}
-	w.gone = w.clock.Sleep(w.ctx, from.Add(wait).Sub(w.clock.Now()))
+	w.gone = w.clock.Sleep(w.ctx, wait)
 }
 
 func (w *writer) WriteHeader(code int) {
@@ -204,37 +193,23 @@ func (w *writer) Flush() {
 // cuts it hijacks it).
 func (w *writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// reader paces a request body (when pace is set) and notes when its
-// last bytes were read. One goroutine reads it at a time, not always the
-// handler's (a delay fault reads ahead), so last is atomic.
+// reader paces a request body. One goroutine reads it at a time, not
+// always the handler's (a delay fault reads ahead).
 type reader struct {
 	io.ReadCloser
-	ctx   context.Context
-	clock clock
-	pace  *pacer
-	last  atomic.Int64 // UnixNano of the last read that returned bytes or io.EOF
+	ctx  context.Context
+	pace *pacer
 }
 
 func (r *reader) Read(b []byte) (int, error) {
-	if r.pace != nil && len(b) > r.pace.piece {
+	if len(b) > r.pace.piece {
 		b = b[:r.pace.piece]
 	}
 	n, err := r.ReadCloser.Read(b)
-	if n > 0 && r.pace != nil {
+	if n > 0 {
 		if perr := r.pace.take(r.ctx, n); perr != nil && err == nil {
 			err = perr
 		}
 	}
-	if n > 0 || err == io.EOF {
-		r.last.Store(r.clock.Now().UnixNano())
-	}
 	return n, err
-}
-
-// lastRead is when the body's last bytes were read (zero: none yet).
-func (r *reader) lastRead() time.Time {
-	if ns := r.last.Load(); ns != 0 {
-		return time.Unix(0, ns)
-	}
-	return time.Time{}
 }
