@@ -53,14 +53,14 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	emu, err := benchkit.Start(ctx, c.drivemail, "emulator", "--addr", "127.0.0.1:0", "--auto-approve")
+	emu, err := benchkit.StartEmulator(ctx, c.drivemail)
 	if err != nil {
 		return err
 	}
 	defer emu.Stop()
 	wan, err := benchkit.SetWAN(ctx, emu.URL, c.wan)
 	if err != nil {
-		return fmt.Errorf("%s's emulator: %w", c.drivemail, err)
+		return err
 	}
 	if _, err := benchkit.SetWAN(ctx, emu.URL, "loopback"); err != nil {
 		return err

@@ -57,14 +57,11 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	emu, err := benchkit.Start(ctx, c.drivemail, "emulator", "--addr", "127.0.0.1:0", "--auto-approve")
+	emu, err := benchkit.StartEmulator(ctx, c.drivemail)
 	if err != nil {
 		return err
 	}
 	defer emu.Stop()
-	if _, err := benchkit.SetWAN(ctx, emu.URL, "loopback"); err != nil {
-		return fmt.Errorf("%s's emulator has no WAN profile (give -drivemail a build with one): %w", c.drivemail, err)
-	}
 	p, err := newPlain(ctx, emu.URL)
 	if err != nil {
 		return err

@@ -11,6 +11,21 @@ import (
 	"net/http"
 )
 
+// StartEmulator runs `drivemail emulator --auto-approve` on a free
+// loopback port, on the loopback WAN profile; a build without WAN
+// profiles is refused.
+func StartEmulator(ctx context.Context, drivemail string) (*Proc, error) {
+	emu, err := Start(ctx, drivemail, "emulator", "--addr", "127.0.0.1:0", "--auto-approve")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := SetWAN(ctx, emu.URL, "loopback"); err != nil {
+		emu.Stop()
+		return nil, fmt.Errorf("%s's emulator has no WAN profile (give a build with one): %w", drivemail, err)
+	}
+	return emu, nil
+}
+
 // GoogleToken registers email at the emulator and mints a Google access
 // token with scopes (full URLs), for calls straight to the emulator.
 func GoogleToken(ctx context.Context, emulator, email string, scopes ...string) (string, error) {
