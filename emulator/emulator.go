@@ -17,6 +17,7 @@ import (
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/gmailsvc"
 	"github.com/drivemail/drivemail/emulator/internal/core"
+	"github.com/drivemail/drivemail/emulator/internal/wan"
 )
 
 // DemoUser is the user the demo seed belongs to and whom --auto-approve
@@ -33,7 +34,17 @@ type Config struct {
 	DataDir string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// WAN is the network profile (default loopback: nothing added).
+	WAN WANProfile
 }
+
+// WANProfile is a network profile: latency, time to first byte and
+// bandwidth per API (see docs/emulator.md and /_emulator/wan).
+type WANProfile = wan.Profile
+
+// ParseWAN reads a WAN spec such as "google" or
+// "google,drive.ttfb=1s,gmail.up=8MiB/s" (overrides alone apply to loopback).
+func ParseWAN(spec string) (WANProfile, error) { return wan.Parse(spec, wan.Loopback()) }
 
 // Stats is the JSON of GET /_emulator/stats.
 type Stats = core.StatsSnapshot
@@ -50,6 +61,7 @@ type Emulator struct {
 	drive  *drivesvc.Service
 	gmail  *gmailsvc.Service
 	auth   *authsvc.Service
+	wan    *wan.Shaper
 }
 
 // New returns an emulator with no users.
@@ -81,6 +93,7 @@ func New(cfg Config) (*Emulator, error) {
 		drive:  drivesvc.New(deps),
 		gmail:  gmailsvc.New(deps),
 		auth:   authsvc.New(deps, authsvc.Config{AutoApprove: cfg.AutoApprove, DefaultUser: DemoUser}),
+		wan:    wan.New(cfg.WAN),
 	}, nil
 }
 
@@ -94,7 +107,8 @@ func (e *Emulator) Handler() http.Handler {
 	e.gmail.Register(mux)
 	e.auth.Register(mux)
 	e.registerControls(mux)
-	return e.faults.Middleware(e.apis.Middleware(e.deps.Accounts, e.countRequests(mux)))
+	e.wan.Register(mux)
+	return e.wan.Middleware(e.faults.Middleware(e.apis.Middleware(e.deps.Accounts, e.countRequests(mux))))
 }
 
 // countRequests records each request under the route pattern that served
@@ -157,6 +171,12 @@ func (e *Emulator) Stats() Stats { return e.deps.Stats.Snapshot() }
 
 // ResetStats zeroes the counters.
 func (e *Emulator) ResetStats() { e.deps.Stats.Reset() }
+
+// SetWAN puts a network profile in force for requests that arrive next.
+func (e *Emulator) SetWAN(p WANProfile) { e.wan.Set(p) }
+
+// WAN returns the network profile in force.
+func (e *Emulator) WAN() WANProfile { return e.wan.Profile() }
 
 // InjectFault queues a failure rule.
 func (e *Emulator) InjectFault(f Fault) error { return e.faults.Add(f) }

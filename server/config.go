@@ -27,6 +27,7 @@ type Config struct {
 	Demo               bool
 	DemoSeed           string // folder of --demo's sample files ("": the built-in ones)
 	DemoEmulatorAddr   string // where --demo's emulator listens ("": a free loopback port)
+	DemoWAN            string // network profile of --demo's emulator (emulator.ParseWAN; empty: loopback)
 	Drafts             bool
 	MaxUploadBytes     int64
 	MaxConcurrentSends int
@@ -90,6 +91,8 @@ func (c Config) check() error {
 		return errors.New("--demo starts its own Google emulator: leave out --google-endpoint")
 	case !c.Demo && (c.DemoSeed != "" || c.DemoEmulatorAddr != ""):
 		return errors.New("--demo-seed and --demo-emulator-addr set up the demo's emulator: add --demo, or leave them out")
+	case !c.Demo && c.DemoWAN != "":
+		return errors.New("--demo-wan shapes --demo's emulator only: add --demo, or give --wan to `drivemail emulator`")
 	case c.MaxConcurrentSends < 1:
 		return fmt.Errorf("--max-concurrent-sends is %d: use 1 or more", c.MaxConcurrentSends)
 	case c.MaxSendsPerUser < 0:

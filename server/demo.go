@@ -48,9 +48,16 @@ const (
 // startDemoGoogle starts the emulator, seeds it (from --demo-seed, else
 // the seed built into the binary) and listens on --demo-emulator-addr.
 func startDemoGoogle(cfg Config, logger *slog.Logger) (*demoGoogle, error) {
+	var wan emulator.WANProfile
+	if cfg.DemoWAN != "" {
+		var err error
+		if wan, err = emulator.ParseWAN(cfg.DemoWAN); err != nil {
+			return nil, fmt.Errorf("--demo-wan: %w", err)
+		}
+	}
 	// The emulator's consent page is shown, as Google's would be, so a demo
 	// sign-in through OAuth looks like the real one (DEMO_TOKEN needs none).
-	emu, err := emulator.New(emulator.Config{})
+	emu, err := emulator.New(emulator.Config{WAN: wan})
 	if err != nil {
 		return nil, fmt.Errorf("demo emulator: %w", err)
 	}

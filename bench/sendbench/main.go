@@ -1,23 +1,25 @@
-// Command sendbench measures compose's streaming send against the plain
-// Google client libraries moving the same bytes, through an emulator
-// running as a separate process (bin/drivemail emulator).
+// Command sendbench prints issue 14's table: how a send through
+// `drivemail serve` compares with the plain Google client libraries moving
+// the same bytes, under the emulator's WAN profile and on loopback, with
+// every baseline measured in the same run.
 //
-// The parent starts the emulator, uploads the files, and runs each
-// scenario in a fresh child process (this binary with -child), so every
-// figure of peak RSS growth belongs to that scenario alone. Scenarios:
+// Processes: `drivemail emulator` (from -drivemail) is Google; one
+// `drivemail serve` per binary under test (-drivemail, and -before when
+// given, so two builds print side by side) is the server whose wall time
+// and peak RSS growth are measured; this process is the MCP client (the
+// go-sdk) and runs the plain baselines. The user signs in through the
+// server's real OAuth flow.
 //
-//	plain10   download 10 files (25 MiB) with drive/v3, then upload a
-//	          message of the same encoded size with gmail/v1 (5 MiB chunks)
-//	compose10 compose.Service.Send of the same 10 files
-//	memory10  a peer that downloads into memory and builds the message
-//	          in a buffer before uploading it (for scale)
-//	plain16   16 × (download 5 MiB, upload a same-size message), at most
-//	          -cap at a time
-//	compose16 16 concurrent compose sends of one 5 MiB file each, with
-//	          MaxConcurrentSends = -cap
+// Figures, per profile (medians of -reps runs; RSS is the worst run):
 //
-// Figures are printed as ratios against the plain baseline measured in
-// the same run.
+//	25 MiB in one file       send / max(plain download, plain upload of the message)  goal <= 1.15
+//	10 files, 25 MiB         send / max(sum of plain downloads, plain upload)         goal <= 1.2
+//	10 small files (50 KiB)  send / one small file's send                            goal <= 2
+//	peak RSS growth of the server for the 10-file send                               goal < 20 MiB
+//	16 concurrent 5 MiB sends: all succeed; the server's peak RSS growth             goal < 64 MiB
+//
+// The plain upload is gmail/v1 with its default media options; the plain
+// download is drive/v3's files.get?alt=media, read to the end.
 package main
 
 import (
@@ -26,29 +28,24 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 )
 
 func main() {
-	var (
-		drivemail = flag.String("drivemail", "bin/drivemail", "the drivemail binary whose emulator serves the run")
-		child     = flag.String("child", "", "internal: run one scenario in this process")
-		base      = flag.String("base", "", "internal: emulator origin")
-		token     = flag.String("token", "", "internal: access token")
-		ids       = flag.String("ids", "", "internal: comma-separated file ids")
-		size      = flag.Int64("size", 0, "internal: encoded message size for the plain baseline")
-		reps      = flag.Int("reps", 3, "repetitions of each scenario (medians are reported)")
-		capFlag   = flag.Int("cap", 4, "MaxConcurrentSends for the 16-send scenario")
-	)
+	var c config
+	flag.StringVar(&c.drivemail, "drivemail", "bin/drivemail", "the drivemail binary: its emulator serves the run, and its server is measured (\"after\")")
+	flag.StringVar(&c.before, "before", os.Getenv("DRIVEMAIL_BEFORE"), "another drivemail binary whose server is measured beside it (\"before\"), such as a build of the previous commit [DRIVEMAIL_BEFORE]")
+	profiles := flag.String("profiles", "google,loopback", "WAN profiles to measure under, comma-separated, each a spec as drivemail emulator --wan takes it")
+	flag.IntVar(&c.reps, "reps", 3, "runs of each figure (medians are reported)")
 	flag.Parse()
+	c.profiles = strings.Split(*profiles, ",")
+	if c.reps < 1 {
+		fmt.Fprintln(os.Stderr, "sendbench: -reps must be 1 or more")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	var err error
-	if *child != "" {
-		err = runChild(ctx, childArgs{mode: *child, base: *base, token: *token, ids: *ids, size: *size, cap: *capFlag})
-	} else {
-		err = runParent(ctx, *drivemail, *reps, *capFlag)
-	}
-	if err != nil {
+	if err := run(ctx, c, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "sendbench:", err)
 		os.Exit(1)
 	}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 
+	"github.com/drivemail/drivemail/bench/internal/benchkit"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/google"
 )
@@ -37,27 +39,33 @@ func run(ctx context.Context, drivemail string, size int64, reps int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	emu, err := start(ctx, drivemail, "emulator", "--addr", "127.0.0.1:0", "--auto-approve")
+	emu, err := benchkit.Start(ctx, drivemail, "emulator", "--addr", "127.0.0.1:0", "--auto-approve")
 	if err != nil {
 		return err
 	}
-	defer emu.stop()
-	srv, err := startServer(ctx, drivemail, emu.url, dir, size)
+	defer emu.Stop()
+	srv, err := benchkit.StartServer(ctx, benchkit.Server{Binary: drivemail, Google: emu.URL,
+		Store: "sqlite:" + filepath.Join(dir, "bench.db"), Secret: benchkit.NewSecret(),
+		Args: []string{"--max-upload-bytes", strconv.FormatInt(size, 10)}})
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer srv.Stop()
 
-	token, err := signIn(ctx, srv.url)
+	clientID, err := benchkit.RegisterClient(ctx, srv.URL, "uploadbench")
+	if err != nil {
+		return err
+	}
+	token, err := benchkit.SignIn(ctx, srv.URL, clientID, "")
 	if err != nil {
 		return fmt.Errorf("sign in to drivemail: %w", err)
 	}
-	gtoken, err := googleToken(ctx, emu.url, benchUser)
+	gtoken, err := benchkit.GoogleToken(ctx, emu.URL, benchUser, "https://www.googleapis.com/auth/drive")
 	if err != nil {
 		return err
 	}
 	hc := oauth2.NewClient(ctx, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: gtoken}))
-	endpoints := google.Endpoints{Base: emu.url}
+	endpoints := google.Endpoints{Base: emu.URL}
 	dc, err := drive.New(ctx, hc, endpoints)
 	if err != nil {
 		return err
@@ -72,15 +80,15 @@ func run(ctx context.Context, drivemail string, size int64, reps int) error {
 	}
 
 	// Warm up both paths (the server makes its uploads folder here).
-	if _, err := throughServer(ctx, srv.url, token, dc, 1<<20, ""); err != nil {
+	if _, err := throughServer(ctx, srv.URL, token, dc, 1<<20, ""); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	if _, err := direct(ctx, dc, 1<<20); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
-	pid := srv.cmd.Process.Pid
-	cleared := resetPeak(pid)
-	before, _, err := memory(pid)
+	pid := srv.Pid()
+	cleared := benchkit.ResetPeak(pid)
+	before, _, err := benchkit.Memory(pid)
 	if err != nil {
 		return err
 	}
@@ -94,21 +102,21 @@ func run(ctx context.Context, drivemail string, size int64, reps int) error {
 		if err != nil {
 			return fmt.Errorf("direct upload: %w", err)
 		}
-		sc0, _ := cpuTime(pid)
-		ec0, _ := cpuTime(emu.cmd.Process.Pid)
-		s, err := throughServer(ctx, srv.url, token, dc, size, want)
+		sc0, _ := benchkit.CPUTime(pid)
+		ec0, _ := benchkit.CPUTime(emu.Pid())
+		s, err := throughServer(ctx, srv.URL, token, dc, size, want)
 		if err != nil {
 			return fmt.Errorf("upload through drivemail: %w", err)
 		}
-		sc1, _ := cpuTime(pid)
-		ec1, _ := cpuTime(emu.cmd.Process.Pid)
+		sc1, _ := benchkit.CPUTime(pid)
+		ec1, _ := benchkit.CPUTime(emu.Pid())
 		fmt.Printf("  run %d: library %.2f s, drive.Client %.2f s, through drivemail %.2f s (CPU: server %.2f s, emulator %.2f s)\n",
 			i+1, l.Seconds(), d.Seconds(), s.Seconds(), (sc1 - sc0).Seconds(), (ec1 - ec0).Seconds())
 		best.library = fastest(best.library, l)
 		best.direct = fastest(best.direct, d)
 		best.server = fastest(best.server, s)
 	}
-	_, peak, err := memory(pid)
+	_, peak, err := benchkit.Memory(pid)
 	if err != nil {
 		return err
 	}

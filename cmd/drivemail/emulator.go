@@ -27,12 +27,17 @@ func runEmulator(ctx context.Context, args []string, getenv func(string) string,
 		return err
 	}
 	ttl := fs.Duration("token-ttl", ttlDef, "lifetime of issued access tokens [DRIVEMAIL_EMULATOR_TOKEN_TTL]")
+	wanSpec := fs.String("wan", envString(getenv, "DRIVEMAIL_EMULATOR_WAN", "loopback"), "network profile: loopback or google, then overrides such as google,drive.ttfb=1s,gmail.up=8MiB/s (docs/emulator.md); change it later at /_emulator/wan [DRIVEMAIL_EMULATOR_WAN]")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	wan, err := emulator.ParseWAN(*wanSpec)
+	if err != nil {
+		return fmt.Errorf("%w: --wan: %w", errUsage, err)
+	}
 
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	emu, err := emulator.New(emulator.Config{AccessTTL: *ttl, AutoApprove: *auto})
+	emu, err := emulator.New(emulator.Config{AccessTTL: *ttl, AutoApprove: *auto, WAN: wan})
 	if err != nil {
 		return err
 	}
@@ -49,6 +54,9 @@ func runEmulator(ctx context.Context, args []string, getenv func(string) string,
 	srv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "outbox: http://%s/_emulator/outbox\n", ln.Addr())
+	if !wan.IsLoopback() {
+		fmt.Fprintf(stdout, "wan profile: %s\n", wan.Spec())
+	}
 	return serveUntilDone(ctx, srv, ln)
 }
 

@@ -140,6 +140,7 @@ func TestServeDemoFromAnyFolder(t *testing.T) {
 // demo is a running `drivemail serve --demo`.
 type demo struct {
 	base, token string
+	emulator    string // the in-process emulator's origin
 	stderr      *logtest.Buffer
 	stop        func() error // ends it, and says whether it stopped cleanly
 }
@@ -176,6 +177,9 @@ func startDemo(t *testing.T, args ...string) *demo {
 		}
 		if v, ok := strings.CutPrefix(line, "listening on "); ok {
 			d.base = v
+		}
+		if v, ok := strings.CutPrefix(line, "emulator on "); ok {
+			d.emulator, _, _ = strings.Cut(v, " ")
 		}
 	}
 	go io.Copy(io.Discard, pr)
@@ -260,6 +264,8 @@ func TestServeRefusesWhatCannotWork(t *testing.T) {
 		{[]string{"--demo", "--demo-seed", filepath.Join(t.TempDir(), "missing")}, "no such folder"},
 		{[]string{"--demo", "--demo-emulator-addr", "127.0.0.1:99999"}, "--demo-emulator-addr"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--demo-emulator-addr", "127.0.0.1:0"}, "add --demo"},
+		{[]string{"--demo", "--demo-wan", "mars"}, `--demo-wan: no profile named "mars"`},
+		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--demo-wan", "google"}, "--demo-wan shapes --demo's emulator only"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--log-level", "loud"}, "--log-level"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--trusted-proxies", "10.0.0.0/33"}, `--trusted-proxies: "10.0.0.0/33" is not an IP address or CIDR range`},
 	}

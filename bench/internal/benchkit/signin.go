@@ -1,4 +1,4 @@
-package main
+package benchkit
 
 import (
 	"bytes"
@@ -16,19 +16,38 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// The bench's MCP client: a public client on a loopback redirect URI that
-// nothing listens on; the browser below stops before following it.
+// The benches' MCP client: a public client on a loopback redirect URI
+// that nothing listens on; the browser below stops before following it.
 const redirectURI = "http://127.0.0.1:9/callback"
 
-// signIn does what a user and an MCP client do, without a real browser:
-// register (DCR), open the authorization URL, approve drivemail's consent
-// page, let the emulated Google auto-approve, and trade the code for a
-// drivemail access token.
-func signIn(ctx context.Context, base string) (string, error) {
-	clientID, err := register(ctx, base)
+// RegisterClient registers an MCP client at the drivemail server at base
+// (dynamic client registration) and returns its client_id.
+func RegisterClient(ctx context.Context, base, name string) (string, error) {
+	body, _ := json.Marshal(map[string]any{"client_name": name, "redirect_uris": []string{redirectURI},
+		"grant_types": []string{"authorization_code"}, "token_endpoint_auth_method": "none"})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/oauth/register", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("register: %w", err)
 	}
+	defer resp.Body.Close()
+	var out struct {
+		ClientID string `json:"client_id"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil || out.ClientID == "" {
+		return "", fmt.Errorf("register: HTTP %d without a client_id", resp.StatusCode)
+	}
+	return out.ClientID, nil
+}
+
+// SignIn does what a user and an MCP client do, without a real browser:
+// open the authorization URL, approve drivemail's consent page, let the
+// emulated Google (run with --auto-approve) approve, and trade the code
+// for a drivemail access token. The browser adds login_hint=email to
+// Google's authorization URL, as a user picking an account would, so the
+// emulator signs that user in; an empty email signs in its demo user.
+func SignIn(ctx context.Context, base, clientID, email string) (string, error) {
 	conf := &oauth2.Config{ClientID: clientID, RedirectURL: redirectURI, Scopes: []string{"drivemail"},
 		Endpoint: oauth2.Endpoint{AuthURL: base + "/oauth/authorize", TokenURL: base + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams}}
 	verifier := oauth2.GenerateVerifier()
@@ -39,6 +58,11 @@ func signIn(ctx context.Context, base string) (string, error) {
 	browser := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if strings.HasPrefix(req.URL.String(), redirectURI) || len(via) > 10 {
 			return http.ErrUseLastResponse
+		}
+		if email != "" && strings.HasPrefix(req.URL.Path, "/o/oauth2/") {
+			q := req.URL.Query()
+			q.Set("login_hint", email)
+			req.URL.RawQuery = q.Encode()
 		}
 		return nil
 	}}
@@ -72,25 +96,6 @@ func signIn(ctx context.Context, base string) (string, error) {
 	return tok.AccessToken, nil
 }
 
-func register(ctx context.Context, base string) (string, error) {
-	body, _ := json.Marshal(map[string]any{"client_name": "uploadbench", "redirect_uris": []string{redirectURI},
-		"grant_types": []string{"authorization_code"}, "token_endpoint_auth_method": "none"})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/oauth/register", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("register: %w", err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		ClientID string `json:"client_id"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil || out.ClientID == "" {
-		return "", fmt.Errorf("register: HTTP %d without a client_id", resp.StatusCode)
-	}
-	return out.ClientID, nil
-}
-
 func get(ctx context.Context, c *http.Client, u string) (string, error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	resp, err := c.Do(req)
@@ -106,25 +111,4 @@ func get(ctx context.Context, c *http.Client, u string) (string, error) {
 		return "", errors.New(resp.Status)
 	}
 	return string(b), nil
-}
-
-// googleToken registers the bench user at the emulator and mints a Google
-// token for the direct uploads (full Drive scope, so it can also delete
-// what the server uploaded).
-func googleToken(ctx context.Context, emulator, email string) (string, error) {
-	body, _ := json.Marshal(map[string]any{"email": email, "scopes": []string{"https://www.googleapis.com/auth/drive"}})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, emulator+"/_emulator/users", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Token string `json:"access_token"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil || out.Token == "" {
-		return "", fmt.Errorf("emulator users: HTTP %d without a token", resp.StatusCode)
-	}
-	return out.Token, nil
 }

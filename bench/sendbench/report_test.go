@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/mail"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRowsJudgeAtTheGoals(t *testing.T) {
+	ms := func(n float64) []time.Duration { return []time.Duration{time.Duration(n * float64(time.Millisecond))} }
+	base := baselines{bigDown: ms(1000), bigUp: ms(2000), tenDown: ms(3000), tenUp: ms(1000)}
+	at := &figures{big: ms(2300), ten: ms(3600), small10: ms(2000), small1: ms(1000),
+		rss10: []int64{goalRSS10 - 1}, rss16: []int64{goalRSS16 - 1}, manyFailed: []int{0}}
+	past := &figures{big: ms(2301), ten: ms(3601), small10: ms(2001), small1: ms(1000),
+		rss10: []int64{goalRSS10}, rss16: []int64{goalRSS16 - 1}, manyFailed: []int{1}}
+	heavy := &figures{big: ms(1), ten: ms(1), small10: ms(1), small1: ms(1),
+		rss10: []int64{0}, rss16: []int64{goalRSS16}, manyFailed: []int{0}}
+	got := rows([]string{"at", "past", "heavy"}, map[string]*figures{"at": at, "past": past, "heavy": heavy}, base)
+	want := [][]bool{{true, false, true}, {true, false, true}, {true, false, true}, {true, false, true}, {true, false, false}}
+	for i, r := range got {
+		for j, c := range r.cells {
+			if c.ok != want[i][j] {
+				t.Errorf("%s, column %d: %s judged %v; want %v", r.figure, j, c.value, c.ok, want[i][j])
+			}
+		}
+	}
+	if v := got[4].cells[1].value; !strings.HasPrefix(v, "15/16 sent") {
+		t.Errorf("a failed concurrent send shows as %q", v)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	if m := median([]time.Duration{5, 1, 3}); m != 3 {
+		t.Errorf("median of 5, 1, 3 = %v", m)
+	}
+	if m := median(nil); m != 0 {
+		t.Errorf("median of nothing = %v", m)
+	}
+}
+
+func TestSyntheticMessageIsExactAndValid(t *testing.T) {
+	for _, size := range []int64{200, 35_870_000, 1 << 20} {
+		b, err := io.ReadAll(newSyntheticMessage(size))
+		if err != nil || int64(len(b)) != size {
+			t.Fatalf("%d bytes wanted, read %d (%v)", size, len(b), err)
+		}
+		if _, err := mail.ReadMessage(bytes.NewReader(b)); err != nil {
+			t.Errorf("a %d-byte message does not parse: %v", size, err)
+		}
+	}
+}

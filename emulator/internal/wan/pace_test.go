@@ -1,0 +1,64 @@
+package wan
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// fakeClock moves only when slept on.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) Now() time.Time { return c.t }
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		c.t = c.t.Add(d)
+	}
+	return ctx.Err()
+}
+
+func TestPacerKeepsToItsRate(t *testing.T) {
+	for _, tc := range []struct {
+		rate  Rate
+		bytes int
+		write int // bytes per take
+	}{
+		{rate: 4 * MiB, bytes: 1 << 20, write: 32 << 10},
+		{rate: 4 * MiB, bytes: 1 << 20, write: 1 << 20},
+		{rate: 33 * MB, bytes: 25 << 20, write: 32 << 10},
+		{rate: MinRate, bytes: 64 << 10, write: 1000},
+		{rate: MaxRate, bytes: 1 << 30, write: 1 << 20},
+	} {
+		c := &fakeClock{t: time.Unix(1e9, 0)}
+		p := newPacer(c, tc.rate)
+		start := c.t
+		for left := tc.bytes; left > 0; left -= tc.write {
+			if err := p.take(context.Background(), min(left, tc.write)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		took := c.t.Sub(start)
+		exact := time.Duration(float64(tc.bytes) / float64(tc.rate) * float64(time.Second))
+		// The first burst passes at once; everything after it keeps to the rate.
+		if took < exact-p.burst-time.Microsecond || took > exact {
+			t.Errorf("%d bytes at %v in takes of %d: %v; want %v less at most one burst (%v)", tc.bytes, tc.rate, tc.write, took, exact, p.burst)
+		}
+	}
+}
+
+func TestPacerLetsAnIdleBurstThrough(t *testing.T) {
+	c := &fakeClock{t: time.Unix(1e9, 0)}
+	p := newPacer(c, 4*MiB)
+	if err := p.take(context.Background(), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	c.t = c.t.Add(time.Hour) // idle: no credit beyond one burst builds up
+	before := c.t
+	if err := p.take(context.Background(), p.piece); err != nil || c.t != before {
+		t.Errorf("one piece after an idle hour waited %v (%v)", c.t.Sub(before), err)
+	}
+	if err := p.take(context.Background(), p.piece); err != nil || c.t.Sub(before) < p.burst {
+		t.Errorf("a second piece at once waited %v; want a burst's time, %v", c.t.Sub(before), p.burst)
+	}
+}
