@@ -3,7 +3,7 @@
 #   docker build -t drivemail --build-arg VERSION=$(git describe --tags --always) .
 #   docker run --rm -p 8080:8080 drivemail serve --demo     (try it: use the printed DEMO_TOKEN;
 #     the emulator's pages stay inside the container, so run `make demo` for the OAuth flow)
-# Deploying: docs/deployment.md (compose.yaml runs two replicas on PostgreSQL
+# Deploying: docs/deployment.md (deploy/compose.yaml runs two replicas on PostgreSQL
 # behind Caddy).
 
 FROM golang:1.26-bookworm AS build

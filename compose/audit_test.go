@@ -11,7 +11,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // TestAuditLineCountsAndNeverContents checks the one "message sent" line a

@@ -8,8 +8,8 @@ import (
 	"github.com/drivemail/drivemail/blocked"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/mimemsg"
-	"github.com/drivemail/drivemail/refusal"
 )
 
 // nothing says that the message went nowhere: not sent, or for a draft

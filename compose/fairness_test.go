@@ -9,8 +9,8 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator/emutest"
-	"github.com/drivemail/drivemail/identity"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/identity"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 // gmailGate holds a user's Gmail upload requests until the test lets

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 // TestValidateAttachmentsSources: each source becomes an item, a Drive

@@ -1,8 +1,8 @@
 package compose
 
 import (
+	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/mimemsg"
-	"github.com/drivemail/drivemail/refusal"
 )
 
 // kind names a refusal in the "send refused" log line (refusal=<kind>).

@@ -10,7 +10,7 @@ import (
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 func binFile(id, name, mimeType string, size int64) drive.File {

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // maxProfiles bounds the From cache; past it, expired entries go, and if

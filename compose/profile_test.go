@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/identity"
 )
 
 func TestProfileCache(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator/gmailsvc"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/logtest"
+	"github.com/drivemail/drivemail/internal/logtest"
 )
 
 // TestGmailLimitsSayTheTruth: each of Gmail's limits gets its own

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/drivemail/drivemail/compose"
-	"github.com/drivemail/drivemail/identity"
-	"github.com/drivemail/drivemail/logtest"
+	"github.com/drivemail/drivemail/internal/identity"
+	"github.com/drivemail/drivemail/internal/logtest"
 )
 
 // TestTooManyRecipientsIsLoggedAsSuch: 100 recipients send; 101 are

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/drivemail/drivemail/gmail"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 // Send's refusals are *refusal.Refusal values. When Send returns one,

@@ -14,7 +14,7 @@ import (
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/logtest"
+	"github.com/drivemail/drivemail/internal/logtest"
 )
 
 // zeros is an endless reader of zero bytes.

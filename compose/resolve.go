@@ -9,7 +9,7 @@ import (
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 // item is one attachments entry on its way to the message.

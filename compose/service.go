@@ -12,11 +12,11 @@ import (
 	"github.com/drivemail/drivemail/blocked"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/gmail"
-	"github.com/drivemail/drivemail/google"
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/identity"
+	"github.com/drivemail/drivemail/internal/redact"
+	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/mimemsg"
-	"github.com/drivemail/drivemail/redact"
-	"github.com/drivemail/drivemail/refusal"
 )
 
 // Config tunes a Service.

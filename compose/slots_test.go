@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 // mustTake acquires at once (well within the wait) or fails the test.

@@ -12,8 +12,8 @@ import (
 	"github.com/drivemail/drivemail/blocked"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/internal/redact"
 	"github.com/drivemail/drivemail/mimemsg"
-	"github.com/drivemail/drivemail/redact"
 )
 
 // Whole-pass retries: a transient Drive failure while the first upload

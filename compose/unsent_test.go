@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/drivemail/drivemail/gmail"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 // TestSettle: a failed send's final form. compose's own refusal stays; a

@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/api/googleapi"
 
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 // Sentinel causes a caller can test with errors.Is. Every error this package

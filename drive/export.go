@@ -15,7 +15,7 @@ import (
 	gdrive "google.golang.org/api/drive/v3"
 
 	"github.com/drivemail/drivemail/exportfmt"
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 // Export opens a native file rendered as mimeType, through Google's

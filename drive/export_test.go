@@ -14,7 +14,7 @@ import (
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
-	"github.com/drivemail/drivemail/logtest"
+	"github.com/drivemail/drivemail/internal/logtest"
 )
 
 // fastPolls keeps tests of files.download's operation quick.

@@ -28,7 +28,7 @@ import (
 	"google.golang.org/api/gmail/v1"
 	"google.golang.org/api/option"
 
-	"github.com/drivemail/drivemail/logtest"
+	"github.com/drivemail/drivemail/internal/logtest"
 	"github.com/drivemail/drivemail/server"
 )
 

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 // DefaultChunkSize is the upload chunk: the memory one send holds, and the

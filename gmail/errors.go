@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/api/googleapi"
 
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 // Sentinel causes, tested with errors.Is. Errors for Google's answers are

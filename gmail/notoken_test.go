@@ -9,7 +9,7 @@ import (
 
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/gmail"
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

@@ -12,7 +12,7 @@ import (
 
 	"google.golang.org/api/googleapi"
 
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 // Limit is which of Gmail's limits an answer reports.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/store"
 )

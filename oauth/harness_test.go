@@ -22,8 +22,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/drivemail/drivemail/emulator"
-	"github.com/drivemail/drivemail/google"
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/oauth/cimd"
 	"github.com/drivemail/drivemail/oauth/googleauth"

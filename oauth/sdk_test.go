@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/oauth/cimd"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
-	"github.com/drivemail/drivemail/google"
-	"github.com/drivemail/drivemail/identity"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/identity"
+	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/tools"
 )
 

@@ -12,8 +12,8 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/drivemail/drivemail/compose"
-	"github.com/drivemail/drivemail/google"
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/tools"
 )

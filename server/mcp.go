@@ -6,7 +6,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/drivemail/drivemail/metrics"
+	"github.com/drivemail/drivemail/internal/metrics"
 	"github.com/drivemail/drivemail/tools"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/drivemail/drivemail/metrics"
+	"github.com/drivemail/drivemail/internal/metrics"
 )
 
 // scrapeMetrics GETs /metrics as Prometheus would, from the handler the

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drivemail/drivemail/identity"
-	"github.com/drivemail/drivemail/metrics"
+	"github.com/drivemail/drivemail/internal/identity"
+	"github.com/drivemail/drivemail/internal/metrics"
 )
 
 // requestInfo is what the outer middleware learns about a request from the

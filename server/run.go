@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/compose"
-	"github.com/drivemail/drivemail/google"
-	"github.com/drivemail/drivemail/metrics"
+	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/metrics"
 	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/oauth/keyring"

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/drivemail/drivemail/metrics"
+	"github.com/drivemail/drivemail/internal/metrics"
 	"github.com/drivemail/drivemail/tools"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/drivemail/drivemail/logtest"
-	"github.com/drivemail/drivemail/metrics"
+	"github.com/drivemail/drivemail/internal/logtest"
+	"github.com/drivemail/drivemail/internal/metrics"
 	"github.com/drivemail/drivemail/tools"
 )
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 // object is a JSON object's fields, kept raw so each can be read leniently.

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/drivemail/drivemail/compose"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 // attachmentFields are the keys an attachment object may have, and the

@@ -13,7 +13,7 @@ import (
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 const driveSearchDescription = `Search the user's Google Drive (My Drive, files shared with them, shared drives; never the trash) for files to attach with send_email.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/upload"
 )
 

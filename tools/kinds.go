@@ -1,6 +1,6 @@
 package tools
 
-import "github.com/drivemail/drivemail/refusal"
+import "github.com/drivemail/drivemail/internal/refusal"
 
 // The tools' own refusal kinds, logged in the "tool call" line
 // (refusal=<kind>). docs/operations.md lists every kind of every layer;

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/oauth/googleauth"
-	"github.com/drivemail/drivemail/refusal"
 )
 
 // TestRefusalKindsAreDocumented: every kind a layer declares (the tools',

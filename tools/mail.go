@@ -9,8 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/drivemail/drivemail/compose"
-	"github.com/drivemail/drivemail/identity"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/identity"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 // sendEmailDescription is what a model reads before its first send: the

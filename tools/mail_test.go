@@ -11,7 +11,7 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 const id33 = "1AbCdEfGhIjKlMnOpQrStUvWxYz012345"

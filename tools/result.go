@@ -12,8 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"google.golang.org/api/googleapi"
 
-	"github.com/drivemail/drivemail/redact"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/redact"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 // refuse is the refusal of a malformed call: its sentence says what was

@@ -11,7 +11,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/upload"
 )
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/oauth/googleauth"
-	"github.com/drivemail/drivemail/refusal"
 )
 
 // Error is a refusal the caller can act on, with the HTTP status it goes

@@ -11,7 +11,7 @@ import (
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // Request asks for a ticket to put one file into the caller's Drive: the

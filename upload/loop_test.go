@@ -9,8 +9,8 @@ import (
 	"github.com/emersion/go-message"
 
 	"github.com/drivemail/drivemail/compose"
-	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 // The whole point of /upload: a file from disk goes up, its handle goes

@@ -21,7 +21,7 @@ import (
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
-	"github.com/drivemail/drivemail/refusal"
+	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/tools"
 	"github.com/drivemail/drivemail/upload"
 )

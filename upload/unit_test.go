@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/drive"
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/store"
 )
 

@@ -26,9 +26,9 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/drive"
-	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // Defaults for Config.

@@ -38,9 +38,9 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
-	"github.com/drivemail/drivemail/google"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/identity"
+	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/identity"
 )
 
 const (

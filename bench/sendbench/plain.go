@@ -15,7 +15,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/drivemail/drivemail/bench/internal/benchkit"
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 // plain is the Google client libraries used straight, as benchUser: the

@@ -21,7 +21,7 @@ import (
 
 	"github.com/drivemail/drivemail/bench/internal/benchkit"
 	"github.com/drivemail/drivemail/drive"
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 // The user the emulator's auto-approve signs in (emulator.DemoUser).

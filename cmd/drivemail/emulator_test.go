@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivemail/drivemail/logtest"
+	"github.com/drivemail/drivemail/internal/logtest"
 )
 
 // wanSpec asks an emulator at origin for the spec of its WAN profile.

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivemail/drivemail/logtest"
+	"github.com/drivemail/drivemail/internal/logtest"
 )
 
 // TestServeDemo runs the whole program as a user would: `drivemail serve

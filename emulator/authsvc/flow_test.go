@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/emulator/internal/core"
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 	"golang.org/x/oauth2"
 )
 

@@ -19,7 +19,7 @@ import (
 
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 // The Google scopes tests grant.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/drivemail/drivemail/emulator/authsvc"
 	"github.com/drivemail/drivemail/emulator/internal/core"
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 	"golang.org/x/oauth2"
 	gmail "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/option"

@@ -21,9 +21,9 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/oauth/keyring"
-	"github.com/drivemail/drivemail/refusal"
 	"github.com/drivemail/drivemail/store"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/oauth/keyring"
 	"github.com/drivemail/drivemail/store"

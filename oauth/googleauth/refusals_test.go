@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivemail/drivemail/google"
-	"github.com/drivemail/drivemail/logtest"
+	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/logtest"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/oauth/keyring"
 )

@@ -16,7 +16,7 @@ import (
 
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/gmail"
-	"github.com/drivemail/drivemail/google"
+	"github.com/drivemail/drivemail/internal/google"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/oauth/keyring"
 	"github.com/drivemail/drivemail/store"
