@@ -19,7 +19,6 @@ type zipEntry struct {
 	store bool
 	flags uint16
 	extra []byte
-	isDir bool
 }
 
 // makeZip builds a zip with archive/zip, optionally with a comment.
@@ -70,10 +69,10 @@ func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return c.r.ReadAt(p, off)
 }
 
-func checkBytes(t testing.TB, data []byte, lim Limits) (error, *countingReaderAt) {
+func checkBytes(t testing.TB, data []byte, lim Limits) (*countingReaderAt, error) {
 	t.Helper()
 	ra := &countingReaderAt{r: bytes.NewReader(data)}
-	return CheckZip(context.Background(), ra, int64(len(data)), "report.zip", lim), ra
+	return ra, CheckZip(context.Background(), ra, int64(len(data)), "report.zip", lim)
 }
 
 func finding(t testing.TB, err error) *Finding {
@@ -115,7 +114,7 @@ func TestCheckZipRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err, ra := checkBytes(t, makeZip(t, "", tt.entries...), Limits{})
+			ra, err := checkBytes(t, makeZip(t, "", tt.entries...), Limits{})
 			r := finding(t, err)
 			if r.Reason != tt.reason || r.Entry != tt.entry || r.Ext != tt.ext || r.File != "report.zip" {
 				t.Errorf("refusal %+v, want reason %v entry %q ext %q", r, tt.reason, tt.entry, tt.ext)
@@ -141,7 +140,7 @@ func TestCheckZipAccepts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err, ra := checkBytes(t, makeZip(t, "", tt.entries...), Limits{})
+			ra, err := checkBytes(t, makeZip(t, "", tt.entries...), Limits{})
 			if err != nil {
 				t.Fatalf("CheckZip = %v", err)
 			}
@@ -163,7 +162,7 @@ func TestCheckZipReadsOnlyTheEnd(t *testing.T) {
 	data := makeZip(t, "", entries...)
 	dirSize := int64(binary.LittleEndian.Uint32(data[len(data)-dirEndLen+12:]))
 
-	err, ra := checkBytes(t, data, Limits{})
+	ra, err := checkBytes(t, data, Limits{})
 	if r := finding(t, err); r.Entry != "last/virus.scr" {
 		t.Fatalf("refusal %+v", r)
 	}
@@ -178,7 +177,7 @@ func TestCheckZipReadsOnlyTheEnd(t *testing.T) {
 
 func TestCheckZipMaxComment(t *testing.T) {
 	data := makeZip(t, strings.Repeat("c", maxCommentLen), zipEntry{name: "x.exe"})
-	err, ra := checkBytes(t, data, Limits{})
+	ra, err := checkBytes(t, data, Limits{})
 	if r := finding(t, err); r.Ext != "exe" {
 		t.Fatalf("refusal %+v", r)
 	}
@@ -193,10 +192,10 @@ func TestCheckZipEntryLimit(t *testing.T) {
 		entries = append(entries, zipEntry{name: fmt.Sprintf("f%d.txt", i)})
 	}
 	data := makeZip(t, "", entries...)
-	if err, _ := checkBytes(t, data, Limits{MaxEntries: 50}); err != nil {
+	if _, err := checkBytes(t, data, Limits{MaxEntries: 50}); err != nil {
 		t.Fatalf("50 entries with a limit of 50: %v", err)
 	}
-	err, _ := checkBytes(t, data, Limits{MaxEntries: 49})
+	_, err := checkBytes(t, data, Limits{MaxEntries: 49})
 	if r := finding(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, "50 entries; the limit is 49") {
 		t.Fatalf("refusal %+v", r)
 	}
@@ -204,7 +203,7 @@ func TestCheckZipEntryLimit(t *testing.T) {
 	lying := bytes.Clone(data)
 	binary.LittleEndian.PutUint16(lying[len(lying)-dirEndLen+8:], 3)
 	binary.LittleEndian.PutUint16(lying[len(lying)-dirEndLen+10:], 3)
-	err, _ = checkBytes(t, lying, Limits{MaxEntries: 49})
+	_, err = checkBytes(t, lying, Limits{MaxEntries: 49})
 	if r := finding(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, "more than 49") {
 		t.Fatalf("refusal %+v", r)
 	}
@@ -213,10 +212,10 @@ func TestCheckZipEntryLimit(t *testing.T) {
 func TestCheckZipDirectoryLimit(t *testing.T) {
 	data := makeZip(t, "", zipEntry{name: "a.txt"}, zipEntry{name: "b.txt"})
 	dirSize := int64(binary.LittleEndian.Uint32(data[len(data)-dirEndLen+12:]))
-	if err, _ := checkBytes(t, data, Limits{MaxDirBytes: dirSize}); err != nil {
+	if _, err := checkBytes(t, data, Limits{MaxDirBytes: dirSize}); err != nil {
 		t.Fatalf("directory at the limit: %v", err)
 	}
-	err, _ := checkBytes(t, data, Limits{MaxDirBytes: dirSize - 1})
+	_, err := checkBytes(t, data, Limits{MaxDirBytes: dirSize - 1})
 	if r := finding(t, err); r.Reason != ReasonTooLarge {
 		t.Fatalf("refusal %+v", r)
 	}
@@ -230,7 +229,7 @@ func TestCheckZipReadLimit(t *testing.T) {
 		entries = append(entries, zipEntry{name: fmt.Sprintf("%s%05d.txt", name, i), store: true})
 	}
 	data := makeZip(t, "", entries...)
-	err, ra := checkBytes(t, data, Limits{})
+	ra, err := checkBytes(t, data, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,10 +237,10 @@ func TestCheckZipReadLimit(t *testing.T) {
 	if need < 3 || ra.max > dirChunk {
 		t.Fatalf("%d reads, largest %d", need, ra.max)
 	}
-	if err, _ := checkBytes(t, data, Limits{MaxReads: need}); err != nil {
+	if _, err := checkBytes(t, data, Limits{MaxReads: need}); err != nil {
 		t.Fatalf("with exactly %d reads: %v", need, err)
 	}
-	err, _ = checkBytes(t, data, Limits{MaxReads: need - 1})
+	_, err = checkBytes(t, data, Limits{MaxReads: need - 1})
 	if r := finding(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, fmt.Sprintf("more than %d reads", need-1)) {
 		t.Fatalf("refusal %+v", r)
 	}
@@ -269,12 +268,12 @@ func TestCheckZip64(t *testing.T) {
 	if binary.LittleEndian.Uint16(data[len(data)-dirEndLen+10:]) != 0xFFFF {
 		t.Fatal("test zip has no zip64 end record")
 	}
-	err, ra := checkBytes(t, data, Limits{MaxEntries: 70000})
+	ra, err := checkBytes(t, data, Limits{MaxEntries: 70000})
 	if r := finding(t, err); r.Entry != "zz/last.exe" {
 		t.Fatalf("refusal %+v", r)
 	}
 	t.Logf("zip64, 65 537 entries, %d bytes: %d reads, %d bytes read", len(data), ra.reads, ra.bytes)
-	err, _ = checkBytes(t, data, Limits{})
+	_, err = checkBytes(t, data, Limits{})
 	if r := finding(t, err); r.Reason != ReasonTooLarge || !strings.Contains(r.Detail, "65537 entries") {
 		t.Fatalf("refusal %+v", r)
 	}
@@ -303,7 +302,7 @@ func TestCheckZipPrependedData(t *testing.T) {
 	zipped := makeZip(t, "", zipEntry{name: "ok.txt", data: []byte("x")}, zipEntry{name: "bad.exe", data: []byte("MZ")})
 	// A self-extractor: a stub before the archive, offsets not adjusted.
 	data := append(bytes.Repeat([]byte("stub"), 5000), zipped...)
-	err, _ := checkBytes(t, data, Limits{})
+	_, err := checkBytes(t, data, Limits{})
 	if r := finding(t, err); r.Entry != "bad.exe" {
 		t.Fatalf("refusal %+v", r)
 	}
@@ -314,7 +313,7 @@ func TestCheckZipPrependedData(t *testing.T) {
 	w.SetOffset(20000)
 	w.Create("bad.exe")
 	w.Close()
-	err, _ = checkBytes(t, b.Bytes(), Limits{})
+	_, err = checkBytes(t, b.Bytes(), Limits{})
 	if r := finding(t, err); r.Entry != "bad.exe" {
 		t.Fatalf("refusal %+v", r)
 	}
@@ -339,7 +338,7 @@ func TestCheckZipUnreadable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err, _ := checkBytes(t, tt.data, Limits{})
+			_, err := checkBytes(t, tt.data, Limits{})
 			if r := finding(t, err); r.Reason != ReasonUnreadable {
 				t.Fatalf("refusal %+v", r)
 			}
@@ -354,7 +353,7 @@ func TestCheckZipNested(t *testing.T) {
 
 	t.Run("stored inner zip is opened", func(t *testing.T) {
 		data := makeZip(t, "", zipEntry{name: "docs.txt"}, zipEntry{name: "bundle.zip", data: bad, store: true})
-		err, ra := checkBytes(t, data, Limits{})
+		ra, err := checkBytes(t, data, Limits{})
 		r := finding(t, err)
 		if r.Entry != "bundle.zip/inner/setup.exe" || r.Ext != "exe" {
 			t.Fatalf("refusal %+v", r)
@@ -367,19 +366,19 @@ func TestCheckZipNested(t *testing.T) {
 		}
 	})
 	t.Run("clean stored inner zip", func(t *testing.T) {
-		err, _ := checkBytes(t, makeZip(t, "", zipEntry{name: "b.zip", data: clean, store: true}), Limits{})
+		_, err := checkBytes(t, makeZip(t, "", zipEntry{name: "b.zip", data: clean, store: true}), Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("compressed inner zip is left to Gmail", func(t *testing.T) {
-		err, ra := checkBytes(t, makeZip(t, "", zipEntry{name: "b.zip", data: bad}), Limits{})
+		ra, err := checkBytes(t, makeZip(t, "", zipEntry{name: "b.zip", data: bad}), Limits{})
 		if err != nil || ra.reads != 1 {
 			t.Fatalf("err %v, %d reads", err, ra.reads)
 		}
 	})
 	t.Run("only one level deep", func(t *testing.T) {
-		err, _ := checkBytes(t, makeZip(t, "", zipEntry{name: "l1.zip", data: deeper, store: true}), Limits{})
+		_, err := checkBytes(t, makeZip(t, "", zipEntry{name: "l1.zip", data: deeper, store: true}), Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -391,22 +390,22 @@ func TestCheckZipNested(t *testing.T) {
 		}
 		entries = append(entries, zipEntry{name: "z.zip", data: bad, store: true})
 		data := makeZip(t, "", entries...)
-		if err, _ := checkBytes(t, data, Limits{MaxNested: 3}); err != nil {
+		if _, err := checkBytes(t, data, Limits{MaxNested: 3}); err != nil {
 			t.Fatalf("with 3 opened, the 4th is not: %v", err)
 		}
-		err, _ := checkBytes(t, data, Limits{MaxNested: 4})
+		_, err := checkBytes(t, data, Limits{MaxNested: 4})
 		if r := finding(t, err); r.Entry != "z.zip/inner/setup.exe" {
 			t.Fatalf("refusal %+v", r)
 		}
 	})
 	t.Run("a read budget too small skips nested, never refuses", func(t *testing.T) {
 		data := makeZip(t, "", zipEntry{name: "b.zip", data: bad, store: true})
-		if err, _ := checkBytes(t, data, Limits{MaxReads: 2}); err != nil {
+		if _, err := checkBytes(t, data, Limits{MaxReads: 2}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("damaged stored inner zip", func(t *testing.T) {
-		err, _ := checkBytes(t, makeZip(t, "", zipEntry{name: "b.zip", data: []byte("not a zip, just bytes here"), store: true}), Limits{})
+		_, err := checkBytes(t, makeZip(t, "", zipEntry{name: "b.zip", data: []byte("not a zip, just bytes here"), store: true}), Limits{})
 		if r := finding(t, err); r.Reason != ReasonUnreadable || r.Entry != "b.zip" {
 			t.Fatalf("refusal %+v", r)
 		}

@@ -126,7 +126,7 @@ func TestDriveAPIDisabledSaysWhoCanFixIt(t *testing.T) {
 	}
 	notes := "a,b"
 	if _, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "n", BodyText: "hi",
-		Attachments: []compose.Attachment{{Name: "notes.csv", Source: compose.Content{Encoding: compose.Text, Data: *&notes}}}}, compose.Options{}); err != nil {
+		Attachments: []compose.Attachment{{Name: "notes.csv", Source: compose.Content{Encoding: compose.Text, Data: notes}}}}, compose.Options{}); err != nil {
 		t.Errorf("model-written content without the Drive API: %v", err)
 	}
 }

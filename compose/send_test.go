@@ -39,7 +39,7 @@ func TestSendRoundTrip(t *testing.T) {
 			{Source: compose.DriveFile{Handle: handle.MustParse(doc.ID), As: "pdf"}},
 			{Source: compose.DriveFile{Handle: handle.MustParse(sheet.ID), As: "csv", Sheet: "Q1 détail"}},
 			{Source: compose.DriveFile{Handle: handle.MustParse(roadmap.ID)}},
-			{Name: "notes.csv", Source: compose.Content{Encoding: compose.Text, Data: *&notes}},
+			{Name: "notes.csv", Source: compose.Content{Encoding: compose.Text, Data: notes}},
 		},
 	}
 	var lastDone, lastTotal int64

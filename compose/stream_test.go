@@ -165,11 +165,20 @@ func TestConcurrencyCap(t *testing.T) {
 	// waiting when its context ends, having sent nothing.
 	e.Inject(emulator.Fault{PathPrefix: "/upload/gmail/", Delay: 1_000_000_000})
 	slow := make(chan error, 1)
+	streamed := make(chan struct{})
+	var once sync.Once
+	// Progress reports the whole message written while Gmail holds its
+	// answer back: from then on, the slow send holds the slot.
+	progress := func(int64, int64) { once.Do(func() { close(streamed) }) }
 	go func() {
-		_, err := e.svc.Send(context.Background(), e.hc, req, compose.Options{})
+		_, err := e.svc.Send(context.Background(), e.hc, req, compose.Options{Progress: progress})
 		slow <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-streamed:
+	case err := <-slow:
+		t.Fatalf("the slow send ended before its message was written: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := e.svc.Send(ctx, e.hc, req, compose.Options{}); !errors.Is(err, context.DeadlineExceeded) {

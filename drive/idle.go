@@ -14,6 +14,8 @@ const DefaultIdleTimeout = 60 * time.Second
 
 // ErrStalled: Drive sent nothing for the idle timeout while a body was
 // awaited (its headers, or its next bytes). Transient.
+//
+//lint:ignore ST1005 "Drive" is a name, not a capitalized word
 var ErrStalled = errors.New("Drive stopped sending data")
 
 // errStallCause cancels a request whose watch fired.

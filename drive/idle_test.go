@@ -156,6 +156,7 @@ func TestSlowReaderIsNotAStall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rc.Close()
+	// The sleeps are the slow reader under test, not waits.
 	time.Sleep(2 * idle)
 	buf := make([]byte, 16<<10)
 	total := 0

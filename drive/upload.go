@@ -75,6 +75,7 @@ func (c *Client) GenerateID(ctx context.Context) (string, error) {
 		return "", c.wrap(op, err)
 	}
 	if len(res.Ids) != 1 || !ValidID(res.Ids[0]) {
+		//lint:ignore ST1005 "Drive" is a name, not a capitalized word
 		return "", &Error{Op: op, Err: errors.New("Drive returned no usable id")}
 	}
 	return res.Ids[0], nil

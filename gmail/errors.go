@@ -1,5 +1,7 @@
 package gmail
 
+//lint:file-ignore ST1005 these errors begin with the names Google, Drive and Gmail, which staticcheck takes for capitalized words
+
 import (
 	"context"
 	"errors"

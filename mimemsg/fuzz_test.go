@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drivemail/drivemail/exportfmt"
 	"github.com/emersion/go-message"
+
+	"github.com/drivemail/drivemail/exportfmt"
 )
 
 // FuzzMessage builds messages from arbitrary names, subjects and

@@ -152,7 +152,8 @@ func runSDKClient(t *testing.T, h *harness, cfg *auth.AuthorizationCodeHandlerCo
 	}
 
 	// The access token lives 11 s, and oauth2 renews 10 s before expiry:
-	// after a second the client must refresh before its next call.
+	// after a second the client must refresh before its next call. A sleep,
+	// because the time passing is what is tested: oauth2 reads the wall clock.
 	time.Sleep(1100 * time.Millisecond)
 	if got := whoami(); got != "demo@example.com" {
 		t.Fatalf("whoami after refresh = %q", got)

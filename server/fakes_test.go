@@ -84,10 +84,14 @@ type fakeMail struct {
 	started chan struct{}        // closed when a send begins, if set
 	release chan struct{}        // a send waits for it, if set
 	ctxs    chan context.Context // receives each send's context, if set
+	ended   chan error           // receives each send's error when it returns, if set
 	sent    []compose.Request
 }
 
-func (m *fakeMail) Send(ctx context.Context, req compose.Request, opts tools.SendOptions) (compose.Result, error) {
+func (m *fakeMail) Send(ctx context.Context, req compose.Request, opts tools.SendOptions) (_ compose.Result, err error) {
+	if m.ended != nil {
+		defer func() { m.ended <- err }()
+	}
 	if m.started != nil {
 		close(m.started)
 	}
@@ -111,6 +115,7 @@ func (m *fakeMail) Send(ctx context.Context, req compose.Request, opts tools.Sen
 		}
 		// Gmail takes a moment to answer after the last byte. mcp-go can
 		// drop a notification queued in the instant its request ends.
+		// Kept as a sleep: it plays Gmail's pace, it waits for nothing.
 		time.Sleep(50 * time.Millisecond)
 	}
 	m.mu.Lock()

@@ -110,7 +110,7 @@ func TestShutdownLetsARunningSendFinish(t *testing.T) {
 }
 
 func TestShutdownGraceExpiresAndCancelsTheSend(t *testing.T) {
-	mail := &fakeMail{started: make(chan struct{}), release: make(chan struct{})}
+	mail := &fakeMail{started: make(chan struct{}), release: make(chan struct{}), ended: make(chan error, 1)}
 	base, cancel, errc := startServe(t, mail, 200*time.Millisecond)
 	go func() {
 		if resp, err := postMCP(base); err == nil {
@@ -131,8 +131,12 @@ func TestShutdownGraceExpiresAndCancelsTheSend(t *testing.T) {
 	if waited := time.Since(start); waited < 150*time.Millisecond {
 		t.Errorf("returned after %v, before the grace period", waited)
 	}
-	time.Sleep(50 * time.Millisecond)
-	if mail.count() != 0 {
-		t.Errorf("a send cut by the grace period still completed")
+	select {
+	case err := <-mail.ended:
+		if err == nil || mail.count() != 0 {
+			t.Errorf("a send cut by the grace period still completed")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the send cut by the grace period never returned")
 	}
 }

@@ -16,8 +16,6 @@ import (
 
 const id33 = "1AbCdEfGhIjKlMnOpQrStUvWxYz012345"
 
-func ptr[T any](v T) *T { return &v }
-
 func TestParseSendAccepts(t *testing.T) {
 	cases := []struct {
 		name string

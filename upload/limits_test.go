@@ -169,7 +169,8 @@ func TestSlowClientTimesOut(t *testing.T) {
 	defer pw.Close()
 	start := time.Now()
 	go func() {
-		// A trickle: 100 bytes, then 10 bytes now and then, never 1 KiB a window.
+		// A trickle: 100 bytes, then 10 bytes now and then, never 1 KiB a
+		// window. The sleeps are the slow client under test, not waits.
 		pw.Write(pattern(100))
 		for i := 0; i < 50; i++ {
 			time.Sleep(100 * time.Millisecond)

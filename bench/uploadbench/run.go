@@ -205,6 +205,7 @@ func library(ctx context.Context, lib *gdrive.Service, dc *drive.Client, size in
 		return 0, err
 	}
 	if f.Size != size {
+		//lint:ignore ST1005 "Drive" is a name, not a capitalized word
 		return 0, fmt.Errorf("Drive stored %d bytes of %d", f.Size, size)
 	}
 	return took, dc.DeleteFile(ctx, f.Id)
@@ -220,6 +221,7 @@ func direct(ctx context.Context, dc *drive.Client, size int64) (time.Duration, e
 		return 0, err
 	}
 	if f.Size != size {
+		//lint:ignore ST1005 "Drive" is a name, not a capitalized word
 		return 0, fmt.Errorf("Drive stored %d bytes of %d", f.Size, size)
 	}
 	return took, dc.DeleteFile(ctx, f.ID)

@@ -331,16 +331,6 @@ func (e *env) register(t *testing.T, path string, body map[string]any, header ma
 	return r, a
 }
 
-// mustRegister registers and fails the test unless it worked.
-func (e *env) mustRegister(t *testing.T, body map[string]any) app {
-	t.Helper()
-	r, a := e.register(t, "/oauth/register", body, nil)
-	if a.id == "" {
-		t.Fatalf("registration refused: %v", r)
-	}
-	return a
-}
-
 func str(v any) string {
 	s, _ := v.(string)
 	return s

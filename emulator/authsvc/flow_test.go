@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/drivemail/drivemail/emulator/internal/core"
 	"github.com/drivemail/drivemail/internal/google"
-	"golang.org/x/oauth2"
 )
 
 const (

@@ -12,12 +12,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/drivemail/drivemail/emulator"
-	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 	"google.golang.org/api/sheets/v4"
+
+	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 )
 
 const chunk = googleapi.MinUploadChunkSize

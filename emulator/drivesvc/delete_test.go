@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drivemail/drivemail/emulator"
-	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
+
+	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 )
 
 // blobFiles lists what the emulator keeps on disk in dir.

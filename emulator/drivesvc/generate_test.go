@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
+
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 )
 
 func TestGenerateIDs(t *testing.T) {

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/api/drive/v3"
+
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/internal/core"
-	"google.golang.org/api/drive/v3"
 )
 
 const ann, bob = "ann@example.com", "bob@example.com"

@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivemail/drivemail/emulator"
-	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 	"google.golang.org/api/sheets/v4"
+
+	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 )
 
 // env is one emulator behind an httptest server.

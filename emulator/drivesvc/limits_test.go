@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/sheets/v4"
+
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 )
 
 // metaOfSize is a files.create JSON body of exactly n bytes.

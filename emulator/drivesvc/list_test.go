@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"google.golang.org/api/drive/v3"
+
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 )
 
 // searchFixture puts a small, varied Drive for ann and returns her client.

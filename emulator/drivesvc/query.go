@@ -91,13 +91,13 @@ func tokenize(q string) ([]token, error) {
 			toks = append(toks, token{tokOp, op})
 			i += len(op)
 		default:
-			r, size := utf8.DecodeRuneInString(q[i:])
+			r, _ := utf8.DecodeRuneInString(q[i:])
 			if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' {
 				return nil, errQuery
 			}
 			start := i
 			for i < len(q) {
-				r, size = utf8.DecodeRuneInString(q[i:])
+				r, size := utf8.DecodeRuneInString(q[i:])
 				if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' {
 					break
 				}

@@ -148,7 +148,7 @@ func (sd *seeder) folder(owner, abs, rel string, parents []string, driveID strin
 		}
 		f, err := sd.s.PutFile(owner, spec)
 		if c, ok := spec.Reader.(io.Closer); ok {
-			c.Close()
+			_ = c.Close() // a seed file, only read: PutFile's error is the one that counts
 		}
 		if err != nil {
 			return fmt.Errorf("seed %s: %w", sd.where(p), err)

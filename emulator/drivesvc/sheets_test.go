@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"google.golang.org/api/sheets/v4"
+
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 )
 
 func TestSheetsCreateGetAndValues(t *testing.T) {

@@ -15,10 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivemail/drivemail/emulator/internal/core"
 	gmail "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
+
+	"github.com/drivemail/drivemail/emulator/internal/core"
 )
 
 const (

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivemail/drivemail/emulator/authsvc"
-	"github.com/drivemail/drivemail/emulator/internal/core"
-	"github.com/drivemail/drivemail/internal/google"
 	"golang.org/x/oauth2"
 	gmail "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/option"
+
+	"github.com/drivemail/drivemail/emulator/authsvc"
+	"github.com/drivemail/drivemail/emulator/internal/core"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 // TestSendWithTokensFromTheConsentFlow sends through tokens that the

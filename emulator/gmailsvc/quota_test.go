@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivemail/drivemail/emulator/internal/core"
 	gmail "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
+
+	"github.com/drivemail/drivemail/emulator/internal/core"
 )
 
 // rawError reads the JSON error body a Google client error carries.

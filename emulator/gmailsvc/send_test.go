@@ -11,9 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drivemail/drivemail/emulator/internal/core"
 	gmail "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
+
+	"github.com/drivemail/drivemail/emulator/internal/core"
 )
 
 func TestSendMultipartAndReadBack(t *testing.T) {

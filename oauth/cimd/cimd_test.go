@@ -283,6 +283,8 @@ func TestConcurrentFetchesAreBounded(t *testing.T) {
 		}()
 	}
 	// Wait for the limit to fill, and a little more for any excess to show.
+	// The second wait stays a sleep: it gives a third fetch, which must not
+	// start, the time to start; there is no event to wait for.
 	for deadline := time.Now().Add(5 * time.Second); inFlight.Load() < 2 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -267,11 +267,13 @@ func safeTokenError(err error) error {
 		status = re.Response.StatusCode
 	}
 	if re.ErrorCode == "invalid_grant" {
+		//lint:ignore ST1005 "Google" is a name, not a capitalized word
 		return fmt.Errorf("Google answered %d invalid_grant: %w", status, ErrReconnect)
 	}
 	code := re.ErrorCode
 	if code == "" {
 		code = "no error code"
 	}
+	//lint:ignore ST1005 "Google" is a name, not a capitalized word
 	return fmt.Errorf("Google answered %d (%s)", status, code)
 }

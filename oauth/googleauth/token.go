@@ -58,6 +58,7 @@ func (s *Service) load(ctx context.Context, userID string) (sealedToken, int64, 
 		return sealedToken{}, 0, fmt.Errorf("load Google token: %w", err)
 	}
 	if row.Dead {
+		//lint:ignore ST1005 "Google" is a name, not a capitalized word
 		return sealedToken{}, 0, fmt.Errorf("Google refused this user's grant before: %w", ErrReconnect)
 	}
 	plain, err := s.cfg.Keys.Open(row.KeyID, row.Ciphertext, aad(userID))
@@ -203,6 +204,8 @@ func (s *Service) refreshFailed(ctx context.Context, userID string, version int6
 // ErrClientRefused (via errors.Is) means Google refused drivemail's own
 // OAuth client: a wrong --google-client-secret, a deleted or disabled
 // client. Only the operator can fix it; retrying does not help.
+//
+//lint:ignore ST1005 "Google" is a name, not a capitalized word
 var ErrClientRefused = errors.New("Google refused drivemail's OAuth client credentials")
 
 // clientRefusedFor is how long a refused client fails refreshes without

@@ -48,7 +48,7 @@ func Open(ctx context.Context, url string, opts store.Options) (store.Store, err
 		Retryable:      retryable,
 	}, opts)
 	if err != nil {
-		db.Close()
+		_ = db.Close() // the error being returned is the one to report
 		pool.Close()
 		return nil, err
 	}

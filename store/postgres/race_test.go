@@ -215,6 +215,9 @@ func TestRevokeRunsAgainAfterADeadlock(t *testing.T) {
 	waitForLockWaits(t, other, 1, revoker.app)
 	// Start the other wait well after the revocation's, so the
 	// revocation's deadlock check runs first and it is the one aborted.
+	// A sleep, because the gap itself is the setup: PostgreSQL checks for
+	// a deadlock deadlock_timeout after each wait began, and nothing
+	// signals when the revocation's check is due.
 	time.Sleep(200 * time.Millisecond)
 	if _, err := tx.Exec(ctx, `UPDATE grants SET scope = scope WHERE id = $1`, "grant"); err != nil {
 		t.Fatalf("the other writer was aborted, not the revocation, so nothing ran again: %v", err)

@@ -34,12 +34,12 @@ func Open(ctx context.Context, path string, opts store.Options) (store.Store, er
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
 	}
 	if err := db.PingContext(ctx); err != nil {
-		db.Close()
+		_ = db.Close() // the ping's error is the one to report
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
 	}
 	s, err := sqlstore.New(ctx, db, sqlstore.Dialect{Name: "sqlite", BlobType: "BLOB"}, opts)
 	if err != nil {
-		db.Close()
+		_ = db.Close() // the error being returned is the one to report
 		return nil, err
 	}
 	return s, nil

@@ -12,10 +12,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/drivemail/drivemail/emulator/internal/core"
 	gmail "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
+
+	"github.com/drivemail/drivemail/emulator/internal/core"
 )
 
 const chunk = googleapi.MinUploadChunkSize // 256 KiB keeps the tests fast
