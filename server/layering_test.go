@@ -30,7 +30,7 @@ var layers = map[string][]string{
 	"exportfmt": {},
 
 	"oauth":            {"oauth/cimd", "oauth/googleauth", "oauth/keyring", "store", "internal/identity"},
-	"oauth/cimd":       {},
+	"oauth/cimd":       {"internal/safedial"},
 	"oauth/googleauth": {"oauth/keyring", "store", "internal/google", "internal/refusal"},
 	"oauth/keyring":    {},
 
@@ -48,6 +48,7 @@ var layers = map[string][]string{
 	"internal/metrics":  {},
 	"internal/redact":   {},
 	"internal/refusal":  {},
+	"internal/safedial": {},
 
 	// The emulator stands apart: the product imports it only to run
 	// --demo, and it imports nothing of the product.

@@ -26,6 +26,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/drivemail/drivemail/internal/safedial"
 )
 
 // Limits and cache bounds.
@@ -85,10 +87,11 @@ type Config struct {
 
 // Fetcher fetches and caches client ID metadata documents.
 type Fetcher struct {
-	cfg   Config
-	slots chan struct{}
-	mu    sync.Mutex
-	cache map[string]entry
+	cfg    Config
+	policy safedial.Policy
+	slots  chan struct{}
+	mu     sync.Mutex
+	cache  map[string]entry
 }
 
 // entry is what the cache knows of one URL: its last good document, if
@@ -110,18 +113,14 @@ func New(cfg Config) *Fetcher {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
 	}
-	if cfg.LookupNetIP == nil {
-		cfg.LookupNetIP = func(ctx context.Context, host string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		}
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
-	return &Fetcher{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent), cache: map[string]entry{}}
+	return &Fetcher{cfg: cfg, policy: safedial.Policy{AllowLoopback: cfg.AllowLoopback, LookupNetIP: cfg.LookupNetIP},
+		slots: make(chan struct{}, cfg.MaxConcurrent), cache: map[string]entry{}}
 }
 
 // IsURL reports whether a client_id names a metadata document (an https
@@ -412,79 +411,25 @@ func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duratio
 // resolve returns the address to dial, refusing a host any of whose
 // addresses is not allowed (a mixed answer is an attack or a mistake).
 func (f *Fetcher) resolve(ctx context.Context, host string) (netip.Addr, error) {
-	var addrs []netip.Addr
-	if ip, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{ip}
-	} else {
-		addrs, err = f.cfg.LookupNetIP(ctx, host)
-		if err != nil || len(addrs) == 0 {
-			return netip.Addr{}, refuse("the client_id host %s does not resolve", clip(host))
-		}
-	}
-	for _, a := range addrs {
+	addr, err := f.policy.Resolve(ctx, host)
+	var ae *safedial.AddressError
+	switch {
+	case errors.As(err, &ae):
 		// The address itself stays out of the text: anyone may send a
 		// client_id, and would learn the server's internal addresses.
-		if err := f.allowed(a); err != nil {
-			return netip.Addr{}, refuseAddress("the client_id host %s resolves to %v; a client metadata document must be on a public address", clip(host), err)
-		}
+		return netip.Addr{}, refuseAddress("the client_id host %s resolves to %s; a client metadata document must be on a public address", clip(host), ae.Reason)
+	case err != nil:
+		return netip.Addr{}, refuse("the client_id host %s does not resolve", clip(host))
 	}
-	return addrs[0].Unmap(), nil
+	return addr, nil
 }
 
 // control re-checks the address actually dialed.
-func (f *Fetcher) control(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return refuseAddress("refusing to dial %s", address)
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return refuseAddress("refusing to dial %s", address)
-	}
-	if err := f.allowed(ip); err != nil {
-		return refuseAddress("refusing to dial %s: %v", ip, err)
-	}
-	return nil
-}
-
-// Address ranges a metadata fetch must never reach (beyond what netip's
-// predicates name): shared NAT space, "this network", IETF protocol
-// assignments, benchmarking, reserved, and IPv6 forms that embed an IPv4
-// address (IPv4-compatible, NAT64, 6to4) and so could smuggle a private one.
-var blockedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("::/96"),
-	netip.MustParsePrefix("fec0::/10"), // site-local, deprecated (RFC 3879) but still routed privately
-	netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("2002::/16"),
-}
-
-func (f *Fetcher) allowed(ip netip.Addr) error {
-	ip = ip.Unmap()
-	switch {
-	case !ip.IsValid():
-		return errors.New("not an address")
-	case ip.IsLoopback():
-		if f.cfg.AllowLoopback {
-			return nil
-		}
-		return errors.New("a loopback address")
-	case ip.IsPrivate():
-		return errors.New("a private address")
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return errors.New("a link-local address")
-	case ip.IsUnspecified(), ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
-		return errors.New("not a unicast address")
-	}
-	for _, p := range blockedPrefixes {
-		if p.Contains(ip) {
-			return errors.New("a reserved address")
-		}
+func (f *Fetcher) control(network, address string, c syscall.RawConn) error {
+	if err := f.policy.Control(network, address, c); err != nil {
+		var ae *safedial.AddressError
+		errors.As(err, &ae)
+		return refuseAddress("refusing to dial %s", ae.Reason)
 	}
 	return nil
 }
