@@ -22,6 +22,7 @@ type item struct {
 	opts     DriveFile // a DriveFile: how it goes in
 	data     []byte    // Content: the bytes the model wrote
 	dataType string    // Content: their MIME type
+	client   clientPart // ClientFile: the download, opened before the plan
 
 	file drive.File // a DriveFile once resolved (shortcut followed)
 

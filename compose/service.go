@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/blocked"
+	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/internal/google"
@@ -51,6 +52,9 @@ type Config struct {
 	// ProfileTTL is how long a user's sending address is cached (default
 	// 10 minutes).
 	ProfileTTL time.Duration
+	// Files fetches the files a chat client hands over by URL
+	// (ClientFile); nil refuses them.
+	Files *clientfile.Fetcher
 }
 
 // Options tunes one Send.
@@ -142,6 +146,12 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	// 1 resolve: Drive metadata of every Drive file.
 	drv := driveAdapter{dc}
 	if err := resolve(ctx, drv, c.items, opts.Draft); err != nil {
+		return Result{}, err
+	}
+	// …and the client's files, opened at once (their URLs are short-lived),
+	// their bodies held for the stream.
+	defer closeClientFiles(c.items)
+	if err := openClientFiles(ctx, s.cfg.Files, c.items, opts.Draft); err != nil {
 		return Result{}, err
 	}
 	// 2 plan, and the limits known from metadata.
