@@ -21,7 +21,7 @@ var layers = map[string][]string{
 		"internal/google", "internal/identity", "internal/metrics", "internal/refusal"},
 	"tools":   {"compose", "upload", "drive", "exportfmt", "handle", "internal/identity", "internal/redact", "internal/refusal"},
 	"upload":  {"drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/identity", "internal/refusal"},
-	"compose": {"drive", "gmail", "mimemsg", "blocked", "exportfmt", "handle", "internal/google", "internal/identity", "internal/redact", "internal/refusal"},
+	"compose": {"drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/identity", "internal/redact", "internal/refusal"},
 	"handle":  {"drive"},
 	// clientfile fetches files a chat client hands over by signed URL.
 	"clientfile":                {"internal/safedial"},
