@@ -102,9 +102,14 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("authorization server: %w", err)
 	}
+	files, err := cfg.clientFiles()
+	if err != nil {
+		return err
+	}
 	mail := compose.New(compose.Config{Endpoints: endpoints, MaxConcurrentSends: cfg.MaxConcurrentSends,
 		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout,
-		DriveIdleTimeout: cfg.DriveIdleTimeout, GmailChunkTimeout: cfg.GmailChunkTimeout, Logger: logger})
+		DriveIdleTimeout: cfg.DriveIdleTimeout, GmailChunkTimeout: cfg.GmailChunkTimeout, Logger: logger,
+		Files: files})
 	uploads, err := upload.New(upload.Config{
 		BaseURL:   base,
 		Secrets:   cfg.Secrets,

@@ -30,21 +30,25 @@ const createDraftDescription = `Save an email as a draft in the user's Gmail ins
 Needs the user's permission to manage drafts: without it, the result says how to reconnect.`
 
 func sendEmailTool() mcp.Tool {
-	return newTool("send_email", "Send an email with Drive attachments", sendEmailDescription,
+	t := newTool("send_email", "Send an email with Drive attachments", sendEmailDescription,
 		schema("send_email.input"), schema("send_email.output"),
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
+	t.Meta = fileParamsMeta()
+	return t
 }
 
 func createDraftTool() mcp.Tool {
-	return newTool("create_draft", "Save a Gmail draft with Drive attachments", createDraftDescription,
+	t := newTool("create_draft", "Save a Gmail draft with Drive attachments", createDraftDescription,
 		draftInput(), draftOutput(),
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
+	t.Meta = fileParamsMeta()
+	return t
 }
 
 // sendEmailFields are send_email's (and create_draft's) arguments, with
 // the spellings other mail tools use for the bodies.
 var sendEmailFields = fields{
-	names:   []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", "thread_id", "in_reply_to", "references"},
+	names:   []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", filesArg, "thread_id", "in_reply_to", "references"},
 	aliases: map[string]string{"body": "body_text", "text": "body_text", "html": "body_html"},
 }
 
@@ -142,6 +146,11 @@ func parseSend(raw []byte, tool string) (compose.Request, error) {
 	if r.Attachments, err = parseAttachments(m["attachments"]); err != nil {
 		return r, err
 	}
+	held, err := parseClientFiles(m[filesArg], len(r.Attachments)+1)
+	if err != nil {
+		return r, err
+	}
+	r.Attachments = append(r.Attachments, held...)
 	if strings.TrimSpace(r.BodyText) == "" && strings.TrimSpace(r.BodyHTML) == "" && len(r.Attachments) == 0 {
 		return r, refuse("The message is empty: give \"body_text\" or \"body_html\", or attachments.")
 	}
