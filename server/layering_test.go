@@ -62,7 +62,7 @@ var layers = map[string][]string{
 	"emulator/emutest": {"emulator", "emulator/…", "internal/google"},
 
 	// Tools around the product, which drive it as a client would.
-	"bench/…":            {"bench/…", "emulator", "emulator/…", "internal/…", "compose", "drive", "gmail", "handle", "mimemsg", "internal/google", "oauth/googleauth", "store", "store/storetest"},
+	"bench/…":            {"bench/…", "emulator", "emulator/…", "internal/…", "clientfile", "compose", "drive", "gmail", "handle", "mimemsg", "internal/google", "oauth/googleauth", "store", "store/storetest"},
 	"e2e/…":              {"e2e/…", "emulator", "emulator/…", "internal/…"},
 	"e2e":                {"emulator", "internal/…", "server"},
 	"deploy/healthcheck": {},
