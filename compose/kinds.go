@@ -130,3 +130,9 @@ const (
 	kindClientFileStalled     kind = "client_file_stalled"     // the host stopped sending, or sent too slowly
 	kindClientFileUnavailable kind = "client_file_unavailable" // the host failed (5xx, a reset, a body cut short)
 )
+
+// File-transfer URIs of the MCP draft (transfer.go).
+const (
+	kindUnknownTransfer kind = "unknown_file_uri"      // no such URI for this user (or another user's), or transfers off
+	kindTransferPending kind = "file_uri_not_uploaded" // the URI's upload has not finished
+)

@@ -55,6 +55,9 @@ type Config struct {
 	// Files fetches the files a chat client hands over by URL
 	// (ClientFile); nil refuses them.
 	Files *clientfile.Fetcher
+	// Transfers resolves file-transfer URIs (handle.Transfer) to Drive
+	// files; nil refuses them (serve without --file-transfer).
+	Transfers TransferResolver
 }
 
 // Options tunes one Send.
@@ -137,6 +140,10 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	from, err := s.sender(ctx, gc)
 	if err != nil {
 		return Result{}, gmailRefusal(err, opts.Draft, false, s.cfg.Now())
+	}
+	// File-transfer URIs become the Drive files their uploads made.
+	if req, err = resolveTransfers(ctx, s.cfg.Transfers, req); err != nil {
+		return Result{}, err
 	}
 	// 0 validate: everything that needs no network.
 	c, err := validate(req, from, s.cfg.Now())
