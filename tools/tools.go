@@ -84,6 +84,9 @@ type Deps struct {
 	// DraftsEnabled is true when the server asks Google for gmail.compose
 	// (serve --drafts), so a user can grant it by reconnecting.
 	DraftsEnabled bool
+	// FileTransfer adds file_uris to send_email and create_draft, for the
+	// MCP file-transfer draft (serve --file-transfer).
+	FileTransfer bool
 	// RequestID returns the id the HTTP layer gave the current request, for
 	// error messages a user can quote and logs an operator can find.
 	RequestID func(ctx context.Context) string
@@ -101,8 +104,8 @@ func Tools(d Deps) []server.ServerTool {
 	return []server.ServerTool{
 		{Tool: driveSearchTool(), Handler: h.guard("drive_search", h.driveSearch)},
 		{Tool: driveGetFileTool(), Handler: h.guard("drive_get_file", h.driveGetFile)},
-		{Tool: sendEmailTool(), Handler: h.guard("send_email", h.sendEmail)},
-		{Tool: createDraftTool(), Handler: h.guard("create_draft", h.createDraft)},
+		{Tool: sendEmailTool(d.FileTransfer), Handler: h.guard("send_email", h.sendEmail)},
+		{Tool: createDraftTool(d.FileTransfer), Handler: h.guard("create_draft", h.createDraft)},
 		{Tool: requestUploadTool(), Handler: h.guard("request_upload", h.requestUpload)},
 	}
 }
