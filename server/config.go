@@ -48,6 +48,10 @@ type Config struct {
 	// MetricsAddr is where GET /metrics is served, apart from the public
 	// listener; "" serves no metrics.
 	MetricsAddr string
+	// FileTransfer answers the MCP file-transfer draft (SEP-2631): the
+	// files capability, files/prepareUpload and files/authorizeUpload,
+	// and file_uris in send_email and create_draft.
+	FileTransfer bool
 	// ClientFileHosts is the allowlist of hosts whose download URLs the
 	// tools fetch for files a chat client hands over, comma separated;
 	// "" is clientfile.DefaultHosts.

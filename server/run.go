@@ -102,15 +102,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("authorization server: %w", err)
 	}
-	files, err := cfg.clientFiles()
-	if err != nil {
-		return err
-	}
-	mail := compose.New(compose.Config{Endpoints: endpoints, MaxConcurrentSends: cfg.MaxConcurrentSends,
-		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout,
-		DriveIdleTimeout: cfg.DriveIdleTimeout, GmailChunkTimeout: cfg.GmailChunkTimeout, Logger: logger,
-		Files: files})
-	uploads, err := upload.New(upload.Config{
+	ucfg := upload.Config{
 		BaseURL:   base,
 		Secrets:   cfg.Secrets,
 		Endpoints: endpoints,
@@ -118,10 +110,27 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		Limits:    st,
 		MaxBytes:  cfg.MaxUploadBytes,
 		Logger:    logger,
-	})
+	}
+	if cfg.FileTransfer {
+		ucfg.Transfers = st
+	}
+	uploads, err := upload.New(ucfg)
 	if err != nil {
 		return fmt.Errorf("uploads: %w", err)
 	}
+	files, err := cfg.clientFiles()
+	if err != nil {
+		return err
+	}
+	ccfg := compose.Config{Endpoints: endpoints, MaxConcurrentSends: cfg.MaxConcurrentSends,
+		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout,
+		DriveIdleTimeout: cfg.DriveIdleTimeout, GmailChunkTimeout: cfg.GmailChunkTimeout, Logger: logger,
+		Files: files}
+	var transfers Transfers
+	if cfg.FileTransfer {
+		ccfg.Transfers, transfers = uploads, uploads
+	}
+	mail := compose.New(ccfg)
 
 	s := NewServer(Deps{
 		Logger:  logger,
@@ -139,6 +148,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		Metrics:        meter,
 		ClientIP:       client,
 		SessionSecrets: cfg.Secrets,
+		FileTransfer:   transfers,
 	})
 	_, stopMetrics, err := serveMetrics(cfg.MetricsAddr, meter, logger)
 	if err != nil {
