@@ -62,6 +62,9 @@ type Document struct {
 	ResponseTypes           []string `json:"response_types"`
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 	Scope                   string   `json:"scope"`
+	// JWKSURI is where a private_key_jwt client publishes its public keys
+	// (RFC 7591 §2); Keys fetches it.
+	JWKSURI string `json:"jwks_uri"`
 }
 
 // Config tunes a Fetcher.
@@ -92,6 +95,7 @@ type Fetcher struct {
 	slots  chan struct{}
 	mu     sync.Mutex
 	cache  map[string]entry
+	keys   keySets // jwks.go
 }
 
 // entry is what the cache knows of one URL: its last good document, if
@@ -330,13 +334,28 @@ func (f *Fetcher) evict() {
 	}
 }
 
-// fetch resolves, checks and dials the host, and reads the document.
+// fetch reads the document at u.
 func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duration, error) {
+	body, ttl, err := f.fetchJSON(ctx, u, "the client metadata document")
+	if err != nil {
+		return Document{}, 0, err
+	}
+	var doc Document
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return Document{}, 0, refuse("the client metadata document at %s is not valid JSON", u)
+	}
+	return doc, ttl, nil
+}
+
+// fetchJSON resolves, checks and dials the host, and reads a JSON body
+// of at most MaxBytes, with how long it may be cached; what names it in
+// refusals ("the client metadata document").
+func (f *Fetcher) fetchJSON(ctx context.Context, u *url.URL, what string) ([]byte, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
 	defer cancel()
 	addr, err := f.resolve(ctx, u.Hostname())
 	if err != nil {
-		return Document{}, 0, err
+		return nil, 0, err
 	}
 	port := u.Port()
 	if port == "" {
@@ -367,7 +386,7 @@ func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duratio
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return Document{}, 0, refuse("the client_id URL cannot be requested")
+		return nil, 0, refuse("the URL of %s cannot be requested", what)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
@@ -376,36 +395,32 @@ func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duratio
 		// length: whichever fires first, the document was too slow.
 		var ne net.Error
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-			return Document{}, 0, refuse("the client metadata document at %s did not arrive within %v", u, f.cfg.Timeout)
+			return nil, 0, refuse("%s at %s did not arrive within %v", what, u, f.cfg.Timeout)
 		}
 		var refused *Error
 		if errors.As(err, &refused) {
-			return Document{}, 0, refused
+			return nil, 0, refused
 		}
-		return Document{}, 0, refuse("the client metadata document at %s could not be fetched", u)
+		return nil, 0, refuse("%s at %s could not be fetched", what, u)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		return Document{}, 0, refuse("the client metadata document at %s redirects; serve it at the client_id URL itself", u)
+		return nil, 0, refuse("%s at %s redirects; serve it at its URL itself", what, u)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Document{}, 0, refuse("the client metadata document at %s answered %s", u, resp.Status)
+		return nil, 0, refuse("%s at %s answered %s", what, u, resp.Status)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && !strings.HasSuffix(mt, "+json") {
-		return Document{}, 0, refuse("the client metadata document at %s is not JSON (Content-Type %q)", u, clip(resp.Header.Get("Content-Type")))
+		return nil, 0, refuse("%s at %s is not JSON (Content-Type %q)", what, u, clip(resp.Header.Get("Content-Type")))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.cfg.MaxBytes+1))
 	if err != nil {
-		return Document{}, 0, refuse("the client metadata document at %s could not be read", u)
+		return nil, 0, refuse("%s at %s could not be read", what, u)
 	}
 	if int64(len(body)) > f.cfg.MaxBytes {
-		return Document{}, 0, refuse("the client metadata document at %s is larger than %d bytes", u, f.cfg.MaxBytes)
+		return nil, 0, refuse("%s at %s is larger than %d bytes", what, u, f.cfg.MaxBytes)
 	}
-	var doc Document
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return Document{}, 0, refuse("the client metadata document at %s is not valid JSON", u)
-	}
-	return doc, cacheTTL(resp.Header.Get("Cache-Control")), nil
+	return body, cacheTTL(resp.Header.Get("Cache-Control")), nil
 }
 
 // resolve returns the address to dial, refusing a host any of whose
