@@ -91,7 +91,7 @@ func openClientFiles(ctx context.Context, files *clientfile.Fetcher, items []*it
 func closeClientFiles(items []*item) {
 	for _, it := range items {
 		if f := it.client.file; f != nil {
-			f.Body.Close()
+			_ = f.Body.Close() // unread: nothing of it went anywhere
 			it.client.file = nil
 		}
 	}

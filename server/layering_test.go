@@ -20,7 +20,7 @@ var layers = map[string][]string{
 		"store", "store/backend", "emulator", "emulator/demoseed",
 		"internal/google", "internal/identity", "internal/metrics", "internal/refusal"},
 	"tools":   {"compose", "upload", "drive", "exportfmt", "handle", "internal/identity", "internal/redact", "internal/refusal"},
-	"upload":  {"drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/identity", "internal/refusal"},
+	"upload":  {"clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/identity", "internal/refusal"},
 	"compose": {"drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/identity", "internal/redact", "internal/refusal"},
 	"handle":  {"drive"},
 	// clientfile fetches files a chat client hands over by signed URL.

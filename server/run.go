@@ -102,12 +102,17 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("authorization server: %w", err)
 	}
+	files, err := cfg.clientFiles()
+	if err != nil {
+		return err
+	}
 	ucfg := upload.Config{
 		BaseURL:   base,
 		Secrets:   cfg.Secrets,
 		Endpoints: endpoints,
 		Clients:   gauth,
 		Limits:    st,
+		Files:     files,
 		MaxBytes:  cfg.MaxUploadBytes,
 		Logger:    logger,
 	}
@@ -117,10 +122,6 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	uploads, err := upload.New(ucfg)
 	if err != nil {
 		return fmt.Errorf("uploads: %w", err)
-	}
-	files, err := cfg.clientFiles()
-	if err != nil {
-		return err
 	}
 	ccfg := compose.Config{Endpoints: endpoints, MaxConcurrentSends: cfg.MaxConcurrentSends,
 		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout,
@@ -141,6 +142,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Drive:         userDrive{clients: gauth, endpoints: endpoints, logger: logger},
 			Mail:          userMail{clients: gauth, compose: mail},
 			Uploads:       uploads,
+			ClientFiles:   uploads,
 			DraftsEnabled: cfg.Drafts,
 		},
 		Uploads:        uploads,

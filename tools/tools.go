@@ -80,7 +80,10 @@ type Deps struct {
 	Drive   Drive
 	Mail    Mail
 	Uploads Uploads // nil: request_upload answers that uploads are not available
-	Logger  *slog.Logger
+	// ClientFiles saves files from the conversation (save_to_drive); nil:
+	// the tool answers that it is not available.
+	ClientFiles ClientFiles
+	Logger      *slog.Logger
 	// DraftsEnabled is true when the server asks Google for gmail.compose
 	// (serve --drafts), so a user can grant it by reconnecting.
 	DraftsEnabled bool
@@ -107,6 +110,7 @@ func Tools(d Deps) []server.ServerTool {
 		{Tool: sendEmailTool(d.FileTransfer), Handler: h.guard("send_email", h.sendEmail)},
 		{Tool: createDraftTool(d.FileTransfer), Handler: h.guard("create_draft", h.createDraft)},
 		{Tool: requestUploadTool(), Handler: h.guard("request_upload", h.requestUpload)},
+		{Tool: saveToDriveTool(), Handler: h.guard("save_to_drive", h.saveToDrive)},
 	}
 }
 

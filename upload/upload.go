@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/internal/google"
@@ -68,6 +69,9 @@ type Config struct {
 	Endpoints google.Endpoints
 	Clients   GoogleClients
 	Limits    Limits
+	// Files fetches the files a chat client hands over by URL, for
+	// SaveClientFile; nil offers none.
+	Files *clientfile.Fetcher
 	// Transfers keeps file-transfer URIs (the MCP draft); nil offers none.
 	Transfers Transfers
 	// TransferTTL is how long a file-transfer URI can be used.
