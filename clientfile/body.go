@@ -21,8 +21,9 @@ type Body struct {
 	max     int64
 	n       int64
 	idle    time.Duration
-	left    time.Duration // reading time left before TooSlow
-	timer   *time.Timer
+	left    time.Duration         // reading time left before TooSlow
+	timer   *time.Timer           // the watchdog, armed only inside Read
+	armed   atomic.Pointer[error] // what the watchdog's firing would mean
 	fired   atomic.Pointer[error] // the watchdog's cause, once it fired
 	failed  error
 	closeMu sync.Once
@@ -36,7 +37,12 @@ var (
 
 func newBody(rc io.ReadCloser, cancel context.CancelCauseFunc, size, max int64, idle, total time.Duration) *Body {
 	b := &Body{rc: rc, cancel: cancel, size: size, max: max, idle: idle, left: total}
-	b.timer = time.AfterFunc(time.Hour, func() {})
+	b.timer = time.AfterFunc(time.Hour, func() {
+		if cause := b.armed.Load(); cause != nil {
+			b.fired.Store(cause)
+			b.cancel(*cause)
+		}
+	})
 	b.timer.Stop()
 	return b
 }
@@ -52,10 +58,8 @@ func (b *Body) Read(p []byte) (int, error) {
 	if b.left < b.idle {
 		cause = errSlow
 	}
-	b.timer = time.AfterFunc(wait, func() {
-		b.fired.Store(&cause)
-		b.cancel(cause)
-	})
+	b.armed.Store(&cause)
+	b.timer.Reset(wait)
 	start := time.Now()
 	n, err := b.rc.Read(p)
 	b.timer.Stop()
