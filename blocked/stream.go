@@ -44,8 +44,10 @@ type Inspector struct {
 
 // NewInspector starts inspecting a stream of the given kind (see KindOf);
 // name is the attachment's name, for the refusal's sentence. For
-// NotArchive and Zip it accepts every byte and finds nothing: zips are
-// checked before download with CheckZip.
+// NotArchive it accepts every byte and finds nothing. A Zip is checked
+// when its stream ends, from the end of it the Inspector keeps
+// (StreamZipWindow): for a zip that cannot be read by Range first, as
+// CheckZip reads one in Drive.
 func NewInspector(name string, kind Kind, lim Limits) *Inspector {
 	in := &Inspector{
 		name: name, kind: kind, lim: lim.withDefaults(),
@@ -150,6 +152,8 @@ func (in *Inspector) parse(r io.Reader) error {
 			return in.tar(&inflateLimit{r: zr, left: in.lim.MaxInflated}, inner)
 		}
 		return nil
+	case Zip:
+		return in.zipStream(r)
 	default:
 		return nil
 	}

@@ -138,7 +138,7 @@ func TestInspectorAccepts(t *testing.T) {
 		{"gz without a name", Gzip, gzipped(t, "", []byte("hello"))},
 		{"empty tar", Tar, makeTar(t)},
 		{"not an archive", NotArchive, []byte("anything")},
-		{"zip kinds are checked elsewhere", Zip, []byte("PK...")},
+		{"zip, read from its end as it streams", Zip, makeZip(t, "", zipEntry{name: "a.txt", data: []byte("hello")})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

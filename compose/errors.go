@@ -37,6 +37,9 @@ func streamError(err error, c *checked, draft bool) error {
 	)
 	switch {
 	case errors.As(err, &le):
+		if r := clientOverLimit(c, err, draft); r != nil {
+			return r
+		}
 		if le.What == "files" {
 			return refuseErr(err, kindTooLarge, "The attachments grew past Gmail's 25 MiB limit while Google rendered the exports, so the message was abandoned. %s "+
 				"Send the large Google files as links (leave out as), or split them over several messages.", nothingDone)
@@ -53,6 +56,9 @@ func streamError(err error, c *checked, draft bool) error {
 	case errors.As(err, &bf):
 		return refuseErr(err, blockedKind(bf), "%s %s", bf.Error(), nothingDone)
 	case errors.As(err, &pe):
+		if r := clientFailure(pe.it, pe.err, draft); r != nil {
+			return r
+		}
 		if r := driveFailure(pe.it, pe.err, draft); r != nil {
 			return r
 		}

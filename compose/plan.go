@@ -19,6 +19,7 @@ const (
 	actExport                   // a native file rendered by Drive
 	actLink                     // a link in the body
 	actData                     // bytes the model wrote
+	actClient                   // a file the chat client holds, by URL
 )
 
 // plan is what the message does with one entry.
@@ -45,6 +46,8 @@ func planItem(it *item) error {
 	switch it.att.Source.(type) {
 	case Content:
 		return planData(it)
+	case ClientFile:
+		return planClient(it)
 	case DriveFile:
 	default:
 		return fmt.Errorf("compose: %s has no source to plan", it.label())

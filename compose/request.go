@@ -77,8 +77,26 @@ const (
 	DataURI
 )
 
-func (DriveFile) source() {}
-func (Content) source()   {}
+// ClientFile is a file the chat client holds and hands to the tool as a
+// short-lived signed download URL (ChatGPT's file parameters). It is
+// fetched as the send starts (clientfile.go) and streamed into the
+// message; its bytes count toward the message's limits like a Drive
+// file's.
+type ClientFile struct {
+	// URL is the signed download URL, fetched without credentials.
+	URL string
+	// FileID is the client's own id for the file (file-…): not a Drive
+	// id, kept for the log.
+	FileID string
+	// MimeType and Name are what the client says of the file; "" when it
+	// said nothing (the download's headers, then the name, decide).
+	MimeType string
+	Name     string
+}
+
+func (DriveFile) source()  {}
+func (Content) source()    {}
+func (ClientFile) source() {}
 
 // Result says exactly what went out.
 type Result struct {

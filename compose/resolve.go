@@ -18,10 +18,11 @@ type item struct {
 	att   Attachment
 
 	// What validate made of the source:
-	ref      drive.Ref // a DriveFile: the file its handle names
-	opts     DriveFile // a DriveFile: how it goes in
-	data     []byte    // Content: the bytes the model wrote
-	dataType string    // Content: their MIME type
+	ref      drive.Ref  // a DriveFile: the file its handle names
+	opts     DriveFile  // a DriveFile: how it goes in
+	data     []byte     // Content: the bytes the model wrote
+	dataType string     // Content: their MIME type
+	client   clientPart // ClientFile: the download, opened before the plan
 
 	file drive.File // a DriveFile once resolved (shortcut followed)
 

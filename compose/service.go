@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/blocked"
+	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/internal/google"
@@ -51,6 +52,12 @@ type Config struct {
 	// ProfileTTL is how long a user's sending address is cached (default
 	// 10 minutes).
 	ProfileTTL time.Duration
+	// Files fetches the files a chat client hands over by URL
+	// (ClientFile); nil refuses them.
+	Files *clientfile.Fetcher
+	// Transfers resolves file-transfer URIs (handle.Transfer) to Drive
+	// files; nil refuses them (serve without --file-transfer).
+	Transfers TransferResolver
 }
 
 // Options tunes one Send.
@@ -134,6 +141,10 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err != nil {
 		return Result{}, gmailRefusal(err, opts.Draft, false, s.cfg.Now())
 	}
+	// File-transfer URIs become the Drive files their uploads made.
+	if req, err = resolveTransfers(ctx, s.cfg.Transfers, req); err != nil {
+		return Result{}, err
+	}
 	// 0 validate: everything that needs no network.
 	c, err := validate(req, from, s.cfg.Now())
 	if err != nil {
@@ -142,6 +153,12 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	// 1 resolve: Drive metadata of every Drive file.
 	drv := driveAdapter{dc}
 	if err := resolve(ctx, drv, c.items, opts.Draft); err != nil {
+		return Result{}, err
+	}
+	// …and the client's files, opened at once (their URLs are short-lived),
+	// their bodies held for the stream.
+	defer closeClientFiles(c.items)
+	if err := openClientFiles(ctx, s.cfg.Files, c.items, opts.Draft); err != nil {
 		return Result{}, err
 	}
 	// 2 plan, and the limits known from metadata.

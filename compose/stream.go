@@ -95,6 +95,8 @@ func openPart(ctx context.Context, d driveAPI, it *item) (io.ReadCloser, error) 
 		rc = io.NopCloser(bytes.NewReader(it.data))
 	case actAttach:
 		rc, err = withRetry(ctx, func() (io.ReadCloser, error) { return d.Download(ctx, it.file) })
+	case actClient:
+		rc, err = it.client.open(ctx)
 	case actExport:
 		var tab *drive.Sheet
 		if it.plan.namedTab {
@@ -113,6 +115,10 @@ func openPart(ctx context.Context, d driveAPI, it *item) (io.ReadCloser, error) 
 	switch it.plan.archive {
 	case blocked.Gzip, blocked.Tar, blocked.TarGzip:
 		if it.plan.action != actData {
+			rc = newInspected(rc, it, blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}))
+		}
+	case blocked.Zip:
+		if it.plan.action == actClient { // no Range reads: its directory is read as it streams past
 			rc = newInspected(rc, it, blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}))
 		}
 	}

@@ -99,6 +99,10 @@ func validateAttachments(atts []Attachment) ([]*item, error) {
 			}
 			budget -= len(data)
 			it.data, it.dataType = data, mimeType
+		case ClientFile:
+			if err := checkClientFile(it, src); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, fmt.Errorf("compose: %s has no source (%T)", it.label(), a.Source)
 		}

@@ -231,7 +231,7 @@ func flow(t *testing.T, srv running, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Tools) != 5 {
+	if len(list.Tools) != 6 {
 		t.Fatalf("tools/list: %d tools", len(list.Tools))
 	}
 	for _, tool := range list.Tools {

@@ -7,12 +7,15 @@
 //	  ?resourcekey=0-kEy                            with its resource key → Drive
 //	mcp-file://drivemail.example.com/1AbC…          a file put into Drive
 //	                                                through /upload   → Upload
+//	mcp-file://drivemail.example.com/transfer/Xy…   a file-transfer URI
+//	                                                (the MCP draft)   → Transfer
 //
 // Parse is the only parser of these spellings; the tools call it, and
 // the packages below take the typed value.
 package handle
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -20,10 +23,9 @@ import (
 	"github.com/drivemail/drivemail/drive"
 )
 
-// Handle names one file. Its dynamic type is its kind: Drive or Upload.
-// Kinds to come (a file-transfer URI that the store resolves to a Drive
-// file) add a type here and a case wherever a handle is resolved
-// (DriveRef, compose's resolve).
+// Handle names one file. Its dynamic type is its kind: Drive, Upload or
+// Transfer. A new kind adds a type here and a case wherever a handle is
+// resolved (DriveRef, compose's resolveTransfers).
 type Handle interface {
 	// String spells the handle as a model may pass it back.
 	String() string
@@ -63,8 +65,48 @@ const UploadScheme = "mcp-file://"
 
 func (h Upload) String() string { return UploadScheme + h.Host + "/" + h.File.ID }
 
+// Transfer is a file-transfer URI of the MCP file-transfer draft
+// (SEP-2631), mcp-file://HOST/transfer/ID: drivemail hands it out before
+// the file exists, and its store knows whose it is and, once the upload
+// finished, which Drive file it became. It names no Drive file by itself
+// (DriveRef says so): the caller looks it up for the signed-in user.
+type Transfer struct {
+	Host string
+	ID   string
+}
+
+func (h Transfer) handle() {}
+
+// TransferPath starts the path of every file-transfer URI.
+const TransferPath = "transfer/"
+
+func (h Transfer) String() string { return UploadScheme + h.Host + "/" + TransferPath + h.ID }
+
+// What looking a Transfer up can find instead of its Drive file.
+var (
+	// ErrUnknownTransfer: no such URI for this user: never issued,
+	// expired, or another user's (which reads the same, on purpose).
+	ErrUnknownTransfer = errors.New("handle: unknown file-transfer URI")
+	// ErrTransferPending: the user's URI, but its upload has not finished.
+	ErrTransferPending = errors.New("handle: file-transfer upload not finished")
+)
+
+// ValidTransferID reports whether s can be a Transfer's id: 16 to 64
+// letters, digits, '-' and '_' (base64url).
+func ValidTransferID(s string) bool {
+	if len(s) < 16 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // DriveRef is the Drive file h names, for the kinds that name one
-// directly (every kind today).
+// directly (a Transfer needs the store: false).
 func DriveRef(h Handle) (drive.Ref, bool) {
 	switch h := h.(type) {
 	case Drive:
@@ -146,6 +188,12 @@ func parseUpload(s string) (Handle, error) {
 		return nil, bad
 	}
 	id := strings.TrimPrefix(u.Path, "/")
+	if t, ok := strings.CutPrefix(id, TransferPath); ok {
+		if !ValidTransferID(t) {
+			return nil, bad
+		}
+		return Transfer{Host: u.Host, ID: t}, nil
+	}
 	if !drive.ValidID(id) {
 		return nil, bad
 	}

@@ -55,6 +55,11 @@ func TestParse(t *testing.T) {
 		{"mcp-file://h/" + id + "?x=1", nil, BadUpload},
 		{"mcp-file://h/" + id + "#x", nil, BadUpload},
 		{"mcp-file://h/a/b", nil, BadUpload},
+		// file-transfer URIs of the MCP draft.
+		{"mcp-file://drivemail.example.com/transfer/k3Jx9_Qw-2bN7vLpZs0aYe", Transfer{Host: "drivemail.example.com", ID: "k3Jx9_Qw-2bN7vLpZs0aYe"}, 0},
+		{"mcp-file://h/transfer/short", nil, BadUpload},
+		{"mcp-file://h/transfer/k3Jx9_Qw-2bN7vLpZs0aYe/x", nil, BadUpload},
+		{"mcp-file://h/transfer/k3Jx9_Qw-2bN7vLp.s0aYe", nil, BadUpload},
 		{"mcp-file://h/", nil, BadUpload},
 		{"mcp-file:///" + id, nil, BadUpload},
 		{"mcp-file://u@h/" + id, nil, BadUpload},
@@ -78,6 +83,7 @@ func TestStringParsesBack(t *testing.T) {
 		Drive{Ref: drive.Ref{ID: "1AbC"}},
 		Drive{Ref: drive.Ref{ID: "1AbC", ResourceKey: "0-k"}},
 		Upload{Host: "drivemail.example.com", File: drive.Ref{ID: "1AbC"}},
+		Transfer{Host: "drivemail.example.com", ID: "k3Jx9_Qw-2bN7vLpZs0aYe"},
 	} {
 		if got, err := Parse(h.String()); err != nil || got != h {
 			t.Errorf("Parse(%q) = %#v, %v; want %#v", h.String(), got, err, h)
@@ -94,6 +100,9 @@ func TestDriveRef(t *testing.T) {
 	}
 	if _, ok := DriveRef(nil); ok {
 		t.Error("DriveRef(nil) names a file")
+	}
+	if _, ok := DriveRef(Transfer{Host: "h", ID: "k3Jx9_Qw-2bN7vLpZs0aYe"}); ok {
+		t.Error("a Transfer names a Drive file without the store")
 	}
 }
 

@@ -35,7 +35,13 @@ type client struct {
 	// Document is true for a client ID metadata document, whose client_id
 	// URL (and so its host) is verified by the fetch itself.
 	Document bool
+	// JWKSURI is where a private_key_jwt document client's keys are.
+	JWKSURI string
 }
+
+// authPrivateKeyJWT is the token endpoint auth method of a metadata
+// document client that signs assertions (assertion.go).
+const authPrivateKeyJWT = "private_key_jwt"
 
 func (c client) allowsRefresh() bool { return slices.Contains(c.GrantTypes, "refresh_token") }
 
@@ -81,9 +87,16 @@ func clientFromDocument(doc cimd.Document) (client, error) {
 	if meta.TokenEndpointAuthMethod == "" {
 		meta.TokenEndpointAuthMethod = "none"
 	}
-	if meta.TokenEndpointAuthMethod != "none" {
-		return client{}, badMetadata("the client metadata document asks for token_endpoint_auth_method %q; a metadata-document client has no secret, so it must use none", clip(meta.TokenEndpointAuthMethod))
+	method := meta.TokenEndpointAuthMethod
+	switch {
+	case method == authPrivateKeyJWT && strings.TrimSpace(doc.JWKSURI) == "":
+		return client{}, badMetadata("the client metadata document asks for private_key_jwt but names no jwks_uri: publish the public keys and name them in jwks_uri")
+	case method != "none" && method != authPrivateKeyJWT:
+		return client{}, badMetadata("the client metadata document asks for token_endpoint_auth_method %q; a metadata-document client has no secret, so it must use none or private_key_jwt (with jwks_uri)", clip(method))
 	}
+	// validate knows the methods of registration, where private_key_jwt
+	// is not offered; the document's own was checked above.
+	meta.TokenEndpointAuthMethod = "none"
 	if err := meta.validate(); err != nil {
 		return client{}, err
 	}
@@ -92,7 +105,11 @@ func clientFromDocument(doc cimd.Document) (client, error) {
 		u, _ := url.Parse(doc.ClientID)
 		name = u.Hostname()
 	}
-	return client{ID: doc.ClientID, Name: name, RedirectURIs: meta.RedirectURIs, GrantTypes: meta.GrantTypes, AuthMethod: "none", Document: true}, nil
+	c := client{ID: doc.ClientID, Name: name, RedirectURIs: meta.RedirectURIs, GrantTypes: meta.GrantTypes, AuthMethod: method, Document: true}
+	if method == authPrivateKeyJWT {
+		c.JWKSURI = strings.TrimSpace(doc.JWKSURI)
+	}
+	return c, nil
 }
 
 // metadataError is a refusal of client metadata (RFC 7591 §3.2.2); its

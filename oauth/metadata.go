@@ -24,22 +24,27 @@ func (s *Server) ProtectedResourceMetadata() http.Handler {
 // try too (drivemail is no OpenID provider: it issues no ID tokens, so
 // the OpenID-only fields are absent).
 func (s *Server) AuthorizationServerMetadata() http.Handler {
-	authMethods := []string{"none", "client_secret_post", "client_secret_basic"}
+	// private_key_jwt is for client metadata document clients that name
+	// a jwks_uri (ChatGPT's does); registration does not offer it.
+	authMethods := []string{"none", "client_secret_post", "client_secret_basic", authPrivateKeyJWT}
+	signing := []string{algRS256, algES256}
 	return metadata(map[string]any{
-		"issuer":                                         s.base,
-		"authorization_endpoint":                         s.base + "/oauth/authorize",
-		"token_endpoint":                                 s.base + "/oauth/token",
-		"registration_endpoint":                          s.base + "/oauth/register",
-		"revocation_endpoint":                            s.base + "/oauth/revoke",
-		"response_types_supported":                       []string{"code"},
-		"response_modes_supported":                       []string{"query"},
-		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
-		"code_challenge_methods_supported":               []string{"S256"},
-		"token_endpoint_auth_methods_supported":          authMethods,
-		"revocation_endpoint_auth_methods_supported":     authMethods,
-		"scopes_supported":                               []string{Scope},
-		"client_id_metadata_document_supported":          true,
-		"authorization_response_iss_parameter_supported": true,
+		"issuer":                                                s.base,
+		"authorization_endpoint":                                s.base + "/oauth/authorize",
+		"token_endpoint":                                        s.base + "/oauth/token",
+		"registration_endpoint":                                 s.base + "/oauth/register",
+		"revocation_endpoint":                                   s.base + "/oauth/revoke",
+		"response_types_supported":                              []string{"code"},
+		"response_modes_supported":                              []string{"query"},
+		"grant_types_supported":                                 []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":                      []string{"S256"},
+		"token_endpoint_auth_methods_supported":                 authMethods,
+		"revocation_endpoint_auth_methods_supported":            authMethods,
+		"token_endpoint_auth_signing_alg_values_supported":      signing,
+		"revocation_endpoint_auth_signing_alg_values_supported": signing,
+		"scopes_supported":                                      []string{Scope},
+		"client_id_metadata_document_supported":                 true,
+		"authorization_response_iss_parameter_supported":        true,
 	})
 }
 

@@ -44,18 +44,19 @@ func TestMetadata(t *testing.T) {
 	}
 	as, _ := getJSON(t, h.srv.URL+"/.well-known/oauth-authorization-server")
 	for k, want := range map[string]any{
-		"issuer":                                         h.base,
-		"authorization_endpoint":                         h.base + "/oauth/authorize",
-		"token_endpoint":                                 h.base + "/oauth/token",
-		"registration_endpoint":                          h.base + "/oauth/register",
-		"revocation_endpoint":                            h.base + "/oauth/revoke",
-		"response_types_supported":                       []any{"code"},
-		"grant_types_supported":                          []any{"authorization_code", "refresh_token"},
-		"code_challenge_methods_supported":               []any{"S256"},
-		"token_endpoint_auth_methods_supported":          []any{"none", "client_secret_post", "client_secret_basic"},
-		"scopes_supported":                               []any{"drivemail"},
-		"client_id_metadata_document_supported":          true,
-		"authorization_response_iss_parameter_supported": true,
+		"issuer":                                           h.base,
+		"authorization_endpoint":                           h.base + "/oauth/authorize",
+		"token_endpoint":                                   h.base + "/oauth/token",
+		"registration_endpoint":                            h.base + "/oauth/register",
+		"revocation_endpoint":                              h.base + "/oauth/revoke",
+		"response_types_supported":                         []any{"code"},
+		"grant_types_supported":                            []any{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":                 []any{"S256"},
+		"token_endpoint_auth_methods_supported":            []any{"none", "client_secret_post", "client_secret_basic", "private_key_jwt"},
+		"token_endpoint_auth_signing_alg_values_supported": []any{"RS256", "ES256"},
+		"scopes_supported":                                 []any{"drivemail"},
+		"client_id_metadata_document_supported":            true,
+		"authorization_response_iss_parameter_supported":   true,
 	} {
 		if !reflect.DeepEqual(as[k], want) {
 			t.Errorf("%s = %v, want %v", k, as[k], want)

@@ -103,6 +103,9 @@ func readForm(w http.ResponseWriter, r *http.Request) (url.Values, *tokenError) 
 // checks its secret when it has one. Unknown clients get invalid_client,
 // which tells MCP clients such as Claude to register again.
 func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form url.Values) (client, *tokenError) {
+	if form.Get("client_assertion") != "" || form.Get("client_assertion_type") != "" {
+		return s.authenticateAssertion(ctx, r, form)
+	}
 	id, secret, basic := r.BasicAuth()
 	if basic {
 		var err1, err2 error
@@ -120,6 +123,24 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 	if id == "" {
 		return client{}, &tokenError{http.StatusUnauthorized, "invalid_client", "Identify the client with client_id."}
 	}
+	c, terr := s.clientByID(ctx, r, id)
+	if terr != nil {
+		return client{}, terr
+	}
+	if c.AuthMethod == authPrivateKeyJWT {
+		return client{}, invalidClient("This client authenticates with private_key_jwt: send client_assertion_type %s and a client_assertion signed with a key of its jwks_uri.", jwtBearer)
+	}
+	if c.AuthMethod != "none" {
+		if secret == "" || !hashEqual(store.Hash(secret), c.SecretHash) {
+			return client{}, &tokenError{http.StatusUnauthorized, "invalid_client", "The client secret is missing or wrong."}
+		}
+	}
+	return c, nil
+}
+
+// clientByID finds the client a token or revocation request names, and
+// words a client that cannot be found or used.
+func (s *Server) clientByID(ctx context.Context, r *http.Request, id string) (client, *tokenError) {
 	c, err := s.lookupClient(ctx, id, s.metadataFetchAllowed(r))
 	var refusal *cimd.Error
 	var meta *metadataError
@@ -133,11 +154,6 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 	case err != nil:
 		s.logger.ErrorContext(ctx, "token endpoint: client lookup", "err", err)
 		return client{}, serverError()
-	}
-	if c.AuthMethod != "none" {
-		if secret == "" || !hashEqual(store.Hash(secret), c.SecretHash) {
-			return client{}, &tokenError{http.StatusUnauthorized, "invalid_client", "The client secret is missing or wrong."}
-		}
 	}
 	return c, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/store"
 )
 
@@ -47,6 +48,27 @@ type Config struct {
 	// MetricsAddr is where GET /metrics is served, apart from the public
 	// listener; "" serves no metrics.
 	MetricsAddr string
+	// FileTransfer answers the MCP file-transfer draft (SEP-2631): the
+	// files capability, files/prepareUpload and files/authorizeUpload,
+	// and file_uris in send_email and create_draft.
+	FileTransfer bool
+	// ClientFileHosts is the allowlist of hosts whose download URLs the
+	// tools fetch for files a chat client hands over, comma separated;
+	// "" is clientfile.DefaultHosts.
+	ClientFileHosts string
+}
+
+// clientFiles is the Fetcher for files a chat client hands over.
+func (c Config) clientFiles() (*clientfile.Fetcher, error) {
+	var hosts []string
+	if strings.TrimSpace(c.ClientFileHosts) != "" {
+		hosts = strings.Split(c.ClientFileHosts, ",")
+	}
+	f, err := clientfile.New(clientfile.Config{Hosts: hosts})
+	if err != nil {
+		return nil, fmt.Errorf("--client-file-hosts %q: give host names or *.domain patterns, comma-separated, such as %s", c.ClientFileHosts, strings.Join(clientfile.DefaultHosts, ","))
+	}
+	return f, nil
 }
 
 // baseURL returns the public origin: --base-url, or http://ADDR of the
@@ -114,6 +136,9 @@ func (c Config) check() error {
 		return err
 	}
 	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
+		return err
+	}
+	if _, err := c.clientFiles(); err != nil {
 		return err
 	}
 	return nil

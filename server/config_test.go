@@ -73,6 +73,7 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.GmailChunkTimeout = -time.Second }, "--gmail-chunk-timeout is -1s"},
 		{func(c *Config) { c.RefreshGrace = -time.Second }, "--refresh-grace is -1s: use 0 (off) up to 1h0m0s"},
 		{func(c *Config) { c.RefreshGrace = time.Hour + time.Second }, "--refresh-grace is 1h0m1s"},
+		{func(c *Config) { c.ClientFileHosts = "https://files.example.com/x" }, "--client-file-hosts"},
 	}
 	for _, cs := range cases {
 		c := good

@@ -15,22 +15,25 @@ import (
 // import not listed for it, fails the test: a new arrow is a decision to
 // write down here and in the architecture page.
 var layers = map[string][]string{
-	"cmd/drivemail": {"server", "compose", "oauth", "emulator"},
-	"server": {"tools", "compose", "upload", "drive", "oauth", "oauth/googleauth", "oauth/keyring",
+	"cmd/drivemail": {"server", "clientfile", "compose", "oauth", "emulator"},
+	"server": {"tools", "clientfile", "compose", "upload", "drive", "oauth", "oauth/googleauth", "oauth/keyring",
 		"store", "store/backend", "emulator", "emulator/demoseed",
 		"internal/google", "internal/identity", "internal/metrics", "internal/refusal"},
-	"tools":     {"compose", "upload", "drive", "exportfmt", "handle", "internal/identity", "internal/redact", "internal/refusal"},
-	"upload":    {"drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/identity", "internal/refusal"},
-	"compose":   {"drive", "gmail", "mimemsg", "blocked", "exportfmt", "handle", "internal/google", "internal/identity", "internal/redact", "internal/refusal"},
-	"handle":    {"drive"},
-	"drive":     {"exportfmt", "internal/google"},
-	"gmail":     {"internal/google"},
-	"mimemsg":   {},
-	"blocked":   {},
-	"exportfmt": {},
+	"tools":   {"compose", "upload", "drive", "exportfmt", "handle", "internal/identity", "internal/redact", "internal/refusal"},
+	"upload":  {"clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/identity", "internal/refusal"},
+	"compose": {"drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/identity", "internal/redact", "internal/refusal"},
+	"handle":  {"drive"},
+	// clientfile fetches files a chat client hands over by signed URL.
+	"clientfile":                {"internal/safedial"},
+	"clientfile/clientfiletest": {"clientfile", "internal/safedial"},
+	"drive":                     {"exportfmt", "internal/google"},
+	"gmail":                     {"internal/google"},
+	"mimemsg":                   {},
+	"blocked":                   {},
+	"exportfmt":                 {},
 
 	"oauth":            {"oauth/cimd", "oauth/googleauth", "oauth/keyring", "store", "internal/identity"},
-	"oauth/cimd":       {},
+	"oauth/cimd":       {"internal/safedial"},
 	"oauth/googleauth": {"oauth/keyring", "store", "internal/google", "internal/refusal"},
 	"oauth/keyring":    {},
 
@@ -48,6 +51,7 @@ var layers = map[string][]string{
 	"internal/metrics":  {},
 	"internal/redact":   {},
 	"internal/refusal":  {},
+	"internal/safedial": {},
 
 	// The emulator stands apart: the product imports it only to run
 	// --demo, and it imports nothing of the product.
@@ -58,7 +62,7 @@ var layers = map[string][]string{
 	"emulator/emutest": {"emulator", "emulator/…", "internal/google"},
 
 	// Tools around the product, which drive it as a client would.
-	"bench/…":            {"bench/…", "emulator", "emulator/…", "internal/…", "compose", "drive", "gmail", "handle", "mimemsg", "internal/google", "oauth/googleauth", "store", "store/storetest"},
+	"bench/…":            {"bench/…", "emulator", "emulator/…", "internal/…", "clientfile", "compose", "drive", "gmail", "handle", "mimemsg", "internal/google", "oauth/googleauth", "store", "store/storetest"},
 	"e2e/…":              {"e2e/…", "emulator", "emulator/…", "internal/…"},
 	"e2e":                {"emulator", "internal/…", "server"},
 	"deploy/healthcheck": {},

@@ -102,21 +102,36 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("authorization server: %w", err)
 	}
-	mail := compose.New(compose.Config{Endpoints: endpoints, MaxConcurrentSends: cfg.MaxConcurrentSends,
-		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout,
-		DriveIdleTimeout: cfg.DriveIdleTimeout, GmailChunkTimeout: cfg.GmailChunkTimeout, Logger: logger})
-	uploads, err := upload.New(upload.Config{
+	files, err := cfg.clientFiles()
+	if err != nil {
+		return err
+	}
+	ucfg := upload.Config{
 		BaseURL:   base,
 		Secrets:   cfg.Secrets,
 		Endpoints: endpoints,
 		Clients:   gauth,
 		Limits:    st,
+		Files:     files,
 		MaxBytes:  cfg.MaxUploadBytes,
 		Logger:    logger,
-	})
+	}
+	if cfg.FileTransfer {
+		ucfg.Transfers = st
+	}
+	uploads, err := upload.New(ucfg)
 	if err != nil {
 		return fmt.Errorf("uploads: %w", err)
 	}
+	ccfg := compose.Config{Endpoints: endpoints, MaxConcurrentSends: cfg.MaxConcurrentSends,
+		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout,
+		DriveIdleTimeout: cfg.DriveIdleTimeout, GmailChunkTimeout: cfg.GmailChunkTimeout, Logger: logger,
+		Files: files}
+	var transfers Transfers
+	if cfg.FileTransfer {
+		ccfg.Transfers, transfers = uploads, uploads
+	}
+	mail := compose.New(ccfg)
 
 	s := NewServer(Deps{
 		Logger:  logger,
@@ -127,6 +142,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Drive:         userDrive{clients: gauth, endpoints: endpoints, logger: logger},
 			Mail:          userMail{clients: gauth, compose: mail},
 			Uploads:       uploads,
+			ClientFiles:   uploads,
 			DraftsEnabled: cfg.Drafts,
 		},
 		Uploads:        uploads,
@@ -134,6 +150,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		Metrics:        meter,
 		ClientIP:       client,
 		SessionSecrets: cfg.Secrets,
+		FileTransfer:   transfers,
 	})
 	_, stopMetrics, err := serveMetrics(cfg.MetricsAddr, meter, logger)
 	if err != nil {

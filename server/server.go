@@ -63,6 +63,10 @@ type Deps struct {
 	// ClientIP names a request's client in the request log (default: the
 	// TCP peer); Run gives the one that reads trusted proxies' headers.
 	ClientIP func(*http.Request) string
+	// FileTransfer answers the MCP file-transfer draft's methods (serve
+	// --file-transfer); nil leaves them unknown, as the draft says a
+	// server without it answers (-32601).
+	FileTransfer Transfers
 }
 
 // DefaultMaxMCPBodyBytes caps an MCP request: tool arguments carry ids, not
@@ -98,6 +102,7 @@ func NewServer(d Deps) *Server {
 	}
 	d.Tools.Logger = d.Logger
 	d.Tools.RequestID = RequestID
+	d.Tools.FileTransfer = d.FileTransfer != nil
 	endpoint := &mcpEndpoint{
 		lib:         newMCPHandler(d),
 		ids:         newSessionIDs(d.SessionSecrets),
@@ -105,6 +110,9 @@ func NewServer(d Deps) *Server {
 		maxBody:     d.MaxMCPBodyBytes,
 		bodyTimeout: d.MCPBodyTimeout,
 		logger:      d.Logger,
+	}
+	if d.FileTransfer != nil {
+		endpoint.files = &fileTransfer{transfers: d.FileTransfer, inputFiles: tools.InputFiles(), logger: d.Logger}
 	}
 	mux := http.NewServeMux()
 	addRoutes(mux, d, endpoint)

@@ -101,7 +101,7 @@ func TestMCPWithBothProtocolVersions(t *testing.T) {
 			for _, tool := range list.Tools {
 				names = append(names, tool.Name)
 			}
-			if got := strings.Join(names, ","); got != "create_draft,drive_get_file,drive_search,request_upload,send_email" {
+			if got := strings.Join(names, ","); got != "create_draft,drive_get_file,drive_search,request_upload,save_to_drive,send_email" {
 				t.Fatalf("tools = %s", got)
 			}
 			params := &sdk.CallToolParams{Name: "send_email", Arguments: map[string]any{

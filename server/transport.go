@@ -31,6 +31,8 @@ type mcpEndpoint struct {
 	maxBody     int64
 	bodyTimeout time.Duration
 	logger      *slog.Logger
+	// files answers the file-transfer draft's methods (nil: off).
+	files *fileTransfer
 }
 
 const methodCancelled = "notifications/cancelled"
@@ -94,6 +96,16 @@ func (e *mcpEndpoint) forward(w http.ResponseWriter, r *http.Request, userID, si
 	inner.Header = header
 	inner.Body = io.NopCloser(bytes.NewReader(body))
 	inner.ContentLength = int64(len(body))
+	if e.files != nil {
+		if e.files.serve(w, inner, msg, body) {
+			return
+		}
+		if patch := e.files.amend(msg, body); patch != nil {
+			a := &amending{w: w}
+			defer a.finish(patch)
+			w = a
+		}
+	}
 	if !acceptsEventStream(r.Header.Values("Accept")) {
 		w = jsonOnly{w}
 	}

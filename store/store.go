@@ -278,6 +278,27 @@ type Limits interface {
 	Hit(ctx context.Context, key string, window time.Duration) (int64, error)
 }
 
+// Transfer is a file a client uploads through the MCP file-transfer
+// draft (SEP-2631): whose its URI is, and, once the upload finished, the
+// Drive file it became.
+type Transfer struct {
+	UserID    string
+	FileID    string // "" until the upload finished
+	ExpiresAt time.Time
+}
+
+// Transfers stores file-transfer URIs, each bound to one user.
+type Transfers interface {
+	// CreateTransfer stores t under the id (kept as its Hash); ErrDuplicate
+	// if the id exists.
+	CreateTransfer(ctx context.Context, id string, t Transfer) error
+	// CompleteTransfer records the Drive file the upload made. ErrNotFound
+	// if the transfer is missing or expired, ErrUsed if it was completed.
+	CompleteTransfer(ctx context.Context, id, fileID string) error
+	// GetTransfer returns the live transfer, or ErrNotFound.
+	GetTransfer(ctx context.Context, id string) (Transfer, error)
+}
+
 // Store is everything drivemail persists.
 type Store interface {
 	Clients
@@ -285,6 +306,7 @@ type Store interface {
 	Users
 	Grants
 	Limits
+	Transfers
 	// Sweep deletes expired and orphaned rows and reports how many.
 	Sweep(ctx context.Context) (int64, error)
 	// Ping checks the database is reachable.

@@ -29,22 +29,34 @@ const createDraftDescription = `Save an email as a draft in the user's Gmail ins
 
 Needs the user's permission to manage drafts: without it, the result says how to reconnect.`
 
-func sendEmailTool() mcp.Tool {
-	return newTool("send_email", "Send an email with Drive attachments", sendEmailDescription,
-		schema("send_email.input"), schema("send_email.output"),
+func sendEmailTool(fileTransfer bool) mcp.Tool {
+	input := schema("send_email.input")
+	if fileTransfer {
+		input = withFileURIs(input, true)
+	}
+	t := newTool("send_email", "Send an email with Drive attachments", sendEmailDescription,
+		input, schema("send_email.output"),
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
+	t.Meta = fileParamsMeta()
+	return t
 }
 
-func createDraftTool() mcp.Tool {
-	return newTool("create_draft", "Save a Gmail draft with Drive attachments", createDraftDescription,
-		draftInput(), draftOutput(),
+func createDraftTool(fileTransfer bool) mcp.Tool {
+	input := draftInput()
+	if fileTransfer {
+		input = withFileURIs(input, false)
+	}
+	t := newTool("create_draft", "Save a Gmail draft with Drive attachments", createDraftDescription,
+		input, draftOutput(),
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
+	t.Meta = fileParamsMeta()
+	return t
 }
 
 // sendEmailFields are send_email's (and create_draft's) arguments, with
 // the spellings other mail tools use for the bodies.
 var sendEmailFields = fields{
-	names:   []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", "thread_id", "in_reply_to", "references"},
+	names:   []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", filesArg, "thread_id", "in_reply_to", "references"},
 	aliases: map[string]string{"body": "body_text", "text": "body_text", "html": "body_html"},
 }
 
@@ -90,7 +102,7 @@ func hasAnyScope(u identity.User, scopes []string) bool {
 }
 
 func (h *handlers) send(ctx context.Context, req mcp.CallToolRequest, tool string, draft bool) (*mcp.CallToolResult, error) {
-	creq, err := parseSend(req.Params.RawArguments, tool)
+	creq, err := parseSend(req.Params.RawArguments, tool, h.deps.FileTransfer)
 	if err != nil {
 		return nil, err
 	}
@@ -111,10 +123,15 @@ func (h *handlers) send(ctx context.Context, req mcp.CallToolRequest, tool strin
 	return succeeded(sendText(creq, res, draft), res), nil
 }
 
-// parseSend validates send_email's (and create_draft's) arguments.
-func parseSend(raw []byte, tool string) (compose.Request, error) {
+// parseSend validates send_email's (and create_draft's) arguments;
+// fileTransfer adds file_uris.
+func parseSend(raw []byte, tool string, fileTransfer bool) (compose.Request, error) {
 	var r compose.Request
-	m, err := decodeObject(raw, sendEmailFields, "The arguments of "+tool)
+	f := sendEmailFields
+	if fileTransfer {
+		f.names = append(append([]string(nil), f.names...), fileURIsArg)
+	}
+	m, err := decodeObject(raw, f, "The arguments of "+tool)
 	if err != nil {
 		return r, err
 	}
@@ -142,6 +159,16 @@ func parseSend(raw []byte, tool string) (compose.Request, error) {
 	if r.Attachments, err = parseAttachments(m["attachments"]); err != nil {
 		return r, err
 	}
+	held, err := parseClientFiles(m[filesArg], len(r.Attachments)+1)
+	if err != nil {
+		return r, err
+	}
+	r.Attachments = append(r.Attachments, held...)
+	uris, err := parseFileURIs(m[fileURIsArg], len(r.Attachments)+1)
+	if err != nil {
+		return r, err
+	}
+	r.Attachments = append(r.Attachments, uris...)
 	if strings.TrimSpace(r.BodyText) == "" && strings.TrimSpace(r.BodyHTML) == "" && len(r.Attachments) == 0 {
 		return r, refuse("The message is empty: give \"body_text\" or \"body_html\", or attachments.")
 	}

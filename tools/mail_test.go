@@ -114,7 +114,7 @@ func TestParseSendAccepts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := parseSend([]byte(c.args), "send_email")
+			got, err := parseSend([]byte(c.args), "send_email", false)
 			if err != nil {
 				t.Fatalf("refused: %v", err)
 			}
@@ -171,7 +171,7 @@ func TestParseSendRefuses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := parseSend([]byte(c.args), "send_email")
+			_, err := parseSend([]byte(c.args), "send_email", false)
 			r, ok := refusal.As(err)
 			if !ok {
 				t.Fatalf("want a refusal, got %v", err)

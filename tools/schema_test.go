@@ -32,7 +32,7 @@ func TestSnapshots(t *testing.T) {
 	if err := json.Unmarshal(h.rpc("tools/list", map[string]any{}), &list); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"create_draft", "drive_get_file", "drive_search", "request_upload", "send_email"}
+	want := []string{"create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "send_email"}
 	if len(list.Tools) != len(want) {
 		t.Fatalf("tools/list has %d tools, want %d", len(list.Tools), len(want))
 	}
@@ -114,6 +114,7 @@ func TestDefinitions(t *testing.T) {
 		"send_email":     {false, false, false, true},
 		"create_draft":   {false, false, false, true},
 		"request_upload": {false, false, false, false},
+		"save_to_drive":  {false, false, false, true},
 	} {
 		if hintsOf[name] != want {
 			t.Errorf("%s hints = %v, want %v", name, hintsOf[name], want)

@@ -5,9 +5,11 @@ import (
 )
 
 // toolsListBudget is the most tools/list may weigh on the wire: every
-// conversation carries it (about four bytes to a model token), and the
-// file parameters of issue 16 still have to fit.
-const toolsListBudget = 12_000
+// conversation carries it (about four bytes to a model token). It was
+// 12,000 with room for issue 16's file parameters (which took 758 bytes:
+// 11,914); issue 16's sixth tool, save_to_drive, takes 1,087 more, at its
+// leanest that still says when to use each argument.
+const toolsListBudget = 13_100
 
 // TestToolsListSize prints what tools/list weighs and fails above the
 // budget. Run: go test ./tools -run TestToolsListSize -v

@@ -80,10 +80,16 @@ type Deps struct {
 	Drive   Drive
 	Mail    Mail
 	Uploads Uploads // nil: request_upload answers that uploads are not available
-	Logger  *slog.Logger
+	// ClientFiles saves files from the conversation (save_to_drive); nil:
+	// the tool answers that it is not available.
+	ClientFiles ClientFiles
+	Logger      *slog.Logger
 	// DraftsEnabled is true when the server asks Google for gmail.compose
 	// (serve --drafts), so a user can grant it by reconnecting.
 	DraftsEnabled bool
+	// FileTransfer adds file_uris to send_email and create_draft, for the
+	// MCP file-transfer draft (serve --file-transfer).
+	FileTransfer bool
 	// RequestID returns the id the HTTP layer gave the current request, for
 	// error messages a user can quote and logs an operator can find.
 	RequestID func(ctx context.Context) string
@@ -101,9 +107,10 @@ func Tools(d Deps) []server.ServerTool {
 	return []server.ServerTool{
 		{Tool: driveSearchTool(), Handler: h.guard("drive_search", h.driveSearch)},
 		{Tool: driveGetFileTool(), Handler: h.guard("drive_get_file", h.driveGetFile)},
-		{Tool: sendEmailTool(), Handler: h.guard("send_email", h.sendEmail)},
-		{Tool: createDraftTool(), Handler: h.guard("create_draft", h.createDraft)},
+		{Tool: sendEmailTool(d.FileTransfer), Handler: h.guard("send_email", h.sendEmail)},
+		{Tool: createDraftTool(d.FileTransfer), Handler: h.guard("create_draft", h.createDraft)},
 		{Tool: requestUploadTool(), Handler: h.guard("request_upload", h.requestUpload)},
+		{Tool: saveToDriveTool(), Handler: h.guard("save_to_drive", h.saveToDrive)},
 	}
 }
 

@@ -101,7 +101,7 @@ func parseUpload(raw []byte) (upload.Request, error) {
 		}
 		ref, ok := handle.DriveRef(h)
 		if !ok {
-			return u, fmt.Errorf("request_upload: a %T names no Drive folder", h)
+			return u, refusal.New(kindBadFileID, "\"folder_id\" is a file-transfer URI, not a folder. Give the id of a folder drivemail created, or leave folder_id out to use the %q folder.", upload.DefaultFolderName)
 		}
 		u.FolderID = ref.ID // uploads go into a folder by id alone
 	}

@@ -68,11 +68,12 @@ func TestRequestUploadRefuses(t *testing.T) {
 		`{}`:                     `"name" is required`,
 		`{"name":"a/b.pdf"}`:     "without folders",
 		`{"name":"a\u0007.pdf"}`: "control characters",
-		`{"name":"` + strings.Repeat("n", 256) + `"}`: "at most 255 bytes",
-		`{"name":"a.pdf","size":-1}`:                  `"size" is -1`,
-		`{"name":"a.pdf","sha256":"abc"}`:             "64 hexadecimal",
-		`{"name":"a.pdf","folder_id":"My Folder"}`:    `"folder_id": "My Folder" is not a Drive file id`,
-		`{"name":"a.pdf","path":"/tmp"}`:              `unknown field "path"`,
+		`{"name":"` + strings.Repeat("n", 256) + `"}`:                                 "at most 255 bytes",
+		`{"name":"a.pdf","size":-1}`:                                                  `"size" is -1`,
+		`{"name":"a.pdf","sha256":"abc"}`:                                             "64 hexadecimal",
+		`{"name":"a.pdf","folder_id":"My Folder"}`:                                    `"folder_id": "My Folder" is not a Drive file id`,
+		`{"name":"a.pdf","path":"/tmp"}`:                                              `unknown field "path"`,
+		`{"name":"a.pdf","folder_id":"mcp-file://h/transfer/k3Jx9_Qw-2bN7vLpZs0aYe"}`: "is a file-transfer URI, not a folder",
 	}
 	for args, want := range cases {
 		h := newHarness(t, nil)

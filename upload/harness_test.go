@@ -99,7 +99,7 @@ func newEnv(t *testing.T, tune ...func(*upload.Config)) *env {
 	}
 	logger := slog.New(slog.NewTextHandler(e.logs, nil))
 	cfg := upload.Config{BaseURL: base, Secrets: [][]byte{testSecret}, Endpoints: endpoints, Clients: e.ga,
-		Limits: e.store, Now: e.clock.Now, Logger: logger}
+		Limits: e.store, Transfers: e.store, Now: e.clock.Now, Logger: logger}
 	for _, f := range tune {
 		f(&cfg)
 	}

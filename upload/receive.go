@@ -37,6 +37,7 @@ type request struct {
 	names    []string
 	mimeType string // declared by the request; "" when absent or generic
 	folderID string // from the query or the folder_id field
+	token    string // the token field of a form (file-transfer descriptors)
 	file     io.Reader
 	// atEnd checks what follows the file in the body.
 	atEnd func() error
@@ -109,7 +110,7 @@ func (q *request) readForm(body io.Reader, boundary string, b *budget, maxFile i
 		return refuse(http.StatusBadRequest, "form_malformed", "The multipart form has no boundary in its Content-Type. Let curl build the form: curl -F file=@NAME URL.")
 	}
 	mr := multipart.NewReader(body, boundary)
-	var fieldName, fieldFolder string
+	var fieldName, fieldFolder, fieldToken string
 	for parts := 0; ; parts++ {
 		p, err := mr.NextRawPart()
 		if err == io.EOF {
@@ -130,6 +131,7 @@ func (q *request) readForm(body io.Reader, boundary string, b *budget, maxFile i
 			} else if fieldFolder != "" && fieldFolder != q.folderID {
 				return refuse(http.StatusBadRequest, "repeated_folder_id", "folder_id is given twice with different values (query and form); give it once.")
 			}
+			q.token = fieldToken
 			q.mimeType = declaredType(p.Header.Get("Content-Type"))
 			b.left += maxFile + 1 + trailerBudget
 			q.file = p
@@ -140,20 +142,27 @@ func (q *request) readForm(body io.Reader, boundary string, b *budget, maxFile i
 			return refuse(http.StatusBadRequest, "too_many_fields", "The form has too many fields before the file. Send only the file part and, if needed, name and folder_id fields.")
 		}
 		switch p.FormName() {
-		case "name", "folder_id":
+		case "name", "folder_id", "token":
 		default:
 			return refuse(http.StatusBadRequest, "unknown_field", "Unknown form field %q. /upload takes a file part (-F file=@NAME) and optional name and folder_id fields.", truncate(p.FormName(), 40))
 		}
-		v, err := readField(p)
+		limit := maxFieldBytes
+		if p.FormName() == "token" {
+			limit = maxTicketLen
+		}
+		v, err := readField(p, limit)
 		if err != nil {
 			return err
 		}
-		if p.FormName() == "name" {
+		switch p.FormName() {
+		case "name":
 			if fieldName != "" {
 				return refuse(http.StatusBadRequest, "repeated_name", "The name field is given twice; give it once.")
 			}
 			fieldName = cleanName(v)
-		} else {
+		case "token":
+			fieldToken = strings.TrimSpace(v)
+		default:
 			fieldFolder = strings.TrimSpace(v)
 		}
 	}
@@ -174,13 +183,13 @@ func partFileName(p *multipart.Part) string {
 	return params["filename"]
 }
 
-func readField(p *multipart.Part) (string, error) {
-	v, err := io.ReadAll(io.LimitReader(p, maxFieldBytes+1))
+func readField(p *multipart.Part, limit int) (string, error) {
+	v, err := io.ReadAll(io.LimitReader(p, int64(limit)+1))
 	if err != nil {
 		return "", formRefusal(err)
 	}
-	if len(v) > maxFieldBytes {
-		return "", refuse(http.StatusBadRequest, "long_field", "The %s field is longer than %d bytes. Give a file name or a folder id.", p.FormName(), maxFieldBytes)
+	if len(v) > limit {
+		return "", refuse(http.StatusBadRequest, "long_field", "The %s field is longer than %d bytes. Give a file name or a folder id.", p.FormName(), limit)
 	}
 	if !utf8.Valid(v) {
 		return "", refuse(http.StatusBadRequest, "field_not_utf8", "The %s field is not UTF-8 text.", p.FormName())

@@ -29,6 +29,7 @@ type claims struct {
 	SHA256   string `json:"h,omitempty"`
 	Folder   string `json:"f,omitempty"`
 	FileID   string `json:"i,omitempty"` // reserved with files.generateIds
+	Transfer string `json:"r,omitempty"` // a file-transfer URI's id (fileuri.go)
 	Expires  int64  `json:"x"`           // Unix seconds
 	Nonce    string `json:"j"`
 }

@@ -85,6 +85,9 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 	if err := s.checkStored(ctx, dc, f, c); err != nil {
 		return Result{}, err
 	}
+	if err := s.completeTransfer(ctx, p, f.ID); err != nil {
+		return Result{}, err
+	}
 	return Result{FileID: f.ID, Name: f.Name, MimeType: f.MimeType, Size: c.n, SHA256: c.sum, Handle: s.handle(f.ID)}, nil
 }
 
@@ -131,6 +134,9 @@ func (s *Service) newFile(q *request, p permit) (drive.NewFile, error) {
 			if n != p.name {
 				return nf, refuse(http.StatusForbidden, "name_mismatch", "This upload URL was issued for a file named %q, not %q; nothing was saved. Upload it under the name it was issued for, or ask request_upload for a URL for %q.", p.name, n, n)
 			}
+		}
+		if q.token != "" && q.token != p.token {
+			return nf, refuse(http.StatusForbidden, "token_mismatch", "The form's token field is not this upload URL's ticket; nothing was saved. Send the fields the transfer descriptor gives, unchanged.")
 		}
 		if q.folderID != "" && q.folderID != p.folderID {
 			return nf, refuse(http.StatusForbidden, "folder_mismatch", "This upload URL fixes the folder the file goes to; leave folder_id out, or ask request_upload for a URL with that folder_id.")

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/internal/google"
@@ -68,6 +69,13 @@ type Config struct {
 	Endpoints google.Endpoints
 	Clients   GoogleClients
 	Limits    Limits
+	// Files fetches the files a chat client hands over by URL, for
+	// SaveClientFile; nil offers none.
+	Files *clientfile.Fetcher
+	// Transfers keeps file-transfer URIs (the MCP draft); nil offers none.
+	Transfers Transfers
+	// TransferTTL is how long a file-transfer URI can be used.
+	TransferTTL time.Duration
 	// MaxBytes is the largest file accepted.
 	MaxBytes int64
 	// TicketTTL is how long a request_upload URL stays valid.
@@ -156,6 +164,7 @@ func setDefaults(cfg *Config) {
 	def(&cfg.MaxPerUser, DefaultMaxPerUser)
 	def(&cfg.MaxConcurrent, DefaultMaxConcurrent)
 	defDur(&cfg.TicketTTL, DefaultTicketTTL)
+	defDur(&cfg.TransferTTL, DefaultTransferTTL)
 	defDur(&cfg.RateWindow, DefaultRateWindow)
 	defDur(&cfg.IdleTimeout, DefaultIdleTimeout)
 	defDur(&cfg.MaxDuration, DefaultMaxDuration)
@@ -191,6 +200,10 @@ type permit struct {
 	// nonce and expires identify the ticket, spent when the upload starts.
 	nonce   string
 	expires time.Time
+	// token is the ticket as sent: a form's token field must repeat it.
+	token string
+	// transfer is the id of the file-transfer URI the upload completes.
+	transfer string
 }
 
 // Direct serves POST /upload. It must run behind the bearer check, which
@@ -225,7 +238,8 @@ func (s *Service) Ticket() http.Handler {
 			return
 		}
 		p := permit{userID: c.User, ticket: true, name: c.Name, mimeType: c.MimeType, size: -1,
-			sha256: c.SHA256, folderID: c.Folder, fileID: c.FileID, nonce: c.Nonce, expires: time.Unix(c.Expires, 0)}
+			sha256: c.SHA256, folderID: c.Folder, fileID: c.FileID, nonce: c.Nonce, expires: time.Unix(c.Expires, 0),
+			token: r.PathValue("ticket"), transfer: c.Transfer}
 		if c.Size != nil {
 			p.size = *c.Size
 		}

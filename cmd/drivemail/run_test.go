@@ -86,6 +86,8 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		"DRIVEMAIL_GMAIL_CHUNK_TIMEOUT":  "90s",
 		"DRIVEMAIL_REFRESH_GRACE":        "0",
 		"DRIVEMAIL_METRICS_ADDR":         "10.0.0.5:9464",
+		"DRIVEMAIL_CLIENT_FILE_HOSTS":    "files.example.com",
+		"DRIVEMAIL_FILE_TRANSFER":        "true",
 	})
 	cfg, err := serveConfig([]string{"--base-url", "https://flag.example.com", "--max-concurrent-sends", "5", "--max-sends-per-user", "4"}, e, &bytes.Buffer{})
 	if err != nil {
@@ -98,7 +100,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		cfg.GoogleClientSecret != "csecret" || cfg.GoogleEndpoint != "http://127.0.0.1:9090" || !cfg.Drafts ||
 		cfg.MaxUploadBytes != 1000 || cfg.ShutdownGrace != 45*time.Second || cfg.LogLevel != "debug" ||
 		cfg.TrustedProxies != "10.0.0.0/8" || cfg.DriveIdleTimeout != 30*time.Second || cfg.GmailChunkTimeout != 90*time.Second ||
-		cfg.RefreshGrace != 0 ||
+		cfg.RefreshGrace != 0 || cfg.ClientFileHosts != "files.example.com" || !cfg.FileTransfer ||
 		cfg.MetricsAddr != "10.0.0.5:9464" {
 		t.Errorf("environment not read: %+v", cfg)
 	}
@@ -117,7 +119,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		def.MaxSendsPerUser != 3 || def.SendQueueTimeout != 30*time.Second ||
 		def.ShutdownGrace != 2*time.Minute || def.LogLevel != "info" || def.Demo || def.Drafts || def.Secrets != nil ||
 		def.TrustedProxies != "" || def.DriveIdleTimeout != time.Minute || def.GmailChunkTimeout != 2*time.Minute ||
-		def.RefreshGrace != 2*time.Minute ||
+		def.RefreshGrace != 2*time.Minute || def.ClientFileHosts != "*.oaiusercontent.com,chatgpt.com" || def.FileTransfer ||
 		def.MetricsAddr != "127.0.0.1:9464" {
 		t.Errorf("defaults = %+v", def)
 	}

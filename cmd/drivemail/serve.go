@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/server"
@@ -82,6 +83,12 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 		return cfg, err
 	}
 	fs.DurationVar(&cfg.RefreshGrace, "refresh-grace", grace, "how long a spent refresh token still gets the pair it was exchanged for, so a client refreshing from several processes at once is not logged out; a reuse later revokes the grant; 0 turns it off, at most 1h [DRIVEMAIL_REFRESH_GRACE]")
+	fileTransfer, err := envBool(getenv, "DRIVEMAIL_FILE_TRANSFER", false)
+	if err != nil {
+		return cfg, err
+	}
+	fs.BoolVar(&cfg.FileTransfer, "file-transfer", fileTransfer, "answer the MCP file-transfer draft (SEP-2631, tracking a draft that may change): files/prepareUpload and files/authorizeUpload, and file_uris in send_email and create_draft [DRIVEMAIL_FILE_TRANSFER]")
+	fs.StringVar(&cfg.ClientFileHosts, "client-file-hosts", envString(getenv, "DRIVEMAIL_CLIENT_FILE_HOSTS", strings.Join(clientfile.DefaultHosts, ",")), "hosts whose download URLs send_email fetches for files a chat client hands over (ChatGPT's file parameters): comma-separated names, *.domain for any name below it; https and public addresses only, always [DRIVEMAIL_CLIENT_FILE_HOSTS]")
 	fs.StringVar(&cfg.LogLevel, "log-level", envString(getenv, "DRIVEMAIL_LOG_LEVEL", "info"), "debug, info, warn or error [DRIVEMAIL_LOG_LEVEL]")
 	metricsAddr := fs.String("metrics-addr", envString(getenv, "DRIVEMAIL_METRICS_ADDR", defaultMetricsAddr), "where GET /metrics is served, on a listener of its own (never the public one): keep it on loopback or a private network, as it needs no token; off serves none, and --demo serves none unless this is given [DRIVEMAIL_METRICS_ADDR]")
 	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", envString(getenv, "DRIVEMAIL_TRUSTED_PROXIES", ""), "your reverse proxies' addresses, comma-separated CIDRs or IPs (10.0.0.0/8,192.168.1.10): from them, the client is the last X-Forwarded-For address not in the list, for per-address rate limits and logs [DRIVEMAIL_TRUSTED_PROXIES]")

@@ -38,7 +38,7 @@ const OUT = env("OUT_DIR");
 const CHROMIUM = env("CHROMIUM", "/usr/bin/chromium");
 const TIMEOUT = Number(env("SUITE_TIMEOUT_MS", "180000"));
 const USER = "demo@example.com";
-const WANT_TOOLS = ["create_draft", "drive_get_file", "drive_search", "request_upload", "send_email"];
+const WANT_TOOLS = ["create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "send_email"];
 
 mkdirSync(OUT, { recursive: true });
 const t0 = Date.now();

@@ -26,6 +26,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/drivemail/drivemail/internal/safedial"
 )
 
 // Limits and cache bounds.
@@ -60,6 +62,9 @@ type Document struct {
 	ResponseTypes           []string `json:"response_types"`
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 	Scope                   string   `json:"scope"`
+	// JWKSURI is where a private_key_jwt client publishes its public keys
+	// (RFC 7591 §2); Keys fetches it.
+	JWKSURI string `json:"jwks_uri"`
 }
 
 // Config tunes a Fetcher.
@@ -85,10 +90,12 @@ type Config struct {
 
 // Fetcher fetches and caches client ID metadata documents.
 type Fetcher struct {
-	cfg   Config
-	slots chan struct{}
-	mu    sync.Mutex
-	cache map[string]entry
+	cfg    Config
+	policy safedial.Policy
+	slots  chan struct{}
+	mu     sync.Mutex
+	cache  map[string]entry
+	keys   keySets // jwks.go
 }
 
 // entry is what the cache knows of one URL: its last good document, if
@@ -110,18 +117,14 @@ func New(cfg Config) *Fetcher {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
 	}
-	if cfg.LookupNetIP == nil {
-		cfg.LookupNetIP = func(ctx context.Context, host string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		}
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
-	return &Fetcher{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent), cache: map[string]entry{}}
+	return &Fetcher{cfg: cfg, policy: safedial.Policy{AllowLoopback: cfg.AllowLoopback, LookupNetIP: cfg.LookupNetIP},
+		slots: make(chan struct{}, cfg.MaxConcurrent), cache: map[string]entry{}}
 }
 
 // IsURL reports whether a client_id names a metadata document (an https
@@ -331,13 +334,28 @@ func (f *Fetcher) evict() {
 	}
 }
 
-// fetch resolves, checks and dials the host, and reads the document.
+// fetch reads the document at u.
 func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duration, error) {
+	body, ttl, err := f.fetchJSON(ctx, u, "the client metadata document")
+	if err != nil {
+		return Document{}, 0, err
+	}
+	var doc Document
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return Document{}, 0, refuse("the client metadata document at %s is not valid JSON", u)
+	}
+	return doc, ttl, nil
+}
+
+// fetchJSON resolves, checks and dials the host, and reads a JSON body
+// of at most MaxBytes, with how long it may be cached; what names it in
+// refusals ("the client metadata document").
+func (f *Fetcher) fetchJSON(ctx context.Context, u *url.URL, what string) ([]byte, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
 	defer cancel()
 	addr, err := f.resolve(ctx, u.Hostname())
 	if err != nil {
-		return Document{}, 0, err
+		return nil, 0, err
 	}
 	port := u.Port()
 	if port == "" {
@@ -368,7 +386,7 @@ func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duratio
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return Document{}, 0, refuse("the client_id URL cannot be requested")
+		return nil, 0, refuse("the URL of %s cannot be requested", what)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
@@ -377,114 +395,56 @@ func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duratio
 		// length: whichever fires first, the document was too slow.
 		var ne net.Error
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-			return Document{}, 0, refuse("the client metadata document at %s did not arrive within %v", u, f.cfg.Timeout)
+			return nil, 0, refuse("%s at %s did not arrive within %v", what, u, f.cfg.Timeout)
 		}
 		var refused *Error
 		if errors.As(err, &refused) {
-			return Document{}, 0, refused
+			return nil, 0, refused
 		}
-		return Document{}, 0, refuse("the client metadata document at %s could not be fetched", u)
+		return nil, 0, refuse("%s at %s could not be fetched", what, u)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		return Document{}, 0, refuse("the client metadata document at %s redirects; serve it at the client_id URL itself", u)
+		return nil, 0, refuse("%s at %s redirects; serve it at its URL itself", what, u)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Document{}, 0, refuse("the client metadata document at %s answered %s", u, resp.Status)
+		return nil, 0, refuse("%s at %s answered %s", what, u, resp.Status)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && !strings.HasSuffix(mt, "+json") {
-		return Document{}, 0, refuse("the client metadata document at %s is not JSON (Content-Type %q)", u, clip(resp.Header.Get("Content-Type")))
+		return nil, 0, refuse("%s at %s is not JSON (Content-Type %q)", what, u, clip(resp.Header.Get("Content-Type")))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.cfg.MaxBytes+1))
 	if err != nil {
-		return Document{}, 0, refuse("the client metadata document at %s could not be read", u)
+		return nil, 0, refuse("%s at %s could not be read", what, u)
 	}
 	if int64(len(body)) > f.cfg.MaxBytes {
-		return Document{}, 0, refuse("the client metadata document at %s is larger than %d bytes", u, f.cfg.MaxBytes)
+		return nil, 0, refuse("%s at %s is larger than %d bytes", what, u, f.cfg.MaxBytes)
 	}
-	var doc Document
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return Document{}, 0, refuse("the client metadata document at %s is not valid JSON", u)
-	}
-	return doc, cacheTTL(resp.Header.Get("Cache-Control")), nil
+	return body, cacheTTL(resp.Header.Get("Cache-Control")), nil
 }
 
 // resolve returns the address to dial, refusing a host any of whose
 // addresses is not allowed (a mixed answer is an attack or a mistake).
 func (f *Fetcher) resolve(ctx context.Context, host string) (netip.Addr, error) {
-	var addrs []netip.Addr
-	if ip, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{ip}
-	} else {
-		addrs, err = f.cfg.LookupNetIP(ctx, host)
-		if err != nil || len(addrs) == 0 {
-			return netip.Addr{}, refuse("the client_id host %s does not resolve", clip(host))
-		}
-	}
-	for _, a := range addrs {
+	addr, err := f.policy.Resolve(ctx, host)
+	var ae *safedial.AddressError
+	switch {
+	case errors.As(err, &ae):
 		// The address itself stays out of the text: anyone may send a
 		// client_id, and would learn the server's internal addresses.
-		if err := f.allowed(a); err != nil {
-			return netip.Addr{}, refuseAddress("the client_id host %s resolves to %v; a client metadata document must be on a public address", clip(host), err)
-		}
+		return netip.Addr{}, refuseAddress("the client_id host %s resolves to %s; a client metadata document must be on a public address", clip(host), ae.Reason)
+	case err != nil:
+		return netip.Addr{}, refuse("the client_id host %s does not resolve", clip(host))
 	}
-	return addrs[0].Unmap(), nil
+	return addr, nil
 }
 
 // control re-checks the address actually dialed.
-func (f *Fetcher) control(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return refuseAddress("refusing to dial %s", address)
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return refuseAddress("refusing to dial %s", address)
-	}
-	if err := f.allowed(ip); err != nil {
-		return refuseAddress("refusing to dial %s: %v", ip, err)
-	}
-	return nil
-}
-
-// Address ranges a metadata fetch must never reach (beyond what netip's
-// predicates name): shared NAT space, "this network", IETF protocol
-// assignments, benchmarking, reserved, and IPv6 forms that embed an IPv4
-// address (IPv4-compatible, NAT64, 6to4) and so could smuggle a private one.
-var blockedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("::/96"),
-	netip.MustParsePrefix("fec0::/10"), // site-local, deprecated (RFC 3879) but still routed privately
-	netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("2002::/16"),
-}
-
-func (f *Fetcher) allowed(ip netip.Addr) error {
-	ip = ip.Unmap()
-	switch {
-	case !ip.IsValid():
-		return errors.New("not an address")
-	case ip.IsLoopback():
-		if f.cfg.AllowLoopback {
-			return nil
-		}
-		return errors.New("a loopback address")
-	case ip.IsPrivate():
-		return errors.New("a private address")
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return errors.New("a link-local address")
-	case ip.IsUnspecified(), ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
-		return errors.New("not a unicast address")
-	}
-	for _, p := range blockedPrefixes {
-		if p.Contains(ip) {
-			return errors.New("a reserved address")
-		}
+func (f *Fetcher) control(network, address string, c syscall.RawConn) error {
+	if err := f.policy.Control(network, address, c); err != nil {
+		var ae *safedial.AddressError
+		errors.As(err, &ae)
+		return refuseAddress("refusing to dial %s", ae.Reason)
 	}
 	return nil
 }

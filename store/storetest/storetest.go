@@ -74,6 +74,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Backend) {
 		{"ConcurrentReuseWithinGrace", testConcurrentReuseWithinGrace},
 		{"DeadGoogleTokens", testDeadGoogleTokens},
 		{"LiveGrants", testLiveGrants},
+		{"Transfers", testTransfers},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,6 +58,7 @@ func (s *DB) Sweep(ctx context.Context) (int64, error) {
 		{`UPDATE tokens SET successor_key_id = '', successor = NULL
 			WHERE used = 1 AND successor_key_id <> '' AND spent_at <= ?`, []any{ms(now.Add(-store.MaxRefreshGrace))}},
 		{`DELETE FROM counters WHERE expires_at <= ?`, []any{nowMS}},
+		{`DELETE FROM transfers WHERE expires_at <= ?`, []any{nowMS}},
 		{`DELETE FROM grants WHERE created_at <= ? AND (revoked = 1 OR (
 			NOT EXISTS (SELECT 1 FROM tokens WHERE tokens.grant_id = grants.id) AND
 			NOT EXISTS (SELECT 1 FROM codes WHERE codes.grant_id = grants.id)))`, []any{orphan}},

@@ -97,6 +97,13 @@ var migrations = [][]string{
 		`ALTER TABLE tokens ADD COLUMN successor {{blob}}`,
 		`ALTER TABLE google_tokens ADD COLUMN dead INTEGER NOT NULL DEFAULT 0`,
 	},
+	{ // 3: file-transfer URIs (the MCP file-transfer draft), bound to a user
+		`CREATE TABLE transfers (
+			id_hash TEXT PRIMARY KEY,
+			user_id TEXT NOT NULL,
+			file_id TEXT NOT NULL,
+			expires_at BIGINT NOT NULL)`,
+	},
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -1,0 +1,92 @@
+package upload_test
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drivemail/drivemail/clientfile"
+	"github.com/drivemail/drivemail/clientfile/clientfiletest"
+	"github.com/drivemail/drivemail/upload"
+)
+
+func saveEnv(t *testing.T, tune ...func(*upload.Config)) (*env, *clientfiletest.Host) {
+	t.Helper()
+	host := clientfiletest.NewHost(t)
+	tune = append([]func(*upload.Config){func(c *upload.Config) {
+		c.Files = host.Fetcher(t, func(fc *clientfile.Config) { fc.IdleTimeout = 500 * time.Millisecond })
+	}}, tune...)
+	return newEnv(t, tune...), host
+}
+
+func wantSaveRefusal(t *testing.T, err error, kind string, says string) {
+	t.Helper()
+	var ue *upload.Error
+	if !errors.As(err, &ue) || string(ue.Kind) != kind || !strings.Contains(ue.Text, says) {
+		t.Fatalf("err = %v, want %s saying %q", err, kind, says)
+	}
+}
+
+// TestSaveClientFile: a file from the conversation streams into the
+// user's Drive (in resumable chunks), under the client's name, byte for
+// byte, and its handle comes back.
+func TestSaveClientFile(t *testing.T) {
+	e, host := saveEnv(t)
+	ana := e.signIn("ana@example.com")
+	data := pattern(12 << 20)
+	host.Handle("/file-1", clientfiletest.Serve(data, "application/octet-stream", ""))
+	res, err := e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/file-1?sig=x"), Name: "site video.mp4", MimeType: "video/mp4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Name != "site video.mp4" || res.MimeType != "video/mp4" || res.Size != int64(len(data)) || res.SHA256 != sha(data) || !strings.HasSuffix(res.Handle, "/"+res.FileID) {
+		t.Fatalf("result = %+v", res)
+	}
+	if got := e.stored(res.FileID); !bytes.Equal(got, data) {
+		t.Fatal("Drive holds other bytes than the file served")
+	}
+	for _, r := range host.Requests() {
+		if r.Header.Get("Authorization") != "" {
+			t.Fatal("the file host was sent an Authorization header")
+		}
+	}
+}
+
+func TestSaveClientFileRefusals(t *testing.T) {
+	e, host := saveEnv(t, func(c *upload.Config) { c.MaxBytes = 1 << 20 })
+	ana := e.signIn("ana@example.com")
+	host.Handle("/old", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "expired", http.StatusForbidden) })
+	held := make(chan int, 1)
+	host.Handle("/big", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(1<<20+1))
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		held <- 0
+	})
+	host.Handle("/stall", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "900000")
+		w.Write(make([]byte, 300000))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	_, err := e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/old")})
+	wantSaveRefusal(t, err, "client_file_expired", "attach the file to the conversation again")
+	_, err = e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/big")})
+	wantSaveRefusal(t, err, "client_file_too_large", "1 MiB")
+	<-held
+	_, err = e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/stall"), Name: "a.bin"})
+	wantSaveRefusal(t, err, "client_file_stalled", "nothing was saved")
+	_, err = e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL(clientfiletest.PrivateHost, "/x")})
+	wantSaveRefusal(t, err, "client_file_refused", "public address")
+	if n := len(e.files(ana)); n != 0 {
+		t.Fatalf("%d files in Drive after refusals", n)
+	}
+	off := newEnv(t)
+	_, err = off.svc.SaveClientFile(off.signIn("bob@example.com").context(), upload.SaveRequest{URL: "https://files.oaiusercontent.com/x"})
+	wantSaveRefusal(t, err, "client_files_off", "request_upload")
+}
