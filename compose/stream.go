@@ -83,10 +83,11 @@ func (s *Service) pass(ctx context.Context, gc *gmail.Client, c *checked, out *o
 	}
 	var sent gmail.Sent
 	var err error
+	size := gmail.ExpectedSize(mp.estimate) // 0 with exports: unknown
 	if opts.Draft {
-		sent, err = gc.CreateDraft(ctx, c.req.ThreadID, write)
+		sent, err = gc.CreateDraft(ctx, c.req.ThreadID, write, size)
 	} else {
-		sent, err = gc.Send(ctx, c.req.ThreadID, write)
+		sent, err = gc.Send(ctx, c.req.ThreadID, write, size)
 	}
 	if err != nil {
 		return gmail.Sent{}, mimemsg.Written{}, err
