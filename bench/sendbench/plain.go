@@ -83,18 +83,27 @@ func (p *plain) uploadFiles(ctx context.Context) (driveFiles, error) {
 	return f, err
 }
 
-// download reads a file's content to the end, as drive/v3 gives it.
-func (p *plain) download(ctx context.Context, id string) (time.Duration, error) {
+// download reads a file's content to the end, as drive/v3 gives it, and
+// says how long that took and how long its first byte did.
+func (p *plain) download(ctx context.Context, id string) (took, firstByte time.Duration, err error) {
 	start := time.Now()
 	res, err := p.drive.Files.Get(id).SupportsAllDrives(true).Context(ctx).Download()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer res.Body.Close()
+	firstByte = time.Since(start)
 	if _, err := io.Copy(io.Discard, res.Body); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return time.Since(start), nil
+	return time.Since(start), firstByte, nil
+}
+
+// metadata reads a file's metadata, as a send does before it downloads.
+func (p *plain) metadata(ctx context.Context, id string) (time.Duration, error) {
+	start := time.Now()
+	_, err := p.drive.Files.Get(id).SupportsAllDrives(true).Fields("id,name,mimeType,size,md5Checksum").Context(ctx).Do()
+	return time.Since(start), err
 }
 
 // upload sends a message of size bytes with gmail/v1's default media
@@ -106,16 +115,23 @@ func (p *plain) upload(ctx context.Context, size int64) (time.Duration, error) {
 	return time.Since(start), err
 }
 
-// baselines are the plain figures of every run.
+// baselines are the plain figures of every run. meta and firstByte are
+// what any send of the big file waits before it has a byte for Gmail:
+// the metadata call, then the download's first byte.
 type baselines struct {
 	bigDown, bigUp, tenDown, tenUp []time.Duration
+	meta, firstByte                []time.Duration
 	bigSize, tenSize               int64
 }
 
 // measure runs each baseline once; the uploads are as large as the
 // messages drivemail sent.
 func (p *plain) measure(ctx context.Context, files driveFiles, bigSize, tenSize int64, b *baselines) error {
-	d, err := p.download(ctx, files.big)
+	m, err := p.metadata(ctx, files.big)
+	if err != nil {
+		return fmt.Errorf("metadata of 25 MiB: %w", err)
+	}
+	d, first, err := p.download(ctx, files.big)
 	if err != nil {
 		return fmt.Errorf("download 25 MiB: %w", err)
 	}
@@ -125,7 +141,7 @@ func (p *plain) measure(ctx context.Context, files driveFiles, bigSize, tenSize 
 	}
 	var sum time.Duration
 	for _, id := range files.ten {
-		t, err := p.download(ctx, id)
+		t, _, err := p.download(ctx, id)
 		if err != nil {
 			return fmt.Errorf("download one of 10: %w", err)
 		}
@@ -136,6 +152,7 @@ func (p *plain) measure(ctx context.Context, files driveFiles, bigSize, tenSize 
 		return fmt.Errorf("upload %d bytes: %w", tenSize, err)
 	}
 	b.bigDown, b.bigUp = append(b.bigDown, d), append(b.bigUp, u)
+	b.meta, b.firstByte = append(b.meta, m), append(b.firstByte, first)
 	b.tenDown, b.tenUp = append(b.tenDown, sum), append(b.tenUp, tu)
 	b.bigSize, b.tenSize = bigSize, tenSize
 	return nil

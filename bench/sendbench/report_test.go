@@ -52,3 +52,19 @@ func TestSyntheticMessageIsExactAndValid(t *testing.T) {
 		}
 	}
 }
+
+// TestBigFloor: the 25 MiB figure's limit is the metadata call, the
+// download's first byte and the plain upload, one after the other.
+func TestBigFloor(t *testing.T) {
+	ms := func(n ...float64) []time.Duration {
+		var d []time.Duration
+		for _, v := range n {
+			d = append(d, time.Duration(v*float64(time.Millisecond)))
+		}
+		return d
+	}
+	b := baselines{meta: ms(230, 240, 231), firstByte: ms(430, 431, 500), bigUp: ms(3330, 3300, 3400), bigDown: ms(1210)}
+	if got, want := bigFloor(b), 3992*time.Millisecond; got != want {
+		t.Errorf("floor = %v, want %v (231 + 431 + 3330 ms)", got, want)
+	}
+}
