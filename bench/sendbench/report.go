@@ -12,7 +12,7 @@ import (
 // figures are one server's measurements under one profile, one entry per run.
 type figures struct {
 	big, ten, small10, small1, many []time.Duration
-	bigSize, tenSize                int64
+	bigMsg, tenMsg                  string // Gmail ids of the last run's messages
 	rss10, rss16                    []int64
 	manyFailed                      []int
 	cleared                         bool // the peak RSS was reset before each send
@@ -134,7 +134,12 @@ func table(w io.Writer, spec string, targets []*target, figs map[string]*figures
 		}
 		fmt.Fprintln(w, line)
 	}
-	sec := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+	sec := func(d time.Duration) string {
+		if d < time.Second { // loopback's figures are milliseconds
+			return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+		}
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	}
 	fmt.Fprintf(w, "\nplain client libraries, same run: 25 MiB download %s, upload of its %.1f MB message %s; "+
 		"10 downloads %s in sum, upload of their %.1f MB message %s\n",
 		sec(median(b.bigDown)), float64(b.bigSize)/1e6, sec(median(b.bigUp)),
