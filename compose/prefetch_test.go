@@ -334,3 +334,25 @@ func TestGmailFailureWhileDriveStreams(t *testing.T) {
 	w.mu.Lock()
 	noGoroutinesLeft(t)
 }
+
+// TestNothingOpenedBeforeARefusal: the files before a blocked zip in the
+// list are not opened ahead: the zip's directory is read and the message
+// refused before any download, as without the prefetch.
+func TestNothingOpenedBeforeARefusal(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	a, _ := e.putBytes("a.pdf", 50_000)
+	b, _ := e.putBytes("b.pdf", 50_000)
+	z := e.Put(user, drivesvc.FileSpec{Name: "bundle.zip", Content: zipOf(t, "a.txt", "tools/setup.exe")})
+	w := newWire(t, e.hc.Transport)
+	before := e.Emu.Stats()
+	_, err := e.sendThrough(w, attach("zip last", a, b, z))
+	if !isRefusal(err) || !strings.Contains(err.Error(), "setup.exe") {
+		t.Fatalf("err = %v, want the refusal naming setup.exe", err)
+	}
+	unchanged(t, before, e.Emu.Stats())
+	if len(w.asked) != 0 {
+		t.Errorf("downloads asked for before the refusal: %v", w.asked)
+	}
+	w.allClosed()
+	noGoroutinesLeft(t)
+}
