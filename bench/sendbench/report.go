@@ -145,7 +145,7 @@ func table(w io.Writer, spec string, targets []*target, figs map[string]*figures
 		sec(median(b.bigDown)), float64(b.bigSize)/1e6, sec(median(b.bigUp)),
 		sec(median(b.tenDown)), float64(b.tenSize)/1e6, sec(median(b.tenUp)))
 	floor := bigFloor(b)
-	fmt.Fprintf(w, "limit of the 25 MiB figure: a send reads the file's metadata (%s) and has no byte for Gmail before Drive's first (%s); "+
+	fmt.Fprintf(w, "limit the waits alone set on the 25 MiB figure: a send reads the file's metadata (%s) and has no byte for Gmail before Drive's first (%s); "+
 		"an upload as fast as the plain one begun at that byte would end at %s: x%.2f\n",
 		sec(median(b.meta)), sec(median(b.firstByte)), sec(floor), ratio(floor, max(median(b.bigDown), median(b.bigUp))))
 	for _, label := range order {
