@@ -12,12 +12,10 @@ import (
 )
 
 // outgoing is the planned message, assembled and validated once. Each
-// part opens its content through the driveAPI when the writer reaches it.
+// part's Open is its own openPart; a pass opens them through its
+// prefetch (prepared), ahead of the writer.
 type outgoing struct {
 	msg mimemsg.Message
-	// ready is the validated message for the first pass; a retried pass
-	// prepares msg again (a Prepared streams once).
-	ready *mimemsg.Prepared
 }
 
 // assemble builds the message the plan describes (bodies with links,
@@ -60,20 +58,47 @@ func (c *checked) assemble(mp *msgPlan, d driveAPI) (*outgoing, error) {
 			}
 		}
 	}
-	ready, err := mimemsg.Prepare(m)
-	if err != nil {
+	if _, err := mimemsg.Prepare(m); err != nil {
 		return nil, inputRefusal(err)
 	}
-	return &outgoing{msg: m, ready: ready}, nil
+	return &outgoing{msg: m}, nil
 }
 
-// prepared is the message for one pass.
-func (o *outgoing) prepared() (*mimemsg.Prepared, error) {
-	if p := o.ready; p != nil {
-		o.ready = nil
-		return p, nil
+// opens are the parts' own Open functions and expected sizes (-1
+// unknown) in the order the writer reaches them: inline parts (inside
+// the HTML), then attachments.
+func (o *outgoing) opens() ([]opener, []int64) {
+	var (
+		opens []opener
+		sizes []int64
+	)
+	for _, parts := range [][]mimemsg.Part{o.msg.Inline, o.msg.Attachments} {
+		for _, p := range parts {
+			opens, sizes = append(opens, p.Open), append(sizes, p.Size)
+		}
 	}
-	p, err := mimemsg.Prepare(o.msg)
+	return opens, sizes
+}
+
+// prepared is the message for one pass (a Prepared streams once), each
+// part taken from pf, which was made from opens. Prepare cannot fail
+// here when assemble's did not: the message and its date and Message-ID
+// are the same.
+func (o *outgoing) prepared(pf *prefetch) (*mimemsg.Prepared, error) {
+	m := o.msg
+	i := 0
+	bind := func(parts []mimemsg.Part) []mimemsg.Part {
+		bound := make([]mimemsg.Part, len(parts))
+		for k, p := range parts {
+			p.Open = pf.opener(i)
+			bound[k] = p
+			i++
+		}
+		return bound
+	}
+	m.Inline = bind(m.Inline)
+	m.Attachments = bind(m.Attachments)
+	p, err := mimemsg.Prepare(m)
 	if err != nil {
 		return nil, inputRefusal(err)
 	}

@@ -11,7 +11,8 @@
 //	check     what metadata cannot tell: zip directories and gzip headers
 //	          by Range reads (build.go)
 //	stream    in a sending slot, Drive → MIME writer → Gmail, one pass,
-//	          flat memory (stream.go)
+//	          flat memory (stream.go), each part opened ahead of the
+//	          writer (prefetch.go)
 //
 // An Attachment has exactly one Source; request.go says how a new source
 // joins each phase. Refusals are *refusal.Refusal (refusal.go, errors.go,

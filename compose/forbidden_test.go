@@ -86,9 +86,13 @@ func TestUnexplainedFailureAfterGmailIsUnsent(t *testing.T) {
 	a, _ := e.putBytes("a.pdf", 200_000)
 	b, _ := e.putBytes("b.pdf", 1000)
 	e.Inject(forbidden(b.ID, "somethingNew", false)...)
+	// b.pdf is opened while a.pdf streams: its answer waits for Gmail's
+	// first, so that the failure comes after Gmail was contacted.
+	w := newWire(t, e.hc.Transport)
+	w.hold(b.ID, func(w *wire) bool { return w.gmail > 0 })
 	before := e.Emu.Stats()
-	_, err := e.svc.Send(context.Background(), e.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "odd 403", BodyText: "hi",
-		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(a.ID)}}, {Source: compose.DriveFile{Handle: handle.MustParse(b.ID)}}}}, compose.Options{})
+	_, err := e.sendThrough(w, attach("odd 403", a, b))
+	w.held()
 	var u *refusal.Unsent
 	if err == nil || isRefusal(err) || !errors.As(err, &u) {
 		t.Fatalf("err = %v, want an internal error marked Unsent", err)

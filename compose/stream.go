@@ -52,29 +52,42 @@ func (s *Service) stream(ctx context.Context, gc *gmail.Client, c *checked, out 
 }
 
 // pass streams the message once: Drive → mimemsg → progress counter →
-// Gmail upload.
+// Gmail upload, with the parts opened ahead of the writer (prefetch).
 func (s *Service) pass(ctx context.Context, gc *gmail.Client, c *checked, out *outgoing, mp *msgPlan, opts Options) (gmail.Sent, mimemsg.Written, error) {
-	prepared, err := out.prepared()
-	if err != nil {
-		return gmail.Sent{}, mimemsg.Written{}, err
-	}
+	opens, sizes := out.opens()
 	var written mimemsg.Written
 	// The writer reads Drive with the upload's context, which ends with
-	// the upload: a Gmail failure stops a Drive read the writer waits on.
+	// the upload: a Gmail failure stops a Drive read the writer waits on,
+	// and the opens under way.
 	write := func(ctx context.Context, w io.Writer) error {
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		// A part that cannot be opened ends the pass now, not once the
+		// parts before it have gone to Gmail.
+		pf := newPrefetch(ctx, opens, sizes, prefetchAhead, prefetchBytes, func(err error) { cancel(&openFailure{err}) })
+		defer pf.close()
+		prepared, err := out.prepared(pf)
+		if err != nil {
+			return err
+		}
 		pw := &progressWriter{w: w, total: mp.estimate, report: opts.Progress}
-		var err error
 		written, err = prepared.Stream(ctx, pw)
+		var of *openFailure
+		if err != nil && errors.As(context.Cause(ctx), &of) {
+			return of.err // what the writer met was the cancellation
+		}
 		if err == nil {
 			pw.flush()
 		}
 		return err
 	}
 	var sent gmail.Sent
+	var err error
+	size := gmail.ExpectedSize(mp.estimate) // 0 with exports: unknown
 	if opts.Draft {
-		sent, err = gc.CreateDraft(ctx, c.req.ThreadID, write)
+		sent, err = gc.CreateDraft(ctx, c.req.ThreadID, write, size)
 	} else {
-		sent, err = gc.Send(ctx, c.req.ThreadID, write)
+		sent, err = gc.Send(ctx, c.req.ThreadID, write, size)
 	}
 	if err != nil {
 		return gmail.Sent{}, mimemsg.Written{}, err
@@ -124,6 +137,12 @@ func openPart(ctx context.Context, d driveAPI, it *item) (io.ReadCloser, error) 
 	}
 	return rc, nil
 }
+
+// openFailure is a prefetched open that failed, as the cause that ends
+// its pass.
+type openFailure struct{ err error }
+
+func (e *openFailure) Error() string { return e.err.Error() }
 
 // partError ties a failure to the entry it happened in.
 type partError struct {

@@ -22,9 +22,16 @@ import (
 	"github.com/drivemail/drivemail/internal/google"
 )
 
-// DefaultChunkSize is the upload chunk: the memory one send holds, and the
-// size below which a message goes as one multipart request.
+// DefaultChunkSize is the largest upload chunk: the most memory one send
+// holds. Each chunk is a round trip to Gmail.
 const DefaultChunkSize = 5 << 20
+
+// MultipartMax is the largest message sent in one request (uploadType
+// multipart) when its size is expected: Google's upload guides suggest a
+// single request for 5 MB or less and a resumable upload above. A
+// message of unknown size goes in one request only if it ends within
+// its first chunk.
+const MultipartMax = 5 << 20
 
 // MaxMessageBytes is Gmail's cap on an uploaded message (the discovery
 // document's maxSize for messages.send and drafts.create).
@@ -97,9 +104,48 @@ func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoint
 	return c, nil
 }
 
-// ChunkSize is the size of every resumable chunk but the last: the
-// memory one upload holds, a multiple of 256 KiB.
+// ChunkSize is the largest resumable chunk, a multiple of 256 KiB: the
+// most memory one upload holds.
 func (c *Client) ChunkSize() int { return c.chunkSize }
+
+// UploadOption tunes one Send or CreateDraft.
+type UploadOption func(*upload)
+
+// upload is what the options of one upload set.
+type upload struct {
+	size int64
+}
+
+// ExpectedSize says about how large the message will be, at most (0:
+// unknown), so that its upload holds no more memory than it needs: a
+// message under MultipartMax (and under the chunk size) goes in one
+// request with a buffer just larger than it, not a whole chunk; a larger
+// one in the fewest chunks of at most ChunkSize, evened out, so a
+// 7 MB message takes two chunks of 3.5 MiB instead of 5 MiB and 2 MiB.
+// A message that turns out larger is still sent whole, in more chunks.
+func ExpectedSize(n int64) UploadOption {
+	return func(u *upload) { u.size = n }
+}
+
+// chunkFor is the chunk an upload of a message of about size bytes (0:
+// unknown) uses: gensupport allocates it whole, and sends the message
+// in one request if it ends inside it.
+func (c *Client) chunkFor(size int64) int {
+	const unit = googleapi.MinUploadChunkSize
+	roundUp := func(n int64) int { return int((n + unit - 1) / unit * unit) }
+	limit := int64(c.chunkSize)
+	switch {
+	case size <= 0:
+		return c.chunkSize
+	case size < min(limit, MultipartMax):
+		return roundUp(size + 1) // larger than the message: its end is seen
+	}
+	n := (size + limit - 1) / limit // the fewest chunks that fit in limit
+	if n < 2 {
+		n = 2 // resumable: at least two requests
+	}
+	return roundUp((size + n - 1) / n)
+}
 
 func (c *Client) service(ctx context.Context, hc *http.Client) (*gm.UsersService, error) {
 	opts := append([]option.ClientOption{option.WithHTTPClient(hc)}, c.endpoints.GmailOptions()...)
@@ -143,8 +189,8 @@ type WriteFunc func(ctx context.Context, w io.Writer) error
 // set. The returned error is a *WriteError when the writer failed (nothing
 // was sent), or an *Error, whose MaybeSent says whether Gmail might have
 // the message.
-func (c *Client) Send(ctx context.Context, threadID string, write WriteFunc) (Sent, error) {
-	return c.upload(ctx, "messages.send", write, func(users *gm.UsersService, r io.Reader, opts []googleapi.MediaOption) func() (Sent, error) {
+func (c *Client) Send(ctx context.Context, threadID string, write WriteFunc, opts ...UploadOption) (Sent, error) {
+	return c.upload(ctx, "messages.send", write, opts, func(users *gm.UsersService, r io.Reader, opts []googleapi.MediaOption) func() (Sent, error) {
 		call := users.Messages.Send("me", &gm.Message{ThreadId: threadID}).
 			Fields("id,threadId").Context(ctx).Media(r, opts...)
 		return func() (Sent, error) {
@@ -158,8 +204,8 @@ func (c *Client) Send(ctx context.Context, threadID string, write WriteFunc) (Se
 }
 
 // CreateDraft is Send for a draft; it needs the gmail.compose scope.
-func (c *Client) CreateDraft(ctx context.Context, threadID string, write WriteFunc) (Sent, error) {
-	return c.upload(ctx, "drafts.create", write, func(users *gm.UsersService, r io.Reader, opts []googleapi.MediaOption) func() (Sent, error) {
+func (c *Client) CreateDraft(ctx context.Context, threadID string, write WriteFunc, opts ...UploadOption) (Sent, error) {
+	return c.upload(ctx, "drafts.create", write, opts, func(users *gm.UsersService, r io.Reader, opts []googleapi.MediaOption) func() (Sent, error) {
 		call := users.Drafts.Create("me", &gm.Draft{Message: &gm.Message{ThreadId: threadID}}).
 			Context(ctx).Media(r, opts...)
 		return func() (Sent, error) {
@@ -184,7 +230,11 @@ type prepareFunc func(users *gm.UsersService, r io.Reader, opts []googleapi.Medi
 // goroutine must run before the call is built: Media() reads the first
 // chunk itself. Every failure closes the pipe with an error, never with a
 // plain Close, which would finalize a truncated message.
-func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare prepareFunc) (Sent, error) {
+func (c *Client) upload(ctx context.Context, op string, write WriteFunc, opts []UploadOption, prepare prepareFunc) (Sent, error) {
+	var u upload
+	for _, o := range opts {
+		o(&u)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -206,7 +256,7 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, prepare
 
 	do := prepare(users, &ctxReader{ctx: ctx, r: pr}, []googleapi.MediaOption{
 		googleapi.ContentType("message/rfc822"),
-		googleapi.ChunkSize(c.chunkSize),
+		googleapi.ChunkSize(c.chunkFor(u.size)),
 		// A chunk that takes longer is cancelled and retried; the retry
 		// deadline leaves room for one retry of a chunk that times out.
 		googleapi.ChunkTransferTimeout(c.chunkTimeout),

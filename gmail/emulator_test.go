@@ -7,6 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -358,5 +363,98 @@ func TestChunkSizeIsAMultipleOf256KiB(t *testing.T) {
 	}
 	if gmail.DefaultChunkSize%(256<<10) != 0 {
 		t.Errorf("DefaultChunkSize %d is not a multiple of 256 KiB", gmail.DefaultChunkSize)
+	}
+}
+
+// ranges records the Content-Range of each resumable chunk sent.
+type ranges struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	got  []string
+}
+
+func (r *ranges) RoundTrip(req *http.Request) (*http.Response, error) {
+	if cr := req.Header.Get("Content-Range"); cr != "" {
+		r.mu.Lock()
+		r.got = append(r.got, cr)
+		r.mu.Unlock()
+	}
+	return r.base.RoundTrip(req)
+}
+
+// TestExpectedSizeEvensChunks: a message whose size is expected goes in
+// the fewest chunks the chunk size allows, evened out, and one larger
+// than expected still goes whole.
+func TestExpectedSizeEvensChunks(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		name     string
+		size     int
+		expected int64
+		want     []string
+	}{
+		{"1.25 MiB in two even chunks", 5 * mib / 4, 5*mib/4 + 1000, []string{"bytes 0-786431/*", "bytes 786432-%d/%d"}},
+		{"larger than expected: still whole", 5 * mib / 4, 200_000, []string{"bytes 0-262143/*", "bytes 262144-524287/*"}},
+		{"unknown: whole chunks", 5 * mib / 4, 0, []string{"bytes 0-1048575/*", "bytes 1048576-%d/%d"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			rec := &ranges{base: e.Client(user, emutest.ScopeGmailSend).Transport}
+			gc, err := gmail.New(context.Background(), &http.Client{Transport: rec}, e.Endpoints, mib)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write, msg := message(tt.size)
+			sent, err := gc.Send(context.Background(), "", write, gmail.ExpectedSize(tt.expected))
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			if got := e.Message(user, sent.ID); string(got) != string(msg) {
+				t.Errorf("stored %d bytes, wrote %d", len(got), len(msg))
+			}
+			for i, w := range tt.want {
+				if strings.Contains(w, "%d") {
+					tt.want[i] = fmt.Sprintf(w, len(msg)-1, len(msg))
+				}
+			}
+			if len(rec.got) < len(tt.want) || !slices.Equal(rec.got[:len(tt.want)], tt.want) {
+				t.Errorf("chunks %q, want %q first", rec.got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSmallMessageHoldsNoChunk: a small message whose size is expected
+// is sent in one request without the chunk buffer the Google client
+// would otherwise allocate whole (5 MiB), so the sends waiting on Gmail
+// hold little memory.
+func TestSmallMessageHoldsNoChunk(t *testing.T) {
+	e := newEnv(t)
+	gc, err := gmail.New(context.Background(), e.Client(user, emutest.ScopeGmailSend), e.Endpoints, gmail.DefaultChunkSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocated := func(opts ...gmail.UploadOption) uint64 {
+		write, _ := message(70_000)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := gc.Send(context.Background(), "", write, opts...); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	unknown := allocated()
+	expected := allocated(gmail.ExpectedSize(75_000))
+	t.Logf("allocated for a 70 KB message: %d bytes with its size unknown, %d expected", unknown, expected)
+	if expected > 2<<20 {
+		t.Errorf("a 70 KB message of expected size allocated %d bytes; want under 2 MiB (no whole chunk)", expected)
+	}
+	if unknown < gmail.DefaultChunkSize {
+		t.Errorf("with its size unknown it allocated %d bytes; the comparison needs the whole chunk", unknown)
+	}
+	if st := e.Emu.Stats(); st.Paths["POST /upload/gmail/v1/users/{userId}/messages/send"] != 2 {
+		t.Errorf("%d upload requests for two small messages; want one each", st.Paths["POST /upload/gmail/v1/users/{userId}/messages/send"])
 	}
 }

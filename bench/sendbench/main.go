@@ -18,8 +18,10 @@
 //	peak RSS growth of the server for the 10-file send                               goal < 20 MiB
 //	16 concurrent 5 MiB sends: all succeed; the server's peak RSS growth             goal < 64 MiB
 //
-// The plain upload is gmail/v1 with its default media options; the plain
-// download is drive/v3's files.get?alt=media, read to the end.
+// The plain upload is gmail/v1 with its default media options sending
+// the very message drivemail sent, read back from Gmail (so Gmail
+// receives and parses the same bytes); the plain download is drive/v3's
+// files.get?alt=media, read to the end.
 package main
 
 import (

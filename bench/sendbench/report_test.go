@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"io"
-	"net/mail"
 	"strings"
 	"testing"
 	"time"
@@ -41,14 +38,18 @@ func TestMedian(t *testing.T) {
 	}
 }
 
-func TestSyntheticMessageIsExactAndValid(t *testing.T) {
-	for _, size := range []int64{200, 35_870_000, 1 << 20} {
-		b, err := io.ReadAll(newSyntheticMessage(size))
-		if err != nil || int64(len(b)) != size {
-			t.Fatalf("%d bytes wanted, read %d (%v)", size, len(b), err)
+// TestBigFloor: the 25 MiB figure's limit is the metadata call, the
+// download's first byte and the plain upload, one after the other.
+func TestBigFloor(t *testing.T) {
+	ms := func(n ...float64) []time.Duration {
+		var d []time.Duration
+		for _, v := range n {
+			d = append(d, time.Duration(v*float64(time.Millisecond)))
 		}
-		if _, err := mail.ReadMessage(bytes.NewReader(b)); err != nil {
-			t.Errorf("a %d-byte message does not parse: %v", size, err)
-		}
+		return d
+	}
+	b := baselines{meta: ms(230, 240, 231), firstByte: ms(430, 431, 500), bigUp: ms(3330, 3300, 3400), bigDown: ms(1210)}
+	if got, want := bigFloor(b), 3992*time.Millisecond; got != want {
+		t.Errorf("floor = %v, want %v (231 + 431 + 3330 ms)", got, want)
 	}
 }

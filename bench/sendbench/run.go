@@ -104,7 +104,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 				}
 			}
 			f := figs[targets[len(targets)-1].label]
-			if err := p.measure(ctx, files, f.bigSize, f.tenSize, &base); err != nil {
+			if err := p.measure(ctx, files, f.bigMsg, f.tenMsg, &base); err != nil {
 				return fmt.Errorf("baselines, profile %s: %w", spec, err)
 			}
 		}
@@ -165,27 +165,27 @@ func (t *target) restart(ctx context.Context, warm string) error {
 }
 
 // send sends one message with the files attached and returns how long it
-// took and its encoded size.
-func send(ctx context.Context, cs *mcp.ClientSession, ids []string) (time.Duration, int64, error) {
+// took and Gmail's id of the message.
+func send(ctx context.Context, cs *mcp.ClientSession, ids []string) (time.Duration, string, error) {
 	took, res, err := benchkit.Call(ctx, cs, "send_email", map[string]any{
 		"to": []string{"bench@example.org"}, "subject": "bench", "body_text": "The files.", "attachments": ids})
 	if err != nil {
-		return took, 0, err
+		return took, "", err
 	}
-	size, _ := res["size_bytes"].(float64)
-	if size <= 0 {
-		return took, 0, errors.New("send_email answered no size_bytes")
+	id, _ := res["id"].(string)
+	if id == "" {
+		return took, "", errors.New("send_email answered no id")
 	}
-	return took, int64(size), nil
+	return took, id, nil
 }
 
 // measure runs each figure once against t.
 func (t *target) measure(ctx context.Context, emulator string, files driveFiles, f *figures) error {
-	took, size, err := send(ctx, t.cs, []string{files.big})
+	took, msg, err := send(ctx, t.cs, []string{files.big})
 	if err != nil {
 		return fmt.Errorf("25 MiB send: %w", err)
 	}
-	f.big, f.bigSize = append(f.big, took), size
+	f.big, f.bigMsg = append(f.big, took), msg
 
 	if err := t.restart(ctx, files.small[0]); err != nil {
 		return err
@@ -194,7 +194,7 @@ func (t *target) measure(ctx context.Context, emulator string, files driveFiles,
 	if err != nil {
 		return err
 	}
-	took, size, err = send(ctx, t.cs, files.ten)
+	took, msg, err = send(ctx, t.cs, files.ten)
 	if err != nil {
 		return fmt.Errorf("10-file send: %w", err)
 	}
@@ -202,7 +202,7 @@ func (t *target) measure(ctx context.Context, emulator string, files driveFiles,
 	if err != nil {
 		return err
 	}
-	f.ten, f.tenSize, f.rss10, f.cleared = append(f.ten, took), size, append(f.rss10, growth), mark.Cleared
+	f.ten, f.tenMsg, f.rss10, f.cleared = append(f.ten, took), msg, append(f.rss10, growth), mark.Cleared
 
 	if took, _, err = send(ctx, t.cs, files.small); err != nil {
 		return fmt.Errorf("10 small files: %w", err)
