@@ -22,8 +22,11 @@ func blockedRefusal(it *item, f *blocked.Finding, tail string) error {
 
 // blockedAdvice says what to do instead, for the entry's source.
 func blockedAdvice(it *item, f *blocked.Finding) string {
-	if _, ok := it.att.Source.(Content); ok {
+	switch it.att.Source.(type) {
+	case Content:
 		return contentBlockedAdvice(it, f)
+	case GmailAttachment:
+		return mailBlockedAdvice(f)
 	}
 	link := "Send a link to the file instead"
 	switch {

@@ -19,6 +19,7 @@ const (
 	actExport                   // a native file rendered by Drive
 	actLink                     // a link in the body
 	actData                     // bytes the model wrote
+	actMail                     // a Gmail attachment's bytes
 )
 
 // plan is what the message does with one entry.
@@ -45,6 +46,8 @@ func planItem(it *item) error {
 	switch it.att.Source.(type) {
 	case Content:
 		return planData(it)
+	case GmailAttachment:
+		return planMail(it)
 	case DriveFile:
 	default:
 		return fmt.Errorf("compose: %s has no source to plan", it.label())

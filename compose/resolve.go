@@ -24,6 +24,7 @@ type item struct {
 	dataType string    // Content: their MIME type
 
 	file drive.File // a DriveFile once resolved (shortcut followed)
+	mail *mailPart  // a GmailAttachment once resolved
 
 	plan plan
 }
@@ -39,6 +40,8 @@ func (it *item) label() string {
 	switch {
 	case it.file.Name != "":
 		return fmt.Sprintf("attachment %d (%q)", it.index, truncate(it.file.Name, 80))
+	case it.mail != nil:
+		return fmt.Sprintf("attachment %d (%q)", it.index, truncate(it.mail.att.Name, 80))
 	case it.att.Name != "":
 		return fmt.Sprintf("attachment %d (%q)", it.index, truncate(it.att.Name, 80))
 	case it.ref.ID != "":

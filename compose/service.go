@@ -134,6 +134,11 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err != nil {
 		return Result{}, gmailRefusal(err, opts.Draft, false, s.cfg.Now())
 	}
+	// A reply or a forward starts from the message it answers or passes on.
+	mail := newMailLookup(gc)
+	if req, err = withOriginal(ctx, mail, req, from, opts.Draft); err != nil {
+		return Result{}, err
+	}
 	// 0 validate: everything that needs no network.
 	c, err := validate(req, from, s.cfg.Now())
 	if err != nil {
@@ -144,10 +149,13 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err := resolve(ctx, drv, c.items, opts.Draft); err != nil {
 		return Result{}, err
 	}
+	if err := resolveMail(ctx, mail, c.items, opts.Draft); err != nil {
+		return Result{}, err
+	}
 	// 2 plan, and the limits known from metadata.
 	mp, err := planMessage(c.req, c.items)
 	if err != nil {
-		return Result{}, err
+		return Result{}, mailLimitAdvice(err, c.items)
 	}
 	out, err := c.assemble(mp, drv)
 	if err != nil {
@@ -170,7 +178,9 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 		return Result{}, err
 	}
 	res := result(mp, sent, written)
+	addMailSources(&res, mp)
 	res.MessageID, res.Subject = c.messageID, c.req.Subject
+	res.Recipients = append(append([]string(nil), c.req.To...), c.req.Cc...)
 	return res, nil
 }
 

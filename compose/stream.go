@@ -93,6 +93,8 @@ func openPart(ctx context.Context, d driveAPI, it *item) (io.ReadCloser, error) 
 	switch it.plan.action {
 	case actData:
 		rc = io.NopCloser(bytes.NewReader(it.data))
+	case actMail:
+		rc, err = openMail(ctx, it)
 	case actAttach:
 		rc, err = withRetry(ctx, func() (io.ReadCloser, error) { return d.Download(ctx, it.file) })
 	case actExport:
