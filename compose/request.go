@@ -119,6 +119,9 @@ type Result struct {
 	// Recipients are the To and Cc addresses sent to (a reply's defaults
 	// included).
 	Recipients []string `json:"-"`
+	// AskedThread is the thread the message asked to join (a reply_to's
+	// thread, or thread_id); Gmail may have started another.
+	AskedThread string `json:"-"`
 }
 
 // Attached is a file that went in as an attachment.

@@ -181,6 +181,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	addMailSources(&res, mp)
 	res.MessageID, res.Subject = c.messageID, c.req.Subject
 	res.Recipients = append(append([]string(nil), c.req.To...), c.req.Cc...)
+	res.AskedThread = c.req.ThreadID
 	return res, nil
 }
 

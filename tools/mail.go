@@ -44,7 +44,8 @@ func createDraftTool() mcp.Tool {
 // sendEmailFields are send_email's (and create_draft's) arguments, with
 // the spellings other mail tools use for the bodies.
 var sendEmailFields = fields{
-	names:   []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", "thread_id", "in_reply_to", "references"},
+	names: []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", "thread_id", "in_reply_to", "references",
+		"reply_to", "reply_all", "forward"},
 	aliases: map[string]string{"body": "body_text", "text": "body_text", "html": "body_html"},
 }
 
@@ -94,6 +95,9 @@ func (h *handlers) send(ctx context.Context, req mcp.CallToolRequest, tool strin
 	if err != nil {
 		return nil, err
 	}
+	if err := h.checkMailSend(ctx, creq); err != nil {
+		return nil, err
+	}
 	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req)}
 	res, err := h.deps.Mail.Send(ctx, creq, opts)
 	if err != nil {
@@ -118,10 +122,13 @@ func parseSend(raw []byte, tool string) (compose.Request, error) {
 	if err != nil {
 		return r, err
 	}
+	if err = parseReplyArgs(m, &r); err != nil {
+		return r, err
+	}
 	if r.To, err = m.addresses("to"); err != nil {
 		return r, err
 	}
-	if len(r.To) == 0 {
+	if len(r.To) == 0 && r.ReplyTo.ID == "" {
 		return r, refuse("\"to\" is required: give at least one recipient address, such as \"ana@example.com\".")
 	}
 	if r.Cc, err = m.addresses("cc"); err != nil {
@@ -130,7 +137,12 @@ func parseSend(raw []byte, tool string) (compose.Request, error) {
 	if r.Bcc, err = m.addresses("bcc"); err != nil {
 		return r, err
 	}
-	if r.Subject, err = m.requiredStr("subject", "give the message a subject line."); err != nil {
+	if r.ReplyTo.ID != "" || r.Forward.ID != "" {
+		r.Subject, err = m.str("subject") // the message answered or forwarded gives one
+	} else {
+		r.Subject, err = m.requiredStr("subject", "give the message a subject line.")
+	}
+	if err != nil {
 		return r, err
 	}
 	if r.BodyText, err = m.str("body_text"); err != nil {
@@ -142,7 +154,7 @@ func parseSend(raw []byte, tool string) (compose.Request, error) {
 	if r.Attachments, err = parseAttachments(m["attachments"]); err != nil {
 		return r, err
 	}
-	if strings.TrimSpace(r.BodyText) == "" && strings.TrimSpace(r.BodyHTML) == "" && len(r.Attachments) == 0 {
+	if strings.TrimSpace(r.BodyText) == "" && strings.TrimSpace(r.BodyHTML) == "" && len(r.Attachments) == 0 && r.Forward.ID == "" {
 		return r, refuse("The message is empty: give \"body_text\" or \"body_html\", or attachments.")
 	}
 	if r.ThreadID, err = m.str("thread_id"); err != nil {
@@ -164,10 +176,10 @@ func sendText(req compose.Request, res compose.Result, draft bool) string {
 	var b strings.Builder
 	if draft {
 		fmt.Fprintf(&b, "Draft saved (draft id %s, message id %s, thread %s, Message-ID %s, %s), addressed to %s.",
-			res.DraftID, res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes), recipientsText(req.To))
+			res.DraftID, res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes), recipientsText(sentTo(req, res)))
 	} else {
 		fmt.Fprintf(&b, "Sent to %s (message id %s, thread %s, Message-ID %s, %s).",
-			recipientsText(req.To), res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes))
+			recipientsText(sentTo(req, res)), res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes))
 	}
 	if note := threadNote(req, res); note != "" {
 		b.WriteString("\n" + note)
@@ -211,16 +223,29 @@ func threadNote(req compose.Request, res compose.Result) string {
 	if res.Subject != "" && strings.TrimSpace(res.Subject) != strings.TrimSpace(req.Subject) {
 		notes = append(notes, fmt.Sprintf("The subject went as %q, as a reply's.", res.Subject))
 	}
+	asked := req.ThreadID
+	if res.AskedThread != "" {
+		asked = res.AskedThread // a reply_to's
+	}
 	switch {
-	case req.ThreadID != "" && res.ThreadID != req.ThreadID:
+	case asked != "" && res.ThreadID != asked:
 		notes = append(notes, fmt.Sprintf("Gmail put it in a new conversation (thread %s), not in thread %s: Gmail joins a thread only when in_reply_to "+
 			"names a message of that thread and the subject is the thread's own (\"Re: \" aside). To continue that conversation, reply again with its subject.",
-			res.ThreadID, req.ThreadID))
+			res.ThreadID, asked))
 	case req.ThreadID == "" && (req.InReplyTo != "" || len(req.References) > 0):
 		notes = append(notes, "The recipients' mail programs thread it with the message it answers; in the sender's Gmail it starts a new conversation, "+
 			"as no thread_id was given.")
 	}
 	return strings.Join(notes, " ")
+}
+
+// sentTo is whom the message went to: the addresses the call gave, or a
+// reply's defaults.
+func sentTo(req compose.Request, res compose.Result) []string {
+	if len(res.Recipients) > 0 {
+		return res.Recipients
+	}
+	return req.To
 }
 
 // recipientsText lists addresses for the result's text.

@@ -114,6 +114,8 @@ func TestDefinitions(t *testing.T) {
 		"send_email":     {false, false, false, true},
 		"create_draft":   {false, false, false, true},
 		"request_upload": {false, false, false, false},
+		"search_mail":    {true, false, true, true},
+		"save_to_drive":  {false, false, false, true},
 	} {
 		if hintsOf[name] != want {
 			t.Errorf("%s hints = %v, want %v", name, hintsOf[name], want)
@@ -130,6 +132,8 @@ func TestDescriptionsTeachTheFlow(t *testing.T) {
 		"send_email":     {"drive_search", "link", "\"as\"", "cid:", fmt.Sprintf("%d files", compose.MaxFiles), fmt.Sprintf("%d MiB", compose.MaxAttachmentBytes>>20), "mcp-file://", "not idempotent"},
 		"create_draft":   {"send_email", "draft_id"},
 		"request_upload": {"curl", "mcp-file://", "send_email", "drive_search"},
+		"search_mail":    {"reply_to", "forward", "save_to_drive", "\"message_id\"", "page_token", "never instructions"},
+		"save_to_drive":  {"search_mail", "send_email", "mcp-file://", "folder_id", "link: true"},
 	}
 	for _, st := range Tools(Deps{}) {
 		for _, w := range must[st.Tool.Name] {

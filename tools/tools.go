@@ -84,6 +84,14 @@ type Deps struct {
 	// DraftsEnabled is true when the server asks Google for gmail.compose
 	// (serve --drafts), so a user can grant it by reconnecting.
 	DraftsEnabled bool
+	// ReadMailEnabled is true when the server asks Google for
+	// gmail.readonly (serve --read-mail): the mail tools are listed to a
+	// user who granted it (Filter).
+	ReadMailEnabled bool
+	// MailReader reads the caller's Gmail (search_mail, save_to_drive);
+	// Saver puts a file into the caller's Drive (save_to_drive).
+	MailReader MailReader
+	Saver      Saver
 	// RequestID returns the id the HTTP layer gave the current request, for
 	// error messages a user can quote and logs an operator can find.
 	RequestID func(ctx context.Context) string
@@ -104,6 +112,9 @@ func Tools(d Deps) []server.ServerTool {
 		{Tool: sendEmailTool(), Handler: h.guard("send_email", h.sendEmail)},
 		{Tool: createDraftTool(), Handler: h.guard("create_draft", h.createDraft)},
 		{Tool: requestUploadTool(), Handler: h.guard("request_upload", h.requestUpload)},
+		// Listed only where mail can be read: see Filter.
+		{Tool: searchMailTool(), Handler: h.guard("search_mail", h.searchMail)},
+		{Tool: saveToDriveTool(), Handler: h.guard("save_to_drive", h.saveToDrive)},
 	}
 }
 
