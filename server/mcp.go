@@ -27,6 +27,7 @@ func newMCPHandler(d Deps) *mcpserver.StreamableHTTPServer {
 		mcpserver.WithInstructions(instructions),
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithToolHandlerMiddleware(observeTools(d.Metrics)),
+		mcpserver.WithToolFilter(tools.Filter(d.Tools)),
 	)
 	s.AddTools(tools.Tools(d.Tools)...)
 	return mcpserver.NewStreamableHTTPServer(s,
