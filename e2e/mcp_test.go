@@ -231,7 +231,8 @@ func flow(t *testing.T, srv running, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Tools) != 5 {
+	// Five tools, and the two that read mail: --demo turns --read-mail on.
+	if len(list.Tools) != 7 {
 		t.Fatalf("tools/list: %d tools", len(list.Tools))
 	}
 	for _, tool := range list.Tools {
