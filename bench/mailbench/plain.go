@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -77,7 +75,7 @@ func (p *plain) measure(ctx context.Context, msgID string, sentSize int64, f *fi
 
 	start = time.Now()
 	if _, err := p.gmail.Users.Messages.Send("me", &gm.Message{}).Context(ctx).
-		Media(newSyntheticMessage(sentSize), googleapi.ContentType("message/rfc822")).Do(); err != nil {
+		Media(benchkit.NewSyntheticMessage(sentSize, "archive@example.org"), googleapi.ContentType("message/rfc822")).Do(); err != nil {
 		return fmt.Errorf("messages.send: %w", err)
 	}
 	send := time.Since(start)
@@ -90,39 +88,4 @@ func (p *plain) measure(ctx context.Context, msgID string, sentSize int64, f *fi
 	upload := time.Since(start)
 	f.get, f.send, f.upload = append(f.get, get), append(f.send, send), append(f.upload, upload)
 	return nil
-}
-
-// syntheticMessage generates a valid message of exactly size bytes: a
-// few headers and a body of 76-character lines.
-type syntheticMessage struct {
-	head []byte
-	left int64
-	line []byte
-	pos  int
-}
-
-func newSyntheticMessage(size int64) *syntheticMessage {
-	head := []byte("From: bench@example.com\r\nTo: archive@example.org\r\nSubject: bench\r\nMIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\n")
-	return &syntheticMessage{head: head, left: size - int64(len(head)), line: []byte(strings.Repeat("QUJD", 19) + "\r\n")}
-}
-
-func (s *syntheticMessage) Read(p []byte) (int, error) {
-	n := 0
-	if len(s.head) > 0 {
-		n = copy(p, s.head)
-		s.head = s.head[n:]
-	}
-	for n < len(p) && s.left > 0 {
-		c := copy(p[n:], s.line[s.pos:])
-		if int64(c) > s.left {
-			c = int(s.left)
-		}
-		s.pos = (s.pos + c) % len(s.line)
-		s.left -= int64(c)
-		n += c
-	}
-	if n == 0 && s.left <= 0 {
-		return 0, io.EOF
-	}
-	return n, nil
 }
