@@ -96,13 +96,8 @@ func (s *Service) save(ctx context.Context, u identity.User, f SaveFile, open fu
 		return Result{}, err
 	}
 	folderGiven := nf.ParentID != ""
-	if folderGiven {
-		err = dc.CheckUploadFolder(ctx, nf.ParentID)
-	} else {
-		nf.ParentID, err = dc.FolderInRoot(ctx, s.cfg.FolderName)
-	}
-	if err != nil {
-		return Result{}, googleRefusal(err, folderGiven)
+	if nf.ParentID, err = s.uploadFolder(ctx, dc, nf.ParentID); err != nil {
+		return Result{}, err
 	}
 
 	srcCtx, stopSource := context.WithCancel(ctx)
