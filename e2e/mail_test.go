@@ -41,8 +41,9 @@ func (r running) deliver(t *testing.T, subject, file string, data []byte) {
 	}
 }
 
-// thread reads a thread from the emulated Gmail as the demo user.
-func (r running) thread(t *testing.T, id string) *gmail.Thread {
+// reader is gmail/v1 against the emulated Gmail as the demo user, with
+// a token minted to read.
+func (r running) reader(t *testing.T) *gmail.Service {
 	t.Helper()
 	resp, err := http.Post(r.emulator+"/_emulator/users", "application/json",
 		strings.NewReader(`{"email":"demo@example.com","scopes":["https://www.googleapis.com/auth/gmail.readonly"]}`))
@@ -54,15 +55,21 @@ func (r running) thread(t *testing.T, id string) *gmail.Thread {
 	}
 	err = json.NewDecoder(resp.Body).Decode(&tok)
 	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || tok.AccessToken == "" {
+		t.Fatalf("emulator read token: %v", err)
 	}
 	svc, err := gmail.NewService(context.Background(), option.WithEndpoint(r.emulator+"/"),
 		option.WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok.AccessToken})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	th, err := svc.Users.Threads.Get("me", id).Format("metadata").Do()
+	return svc
+}
+
+// thread reads a thread from the emulated Gmail as the demo user.
+func (r running) thread(t *testing.T, id string) *gmail.Thread {
+	t.Helper()
+	th, err := r.reader(t).Users.Threads.Get("me", id).Format("metadata").Do()
 	if err != nil {
 		t.Fatalf("threads.get %s: %v", id, err)
 	}

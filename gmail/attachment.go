@@ -256,23 +256,12 @@ func (s *scanner) untilData(m interface{ member(string, []byte) error }) (bool, 
 		if c, err := s.peek(); err != nil {
 			return false, unexpectedEOF(err)
 		} else if c == '}' {
-			s.br.ReadByte()
+			_, _ = s.br.ReadByte()
 			s.ended = true
 			return false, s.end()
 		}
-	} else {
-		c, err := s.next()
-		if err != nil {
-			return false, unexpectedEOF(err)
-		}
-		switch c {
-		case '}':
-			s.ended = true
-			return false, s.end()
-		case ',':
-		default:
-			return false, fmt.Errorf("unexpected %q after a member: %w", c, ErrCorrupt)
-		}
+	} else if end, err := s.afterMember(); end || err != nil {
+		return false, err
 	}
 	for {
 		key, err := s.key()
@@ -280,10 +269,7 @@ func (s *scanner) untilData(m interface{ member(string, []byte) error }) (bool, 
 			return false, err
 		}
 		if key == "data" {
-			if err := s.expect('"'); err != nil {
-				return false, err
-			}
-			return true, nil
+			return true, s.expect('"')
 		}
 		raw, err := s.value()
 		if err != nil {
@@ -292,19 +278,27 @@ func (s *scanner) untilData(m interface{ member(string, []byte) error }) (bool, 
 		if err := m.member(key, raw); err != nil {
 			return false, err
 		}
-		c, err := s.next()
-		if err != nil {
-			return false, unexpectedEOF(err)
-		}
-		switch c {
-		case '}':
-			s.ended = true
-			return false, s.end()
-		case ',':
-		default:
-			return false, fmt.Errorf("unexpected %q after a member: %w", c, ErrCorrupt)
+		if end, err := s.afterMember(); end || err != nil {
+			return false, err
 		}
 	}
+}
+
+// afterMember reads what follows a member: a comma before the next, or
+// the end of the object (true).
+func (s *scanner) afterMember() (bool, error) {
+	c, err := s.next()
+	if err != nil {
+		return false, unexpectedEOF(err)
+	}
+	switch c {
+	case '}':
+		s.ended = true
+		return true, s.end()
+	case ',':
+		return false, nil
+	}
+	return false, fmt.Errorf("unexpected %q after a member: %w", c, ErrCorrupt)
 }
 
 // end checks that nothing but white space follows the object.

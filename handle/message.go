@@ -3,6 +3,8 @@ package handle
 import (
 	"fmt"
 	"strings"
+
+	"github.com/drivemail/drivemail/drive"
 )
 
 // Message is a Gmail message named by the id the Gmail API gives it (as
@@ -68,16 +70,8 @@ func ParseMessage(s string) (Message, error) {
 	return Message{ID: s}, nil
 }
 
+// validMessageID: Gmail's ids use the characters of Drive's (letters,
+// digits, '-' and '_'), fewer of them.
 func validMessageID(s string) bool {
-	if len(s) > maxMessageIDLen {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-		default:
-			return false
-		}
-	}
-	return true
+	return len(s) <= maxMessageIDLen && drive.ValidID(s)
 }

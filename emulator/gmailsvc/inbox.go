@@ -104,25 +104,10 @@ func (s *Service) receivedThread(user string, info *parsed, id string) string {
 	if len(refs) == 0 {
 		return id
 	}
-	subject := baseSubject(decodeWords(info.get("Subject")))
-	b := s.box(user)
-	for i := len(b.messages) - 1; i >= 0; i-- {
-		m := b.messages[i]
-		mid := msgIDs(m.header("Message-ID"))
-		if len(mid) == 1 && containsString(refs, mid[0]) && strings.EqualFold(baseSubject(decodeWords(m.header("Subject"))), subject) {
-			return m.threadID
-		}
+	if m := s.answered(user, "", refs, baseSubject(decodeWords(info.get("Subject")))); m != nil {
+		return m.threadID
 	}
 	return id
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // mailFolder is the folder of a seed's user folder whose .eml files are
