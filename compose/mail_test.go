@@ -16,6 +16,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/handle"
 )
 
@@ -353,5 +354,40 @@ func TestForwardQuotesAndAttaches(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("bodies lack %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestGmailDownloadCutPartWay: a Gmail answer cut before Gmail has any
+// byte of the message is read again in a new pass (nothing can be sent
+// twice), and one that keeps failing is refused, with nothing sent.
+func TestGmailDownloadCutPartWay(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	data := randomBytes(2 << 20)
+	id := e.deliver(user, "Scans", nil, inFile{"scans.bin", "application/octet-stream", data})
+	cut := func(times int) {
+		e.Inject(emulator.Fault{Method: "GET", PathPrefix: "/gmail/v1/users/me/messages/" + id + "/attachments/", Times: times, CutResponseAfter: ptr(int64(100_000))})
+	}
+	req := compose.Request{To: []string{"z@example.org"}, Subject: "Scans", BodyText: "x", Attachments: []compose.Attachment{gmailAtt(id, "scans.bin")}}
+
+	cut(1)
+	res, err := e.send(req, compose.Options{})
+	if err != nil {
+		t.Fatalf("one cut answer: %v", err)
+	}
+	_, root := goParse(t, e.Message(user, res.ID))
+	if l := root.leaves(); len(l) != 2 || !bytes.Equal(l[1].Body, data) {
+		t.Error("the attachment sent after a retried pass differs")
+	}
+
+	before := e.Emu.Stats()
+	cut(10)
+	_, err = e.send(req, compose.Options{})
+	for _, want := range []string{"Gmail stopped sending attachment 1 (\"scans.bin\") part-way", "Nothing was sent"} {
+		if !isRefusal(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("a cut that lasts: %v, want %q", err, want)
+		}
+	}
+	if got := e.Emu.Stats().MessagesSent - before.MessagesSent; got != 0 {
+		t.Errorf("%d messages sent", got)
 	}
 }

@@ -152,3 +152,18 @@ func TestAttachmentDecodingHoldsNothingOfTheAttachment(t *testing.T) {
 		t.Errorf("decoded %d bytes, allocating %d bytes on the way; want %d, and under 1 MiB", n, grown, size)
 	}
 }
+
+// TestAnswersAreBoundedAtTheEdge: an answer of exactly the limit reads
+// whole; one byte more fails with ErrAnswerTooLarge.
+func TestAnswersAreBoundedAtTheEdge(t *testing.T) {
+	for _, tt := range []struct {
+		size int
+		err  error
+	}{{1000, nil}, {1001, ErrAnswerTooLarge}} {
+		b := &limitedBody{rc: io.NopCloser(strings.NewReader(strings.Repeat("x", tt.size))), left: 1000}
+		got, err := io.ReadAll(b)
+		if !errors.Is(err, tt.err) || tt.err == nil && len(got) != tt.size {
+			t.Errorf("%d bytes under a limit of 1000: read %d, %v; want %v", tt.size, len(got), err, tt.err)
+		}
+	}
+}
