@@ -74,6 +74,9 @@ func toolTable(t *testing.T) string {
 		slices.Sort(optional)
 		args = append(args, optional...)
 		what, _, _ := strings.Cut(st.Tool.Description, "\n\n")
+		if mailOnly[st.Tool.Name] {
+			what += " Listed with `--read-mail`, to a user who allowed reading mail."
+		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", st.Tool.Name, strings.ReplaceAll(what, "|", `\|`), strings.Join(args, ", "))
 	}
 	return b.String()

@@ -33,9 +33,13 @@ func schema(name string) json.RawMessage {
 // descriptions of its properties. Both tools are in every tools/list, so
 // the model has read them once already, and create_draft's description
 // sends it to send_email's.
-func draftInput() json.RawMessage {
+func draftInput() json.RawMessage { return draftInputOf(schema("send_email.input")) }
+
+// draftInputOf is create_draft's input schema for a send_email input
+// schema (the default one, or the one with the mail arguments).
+func draftInputOf(send json.RawMessage) json.RawMessage {
 	var s map[string]any
-	mustUnmarshal(schema("send_email.input"), &s)
+	mustUnmarshal(send, &s)
 	dropDescriptions(s["properties"])
 	return mustMarshal(s)
 }
@@ -63,13 +67,17 @@ func dropDescriptions(v any) {
 
 // draftOutput is create_draft's output schema: send_email's, and the
 // draft's id.
-func draftOutput() json.RawMessage {
+func draftOutput() json.RawMessage { return draftOutputOf(schema("send_email.output")) }
+
+// draftOutputOf is create_draft's output schema for a send_email output
+// schema.
+func draftOutputOf(send json.RawMessage) json.RawMessage {
 	var s struct {
 		Type       string                     `json:"type"`
 		Properties map[string]json.RawMessage `json:"properties"`
 		Required   []string                   `json:"required"`
 	}
-	mustUnmarshal(schema("send_email.output"), &s)
+	mustUnmarshal(send, &s)
 	s.Properties["draft_id"] = json.RawMessage(`{"type":"string"}`)
 	s.Required = append(s.Required, "draft_id")
 	return mustMarshal(s)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -102,7 +101,7 @@ func (p *plain) download(ctx context.Context, id string) (time.Duration, error) 
 func (p *plain) upload(ctx context.Context, size int64) (time.Duration, error) {
 	start := time.Now()
 	_, err := p.gmail.Users.Messages.Send("me", &gm.Message{}).Context(ctx).
-		Media(newSyntheticMessage(size), googleapi.ContentType("message/rfc822")).Do()
+		Media(benchkit.NewSyntheticMessage(size, "bench@example.org"), googleapi.ContentType("message/rfc822")).Do()
 	return time.Since(start), err
 }
 
@@ -139,39 +138,4 @@ func (p *plain) measure(ctx context.Context, files driveFiles, bigSize, tenSize 
 	b.tenDown, b.tenUp = append(b.tenDown, sum), append(b.tenUp, tu)
 	b.bigSize, b.tenSize = bigSize, tenSize
 	return nil
-}
-
-// syntheticMessage generates a valid message of exactly size bytes: a
-// few headers and a body of 76-character lines.
-type syntheticMessage struct {
-	head []byte
-	left int64
-	line []byte
-	pos  int
-}
-
-func newSyntheticMessage(size int64) *syntheticMessage {
-	head := []byte("From: bench@example.com\r\nTo: bench@example.org\r\nSubject: bench\r\nMIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\n")
-	return &syntheticMessage{head: head, left: size - int64(len(head)), line: []byte(strings.Repeat("QUJD", 19) + "\r\n")}
-}
-
-func (s *syntheticMessage) Read(p []byte) (int, error) {
-	n := 0
-	if len(s.head) > 0 {
-		n = copy(p, s.head)
-		s.head = s.head[n:]
-	}
-	for n < len(p) && s.left > 0 {
-		c := copy(p[n:], s.line[s.pos:])
-		if int64(c) > s.left {
-			c = int(s.left)
-		}
-		s.pos = (s.pos + c) % len(s.line)
-		s.left -= int64(c)
-		n += c
-	}
-	if n == 0 && s.left <= 0 {
-		return 0, io.EOF
-	}
-	return n, nil
 }

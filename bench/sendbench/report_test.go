@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"io"
-	"net/mail"
 	"strings"
 	"testing"
 	"time"
@@ -38,17 +35,5 @@ func TestMedian(t *testing.T) {
 	}
 	if m := median(nil); m != 0 {
 		t.Errorf("median of nothing = %v", m)
-	}
-}
-
-func TestSyntheticMessageIsExactAndValid(t *testing.T) {
-	for _, size := range []int64{200, 35_870_000, 1 << 20} {
-		b, err := io.ReadAll(newSyntheticMessage(size))
-		if err != nil || int64(len(b)) != size {
-			t.Fatalf("%d bytes wanted, read %d (%v)", size, len(b), err)
-		}
-		if _, err := mail.ReadMessage(bytes.NewReader(b)); err != nil {
-			t.Errorf("a %d-byte message does not parse: %v", size, err)
-		}
 	}
 }
