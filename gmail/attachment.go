@@ -493,7 +493,7 @@ func (d *dataString) Read(p []byte) (int, error) {
 			}
 			used++
 		}
-		br.Discard(used)
+		_, _ = br.Discard(used) // used ≤ the bytes Peek returned, which Discard cannot fail on
 		if d.done {
 			if n == 0 {
 				return 0, io.EOF

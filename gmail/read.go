@@ -43,6 +43,8 @@ const (
 var ErrCorrupt = errors.New("the attachment did not arrive intact from Gmail")
 
 // ErrAnswerTooLarge: a Gmail answer was larger than drivemail reads.
+//
+//lint:ignore ST1005 the error begins with the name Gmail, which staticcheck takes for a capitalized word
 var ErrAnswerTooLarge = errors.New("Gmail's answer is larger than drivemail reads")
 
 // Message is a message as drivemail reads it: its ids, the headers a
