@@ -16,18 +16,14 @@ import (
 // sendEmailDescription is what a model reads before its first send: the
 // flow (search, then ids), the shapes it will need, and the limits, which
 // are compose's.
-var sendEmailDescription = fmt.Sprintf(`Send an email from the user's Gmail with Google Drive files attached by id: drivemail streams the bytes from Drive, so never put file contents here.
+var sendEmailDescription = fmt.Sprintf(`Send an email from the user's Gmail with files attached by id: drivemail streams their bytes, so never put file contents here.
 
-Attach ids from drive_search, or mcp-file:// handles from request_upload. A Google Doc, Sheet or Slides goes in as a link unless {"file_id": "…", "as": "pdf"} (or docx, xlsx; csv or tsv with "sheet") exports it. <img src="cid:FILE_NAME"> in body_html shows an attached image inline. Text you wrote can go as {"name": "notes.csv", "text": "…"}.
+Attach ids from drive_search, or mcp-file:// handles from request_upload. A Google Doc, Sheet or Slides goes in as a link unless "as" exports it. <img src="cid:FILE_NAME"> in body_html shows an attached image inline.
 
-To reply: thread_id, in_reply_to (a result's message_id) and the thread's subject.
-
-At most %d files and %d MiB; executables and scripts are refused, also inside archives. Nothing is sent unless every attachment resolves. Sending is not idempotent: a repeated call sends again.`,
+At most %d files and %d MiB; executables and scripts are refused, also inside archives. Nothing is sent unless every attachment resolves; a repeated call sends again (not idempotent).`,
 	compose.MaxFiles, compose.MaxAttachmentBytes>>20)
 
-const createDraftDescription = `Save an email as a draft in the user's Gmail instead of sending it; the user reviews and sends it from Gmail. Arguments, attachments and limits are those of send_email; the result adds draft_id.
-
-Needs the user's permission to manage drafts: without it, the result says how to reconnect.`
+const createDraftDescription = `Like send_email (same arguments and limits), but saves a Gmail draft for the user to review and send; the result adds draft_id. Without permission to manage drafts, the result says how to reconnect.`
 
 // sendEmailTool is send_email's definition; mail adds the arguments that
 // read the user's mail (mail_filter.go), fileTransfer file_uris.

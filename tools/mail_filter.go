@@ -105,7 +105,7 @@ func mailSendInput() json.RawMessage {
 	mustUnmarshal([]byte(mailAttachmentItem), &item)
 	items["anyOf"] = append(items["anyOf"].([]any), item)
 	atts["description"] = atts["description"].(string) + " A Gmail attachment: {\"message_id\", \"attachment\": NAME}."
-	props["to"].(map[string]any)["description"] = "Recipient addresses; \"Ana Lima <ana@example.com>\" works too. Required unless reply_to."
+	props["to"].(map[string]any)["description"] = "Addresses; \"Ana Lima <ana@example.com>\" works too. Required unless reply_to."
 	delete(s, "required")
 	return mustMarshal(s)
 }

@@ -70,7 +70,7 @@ type SaveResult struct {
 	Handle   string `json:"handle"`
 }
 
-const saveToDriveDescription = `Save a file the user attached to this chat into their Google Drive; returns its Drive id and mcp-file:// handle for send_email. Folder: folder_id (one drivemail created), else "drivemail uploads".`
+const saveToDriveDescription = `Save a file the user attached to this chat (file: the client's object, unchanged) into their Google Drive, in folder_id (one drivemail created) or "drivemail uploads". Returns its Drive id and mcp-file:// handle for send_email.`
 
 const saveToDriveMailDescription = `Save a file into the user's Google Drive, streamed from its source: a Gmail attachment (message_id and attachment, from search_mail), or a file the user attached to this chat (file). Returns its Drive file id and mcp-file:// handle: send_email then attaches it by that handle, or sends it as a link (link: true).
 

@@ -65,8 +65,8 @@ func dropDescriptions(v any) {
 	}
 }
 
-// draftOutput is create_draft's output schema: send_email's, and the
-// draft's id.
+// draftOutput is create_draft's output schema: send_email's, without its
+// descriptions (send_email's are in the same list), and the draft's id.
 func draftOutput() json.RawMessage { return draftOutputOf(schema("send_email.output")) }
 
 // draftOutputOf is create_draft's output schema for a send_email output
@@ -78,6 +78,9 @@ func draftOutputOf(send json.RawMessage) json.RawMessage {
 		Required   []string                   `json:"required"`
 	}
 	mustUnmarshal(send, &s)
+	for k, p := range s.Properties {
+		s.Properties[k] = withoutDescription(p)
+	}
 	s.Properties["draft_id"] = json.RawMessage(`{"type":"string"}`)
 	s.Required = append(s.Required, "draft_id")
 	return mustMarshal(s)
@@ -115,4 +118,17 @@ func newTool(name, title, description string, input, output json.RawMessage, h h
 		OpenWorldHint:   mcp.ToBoolPtr(h.openWorld),
 	}
 	return t
+}
+
+// withoutDescription drops a property schema's own description.
+func withoutDescription(p json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(p, &m) != nil {
+		return p
+	}
+	if _, ok := m["description"]; !ok {
+		return p
+	}
+	delete(m, "description")
+	return mustMarshal(m)
 }
