@@ -137,3 +137,44 @@ func TestSaveToDriveListing(t *testing.T) {
 		}
 	}
 }
+
+// TestMailDefinitionsKeepFileArguments: where mail is read, send_email
+// and create_draft gain the mail arguments and keep the chat client's
+// files (declared in _meta) and, with --file-transfer, file_uris.
+func TestMailDefinitionsKeepFileArguments(t *testing.T) {
+	for _, fileTransfer := range []bool{false, true} {
+		h := newHarness(t, func(d *Deps) { d.ReadMailEnabled, d.FileTransfer = true, fileTransfer })
+		h.user.GoogleScopes = append(h.user.GoogleScopes, scopeReadonly)
+		var list struct {
+			Tools []struct {
+				Name string `json:"name"`
+				Meta struct {
+					FileParams []string `json:"openai/fileParams"`
+				} `json:"_meta"`
+				InputSchema struct {
+					Properties map[string]json.RawMessage `json:"properties"`
+				} `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(h.rpc("tools/list", map[string]any{}), &list); err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, tl := range list.Tools {
+			if tl.Name != "send_email" && tl.Name != "create_draft" {
+				continue
+			}
+			seen++
+			props := tl.InputSchema.Properties
+			_, reply := props["reply_to"]
+			_, files := props[filesArg]
+			_, uris := props[fileURIsArg]
+			if !reply || !files || uris != fileTransfer || len(tl.Meta.FileParams) != 1 || tl.Meta.FileParams[0] != filesArg {
+				t.Errorf("file transfer %v: %s has reply_to %v, files %v, file_uris %v, fileParams %v", fileTransfer, tl.Name, reply, files, uris, tl.Meta.FileParams)
+			}
+		}
+		if seen != 2 {
+			t.Fatalf("%d of send_email and create_draft listed", seen)
+		}
+	}
+}
