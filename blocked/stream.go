@@ -45,8 +45,8 @@ type Inspector struct {
 // NewInspector starts inspecting a stream of the given kind (see KindOf);
 // name is the attachment's name, for the refusal's sentence. For
 // NotArchive it accepts every byte and finds nothing. A Zip is checked
-// when its stream ends, from the end of it the Inspector keeps
-// (StreamZipWindow): for a zip that cannot be read by Range first, as
+// when its stream ends, from the end of it the Inspector keeps (see
+// MaxStreamDirBytes): for a zip that cannot be read by Range first, as
 // CheckZip reads one in Drive.
 func NewInspector(name string, kind Kind, lim Limits) *Inspector {
 	in := &Inspector{

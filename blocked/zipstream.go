@@ -5,30 +5,40 @@ import (
 	"io"
 )
 
-// StreamZipWindow is how much of a zip the Inspector keeps while it
-// streams past: the end of the archive, where its central directory is.
-// A directory that does not fit (tens of thousands of entries) is
-// refused as too large to check, as CheckZip refuses one over its read
-// budget; inner archives whose bytes are no longer held are left to
-// Gmail, as CheckZip leaves those past its Range budget.
-const StreamZipWindow = 1<<20 + tailLen
+// MaxStreamDirBytes is the largest central directory the Inspector reads
+// from a zip that streams past (a source with no Range reads: a Gmail
+// attachment, a file a chat client hands over by URL). It is the
+// directory compose allows a Drive zip, whose directory it reads by
+// Range (4 MiB, tens of thousands of entries), so a zip is checkable or
+// not whatever its source. The Inspector keeps that much of the end of
+// the stream, plus the end record with the longest comment: at most
+// MaxStreamDirBytes+64 KiB while one zip streams, and never more than the
+// zip itself, as the kept tail grows with the stream.
+//
+// A directory larger than what is kept cannot be checked, so the zip is
+// refused as too large to check (ReasonTooLarge), as CheckZip refuses one
+// over its read budget; it is never passed unchecked. A stored inner zip
+// whose bytes lie before the kept tail is left to Gmail, as CheckZip
+// leaves one past its Range budget.
+const MaxStreamDirBytes = 4 << 20
 
-// zipStream checks a zip that can only be read once, front to back (a
-// file whose host answers no Range requests): it keeps the last
-// StreamZipWindow bytes and, when the stream ends, reads the central
-// directory there with CheckZip.
+// zipStream checks a zip that can only be read once, front to back: it
+// keeps the last bytes of the stream, enough for a directory of
+// min(lim.MaxDirBytes, MaxStreamDirBytes) and the end record, and when
+// the stream ends reads the directory there with CheckZip.
 func (in *Inspector) zipStream(r io.Reader) error {
-	t := &ringTail{max: StreamZipWindow}
+	lim := in.lim
+	lim.MaxDirBytes = min(lim.MaxDirBytes, MaxStreamDirBytes)
+	t := &ringTail{max: int(lim.MaxDirBytes) + tailLen}
 	if _, err := io.Copy(t, r); err != nil {
 		return err
 	}
-	lim := in.lim
-	lim.MaxDirBytes = min(lim.MaxDirBytes, StreamZipWindow-tailLen)
 	return CheckZip(context.Background(), t, t.total, in.name, lim)
 }
 
 // ringTail keeps the last max bytes written to it and reads them back by
-// their offset in the whole stream.
+// their offset in the whole stream. Its buffer grows with the stream, so
+// a small zip holds no more than itself.
 type ringTail struct {
 	max   int
 	buf   []byte // grows to max, then wraps at start
@@ -45,6 +55,7 @@ func (t *ringTail) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		if len(t.buf) < t.max {
 			k := min(len(p), t.max-len(t.buf))
+			t.grow(len(t.buf) + k)
 			t.buf = append(t.buf, p[:k]...)
 			p = p[k:]
 			continue
@@ -54,6 +65,16 @@ func (t *ringTail) Write(p []byte) (int, error) {
 		t.start = (t.start + k) % t.max
 	}
 	return n, nil
+}
+
+// grow makes room for need bytes, doubling up to max and never past it.
+func (t *ringTail) grow(need int) {
+	if need <= cap(t.buf) {
+		return
+	}
+	buf := make([]byte, len(t.buf), min(max(2*cap(t.buf), need, 64<<10), t.max))
+	copy(buf, t.buf)
+	t.buf = buf
 }
 
 // ReadAt reads bytes still held; an offset before them ends the read

@@ -2,17 +2,21 @@ package blocked
 
 import (
 	"bytes"
+	crand "crypto/rand"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"testing"
 )
 
+// streamWindow is what the Inspector keeps of a zip with default Limits.
+const streamWindow = MaxStreamDirBytes + tailLen
+
 // TestInspectorChecksAZipAsItStreams: a zip that can only be read front
 // to back is judged by its central directory when the stream ends, also
 // when its first entries are far larger than the window kept.
 func TestInspectorChecksAZipAsItStreams(t *testing.T) {
-	big := make([]byte, 3*StreamZipWindow)
+	big := make([]byte, 3*streamWindow)
 	_, _ = io.ReadFull(pattern{}, big)
 	tests := []struct {
 		name   string
@@ -58,7 +62,7 @@ func TestInspectorZipDirectoryPastTheWindow(t *testing.T) {
 		return makeZip(t, "", entries...)
 	}
 	// Each directory entry is 46 bytes and a 108-byte name.
-	fits := (StreamZipWindow - tailLen - 4096) / (46 + 108)
+	fits := (streamWindow - tailLen - 4096) / (46 + 108)
 	in := NewInspector("many.zip", Zip, Limits{})
 	if _, _, verdict := feed(in, many(fits), 64<<10); verdict != nil {
 		t.Fatalf("%d entries: %v, want accepted", fits, verdict)
@@ -97,6 +101,114 @@ func TestRingTail(t *testing.T) {
 			if _, err := tail.ReadAt(make([]byte, 1), int64(base-1)); err != ErrReadBudget {
 				t.Fatalf("round %d: a read before the window gave %v", round, err)
 			}
+		}
+	}
+}
+
+// streamZip writes data through an Inspector in pieces of n bytes and
+// returns its verdict.
+func streamZip(data []byte, n int, lim Limits) error {
+	in := NewInspector("photos.zip", Zip, lim)
+	_, werr, verdict := feed(in, data, n)
+	if werr != nil {
+		return werr
+	}
+	return verdict
+}
+
+// TestInspectorZipInAnyPieces: the verdict does not depend on how the
+// stream is cut, down to single bytes; an inner zip stored in the kept
+// tail is opened, and a comment in the end record is read past.
+func TestInspectorZipInAnyPieces(t *testing.T) {
+	noise := make([]byte, 300<<10)
+	_, _ = crand.Read(noise)
+	bad := makeZip(t, "", zipEntry{name: "inner/setup.exe", data: []byte("MZ")})
+	tests := []struct {
+		name  string
+		data  []byte
+		entry string // "" for accepted
+	}{
+		{"clean", makeZip(t, "", zipEntry{name: "a.jpg", data: noise, store: true}, zipEntry{name: "b.txt", data: []byte("x")}), ""},
+		{"blocked entry after large data", makeZip(t, "", zipEntry{name: "a.jpg", data: noise, store: true}, zipEntry{name: "run.bat", data: []byte("x")}), "run.bat"},
+		{"stored inner zip in the tail", makeZip(t, "", zipEntry{name: "bundle.zip", data: bad, store: true}), "bundle.zip/inner/setup.exe"},
+		{"comment", makeZip(t, "a comment", zipEntry{name: "tool.exe"}), "tool.exe"},
+	}
+	for _, tt := range tests {
+		for _, piece := range []int{1, 7, 64 << 10, len(tt.data)} {
+			err := streamZip(tt.data, piece, Limits{})
+			if tt.entry == "" {
+				if err != nil {
+					t.Errorf("%s in pieces of %d: %v", tt.name, piece, err)
+				}
+				continue
+			}
+			if r := finding(t, err); r.Entry != tt.entry {
+				t.Errorf("%s in pieces of %d: finding %+v, want %s", tt.name, piece, r, tt.entry)
+			}
+		}
+	}
+}
+
+// TestInspectorZipKeepsOnlyTheTail: what is kept is the directory limit
+// and the end record, never more than the zip; an inner zip before the
+// tail is left to Gmail; a directory past the tail is refused, at and
+// just past its edge.
+func TestInspectorZipKeepsOnlyTheTail(t *testing.T) {
+	noise := make([]byte, 2<<20)
+	_, _ = crand.Read(noise)
+	bad := makeZip(t, "", zipEntry{name: "inner/setup.exe", data: []byte("MZ")})
+	early := makeZip(t, "", zipEntry{name: "bundle.zip", data: bad, store: true}, zipEntry{name: "big.bin", data: noise, store: true})
+	lim := Limits{MaxDirBytes: 64 << 10}
+	if err := streamZip(early, 32<<10, lim); err != nil {
+		t.Errorf("an inner zip before the tail: %v, want it left to Gmail", err)
+	}
+
+	// The tail kept: the directory limit and the end record, capped by
+	// the stream's own length, and by MaxStreamDirBytes.
+	for _, tt := range []struct {
+		lim     Limits
+		written int
+		want    int
+	}{
+		{lim, len(early), int(lim.MaxDirBytes) + tailLen},
+		{Limits{}, 100, 100},
+		{Limits{}, 3 * streamWindow, streamWindow},
+		{Limits{MaxDirBytes: 2 * MaxStreamDirBytes}, 3 * streamWindow, streamWindow},
+	} {
+		ring := &ringTail{max: int(min(tt.lim.withDefaults().MaxDirBytes, MaxStreamDirBytes)) + tailLen}
+		_, _ = ring.Write(make([]byte, tt.written))
+		if len(ring.buf) != tt.want || cap(ring.buf) > ring.max {
+			t.Errorf("limit %d, %d bytes written: keeps %d (capacity %d), want %d", tt.lim.MaxDirBytes, tt.written, len(ring.buf), cap(ring.buf), tt.want)
+		}
+	}
+
+	// A directory larger than the tail is refused as too large to check;
+	// one that fits the limit exactly is read.
+	entries := func(n int) []zipEntry {
+		var out []zipEntry
+		for i := range n {
+			out = append(out, zipEntry{name: fmt.Sprintf("%040d.txt", i), store: true})
+		}
+		return out
+	}
+	one := int64(46 + 44) // a directory entry: 46 bytes and its 44-byte name
+	for _, tt := range []struct {
+		n      int
+		reason Reason // 0: accepted
+	}{
+		{int(lim.MaxDirBytes / one), 0},
+		{int(lim.MaxDirBytes/one) + 1, ReasonTooLarge},
+		{2000, ReasonTooLarge},
+	} {
+		err := streamZip(makeZip(t, "", entries(tt.n)...), 4096, lim)
+		if tt.reason == 0 {
+			if err != nil {
+				t.Errorf("%d entries (%d directory bytes, limit %d): %v, want accepted", tt.n, int64(tt.n)*one, lim.MaxDirBytes, err)
+			}
+			continue
+		}
+		if r := finding(t, err); r.Reason != tt.reason {
+			t.Errorf("%d entries (%d directory bytes, limit %d): %+v, want too large to check", tt.n, int64(tt.n)*one, lim.MaxDirBytes, r)
 		}
 	}
 }

@@ -27,6 +27,8 @@ func blockedAdvice(it *item, f *blocked.Finding) string {
 		return contentBlockedAdvice(it, f)
 	case ClientFile:
 		return clientBlockedAdvice(f)
+	case GmailAttachment:
+		return mailBlockedAdvice(f)
 	}
 	link := "Send a link to the file instead"
 	switch {

@@ -28,6 +28,9 @@ func streamError(err error, c *checked, draft bool) error {
 	if _, own := err.(*refusal.Refusal); own {
 		return err
 	}
+	if r := mailStreamFailure(err, c, draft); r != nil {
+		return r
+	}
 	nothingDone := nothing(draft)
 	var (
 		le *mimemsg.LimitError

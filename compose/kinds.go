@@ -90,6 +90,21 @@ const (
 	kindSentUnconfirmed       kind = "sent_unconfirmed"         // Gmail's 200 came without its body
 )
 
+// Mail read for a send (a Gmail attachment, reply_to, forward).
+const (
+	kindUnknownMessage    kind = "unknown_message"     // no such message for this account
+	kindUnknownAttachment kind = "unknown_attachment"  // the message has no attachment of that name
+	kindMailScope         kind = "mail_scope"          // no Gmail read scope granted
+	kindMailTooLarge      kind = "mail_too_large"      // a message too large to read whole
+	kindMailUnavailable   kind = "mail_unavailable"    // 5xx, rate limits, a cut download
+	kindMailCorrupt       kind = "mail_corrupt"        // an attachment not as Gmail described it
+	kindMailStalled       kind = "mail_stalled"        // no byte for the idle timeout
+	kindReplyAndForward   kind = "reply_and_forward"   // reply_to and forward together
+	kindReplyHeadersGiven kind = "reply_headers_given" // reply_to with thread_id, in_reply_to or references
+	kindNoMessageID       kind = "no_message_id"       // a message without a Message-ID to answer
+	kindNoRecipient       kind = "no_recipient"        // a forward without to, a reply with no one to answer
+)
+
 // forOperator reports whether only the operator can end what k reports:
 // the Google Cloud project's quotas, which every user shares.
 func forOperator(k kind) bool {

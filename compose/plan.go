@@ -20,6 +20,7 @@ const (
 	actLink                     // a link in the body
 	actData                     // bytes the model wrote
 	actClient                   // a file the chat client holds, by URL
+	actMail                     // a Gmail attachment's bytes
 )
 
 // plan is what the message does with one entry.
@@ -48,6 +49,8 @@ func planItem(it *item) error {
 		return planData(it)
 	case ClientFile:
 		return planClient(it)
+	case GmailAttachment:
+		return planMail(it)
 	case DriveFile:
 	default:
 		return fmt.Errorf("compose: %s has no source to plan", it.label())

@@ -18,6 +18,13 @@ type Request struct {
 	// References are the Message-IDs of the conversation, oldest first;
 	// an entry may hold several, separated by spaces or commas.
 	References []string
+	// ReplyTo answers a message of the user's Gmail, and Forward passes
+	// one on (at most one of them): see reply.go for what each sets.
+	// Both read the user's mail (a Gmail read scope).
+	ReplyTo handle.Message
+	// ReplyAll, with ReplyTo, addresses everyone the message went to.
+	ReplyAll bool
+	Forward  handle.Message
 }
 
 // Attachment is one entry of a message's attachments: exactly one
@@ -33,11 +40,11 @@ type Attachment struct {
 	Source Source
 }
 
-// Source is where an attachment's bytes come from: a DriveFile or
-// Content. A new source (a Gmail attachment, a file the client holds) is
-// a type here and a case in each phase of a send: validate (validate.go),
-// resolve (resolve.go), plan (plan.go), advice for a blocked type
-// (blocked.go) and open (stream.go).
+// Source is where an attachment's bytes come from: a DriveFile, Content,
+// a ClientFile or a GmailAttachment. A new source is a type here and a
+// case in each phase of a send: validate (validate.go), resolve
+// (resolve.go), plan (plan.go), advice for a blocked type (blocked.go)
+// and open (stream.go).
 type Source interface{ source() }
 
 // DriveFile is a file in the user's Google Drive, named by a handle; the
@@ -94,9 +101,23 @@ type ClientFile struct {
 	Name     string
 }
 
-func (DriveFile) source()  {}
-func (Content) source()    {}
-func (ClientFile) source() {}
+// GmailAttachment is an attachment of a message in the user's Gmail,
+// named by the message and the attachment's file name in it (Gmail's own
+// attachment ids are hundreds of characters, and change between reads).
+type GmailAttachment struct {
+	Message handle.Message
+	// Name is the attachment's file name in that message: exactly, else
+	// ignoring case when that names one.
+	Name string
+	// part is the MIME part a forward takes, which a name cannot tell
+	// apart when two attachments share it.
+	part string
+}
+
+func (DriveFile) source()       {}
+func (Content) source()         {}
+func (ClientFile) source()      {}
+func (GmailAttachment) source() {}
 
 // Result says exactly what went out.
 type Result struct {
@@ -113,6 +134,12 @@ type Result struct {
 	// Subject is the subject sent: a reply's gets "Re: " when it had no
 	// reply prefix.
 	Subject string `json:"-"`
+	// Recipients are the To and Cc addresses sent to (a reply's defaults
+	// included).
+	Recipients []string `json:"-"`
+	// AskedThread is the thread the message asked to join (a reply_to's
+	// thread, or thread_id); Gmail may have started another.
+	AskedThread string `json:"-"`
 }
 
 // Attached is a file that went in as an attachment.
@@ -123,6 +150,9 @@ type Attached struct {
 	Bytes      int64  `json:"bytes"`
 	ExportedAs string `json:"exported_as,omitempty"`
 	Sheet      string `json:"sheet,omitempty"`
+
+	// FromMessage is the Gmail message a GmailAttachment came from.
+	FromMessage string `json:"from_message,omitempty"`
 }
 
 // Inline is a file that went in as an inline (cid:) part of the HTML body.

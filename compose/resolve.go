@@ -25,6 +25,7 @@ type item struct {
 	client   clientPart // ClientFile: the download, opened before the plan
 
 	file drive.File // a DriveFile once resolved (shortcut followed)
+	mail *mailPart  // a GmailAttachment once resolved
 
 	plan plan
 }
@@ -40,6 +41,8 @@ func (it *item) label() string {
 	switch {
 	case it.file.Name != "":
 		return fmt.Sprintf("attachment %d (%q)", it.index, truncate(it.file.Name, 80))
+	case it.mail != nil:
+		return fmt.Sprintf("attachment %d (%q)", it.index, truncate(it.mail.att.Name, 80))
 	case it.att.Name != "":
 		return fmt.Sprintf("attachment %d (%q)", it.index, truncate(it.att.Name, 80))
 	case it.ref.ID != "":

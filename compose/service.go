@@ -145,6 +145,11 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if req, err = resolveTransfers(ctx, s.cfg.Transfers, req); err != nil {
 		return Result{}, err
 	}
+	// A reply or a forward starts from the message it answers or passes on.
+	mail := newMailLookup(gc)
+	if req, err = withOriginal(ctx, mail, req, from, opts.Draft); err != nil {
+		return Result{}, err
+	}
 	// 0 validate: everything that needs no network.
 	c, err := validate(req, from, s.cfg.Now())
 	if err != nil {
@@ -153,6 +158,10 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	// 1 resolve: Drive metadata of every Drive file.
 	drv := driveAdapter{dc}
 	if err := resolve(ctx, drv, c.items, opts.Draft); err != nil {
+		return Result{}, err
+	}
+	// …Gmail metadata of every Gmail attachment…
+	if err := resolveMail(ctx, mail, c.items, opts.Draft); err != nil {
 		return Result{}, err
 	}
 	// …and the client's files, opened at once (their URLs are short-lived),
@@ -164,7 +173,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	// 2 plan, and the limits known from metadata.
 	mp, err := planMessage(c.req, c.items)
 	if err != nil {
-		return Result{}, err
+		return Result{}, mailLimitAdvice(err, c.items)
 	}
 	out, err := c.assemble(mp, drv)
 	if err != nil {
@@ -187,7 +196,10 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 		return Result{}, err
 	}
 	res := result(mp, sent, written)
+	addMailSources(&res, mp)
 	res.MessageID, res.Subject = c.messageID, c.req.Subject
+	res.Recipients = append(append([]string(nil), c.req.To...), c.req.Cc...)
+	res.AskedThread = c.req.ThreadID
 	return res, nil
 }
 

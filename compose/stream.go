@@ -106,6 +106,8 @@ func openPart(ctx context.Context, d driveAPI, it *item) (io.ReadCloser, error) 
 	switch it.plan.action {
 	case actData:
 		rc = io.NopCloser(bytes.NewReader(it.data))
+	case actMail:
+		rc, err = openMail(ctx, it)
 	case actAttach:
 		rc, err = withRetry(ctx, func() (io.ReadCloser, error) { return d.Download(ctx, it.file) })
 	case actClient:
@@ -131,7 +133,7 @@ func openPart(ctx context.Context, d driveAPI, it *item) (io.ReadCloser, error) 
 			rc = newInspected(rc, it, blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}))
 		}
 	case blocked.Zip:
-		if it.plan.action == actClient { // no Range reads: its directory is read as it streams past
+		if it.plan.action == actClient || it.plan.action == actMail { // no Range reads: its directory is read as it streams past
 			rc = newInspected(rc, it, blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}))
 		}
 	}

@@ -7,11 +7,11 @@ import (
 // Gmail adds a message to a thread only when all three criteria of the
 // discovery document's Message.threadId hold: the request names the
 // threadId, the References and In-Reply-To headers are set per RFC 2822,
-// and the Subject matches. drivemail holds gmail.send (and for drafts
-// gmail.compose), neither of which may read a thread (users.threads.get
-// and users.messages.get need a read scope), so it cannot look up the
-// Message-ID or subject of the message being answered: the caller gives
-// them, and drivemail sets the headers from them.
+// and the Subject matches. Without a read scope (serve --read-mail)
+// drivemail cannot look up the Message-ID or subject of the message being
+// answered (users.messages.get needs one): the caller gives them, and
+// drivemail sets the headers from them. With one, reply_to does the
+// lookup (reply.go) and hands replyHeaders a complete request.
 
 // MaxReferenceEntries bounds the references a request may give; the
 // References header keeps the first and the latest mimemsg.MaxReferences.

@@ -89,6 +89,10 @@ func validateAttachments(atts []Attachment) ([]*item, error) {
 			if err := checkDriveFile(it, src); err != nil {
 				return nil, err
 			}
+		case GmailAttachment:
+			if err := checkGmailAttachment(it, src); err != nil {
+				return nil, err
+			}
 		case Content:
 			if strings.TrimSpace(a.Name) == "" {
 				return nil, refuse(kindNoName, "%s has content but no name. Give it \"name\": a file name with an extension, such as \"notes.csv\".", it.label())

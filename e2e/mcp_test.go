@@ -24,9 +24,6 @@ import (
 	"github.com/emersion/go-message"
 	_ "github.com/emersion/go-message/charset"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/oauth2"
-	"google.golang.org/api/gmail/v1"
-	"google.golang.org/api/option"
 
 	"github.com/drivemail/drivemail/internal/logtest"
 	"github.com/drivemail/drivemail/server"
@@ -231,7 +228,8 @@ func flow(t *testing.T, srv running, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Tools) != 6 {
+	// Six tools, and search_mail: --demo turns --read-mail on.
+	if len(list.Tools) != 7 {
 		t.Fatalf("tools/list: %d tools", len(list.Tools))
 	}
 	for _, tool := range list.Tools {
@@ -392,26 +390,7 @@ type mail struct {
 // readMail fetches message id as Gmail stored it (format=raw) and parses it.
 func (r running) readMail(t *testing.T, id string) mail {
 	t.Helper()
-	ctx := context.Background()
-	resp, err := http.Post(r.emulator+"/_emulator/users", "application/json",
-		strings.NewReader(`{"email":"demo@example.com","scopes":["https://www.googleapis.com/auth/gmail.readonly"]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&tok)
-	resp.Body.Close()
-	if err != nil || tok.AccessToken == "" {
-		t.Fatalf("emulator read token: %v", err)
-	}
-	svc, err := gmail.NewService(ctx, option.WithEndpoint(r.emulator+"/"),
-		option.WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok.AccessToken})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := svc.Users.Messages.Get("me", id).Format("raw").Do()
+	m, err := r.reader(t).Users.Messages.Get("me", id).Format("raw").Do()
 	if err != nil {
 		t.Fatalf("gmail get %s: %v", id, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"slices"
 	"time"
 
@@ -253,9 +254,20 @@ func (e *Emulator) registerControls(mux *http.ServeMux) {
 }
 
 // Seed preloads files from dir: one sub-folder per user email (see
-// docs/emulator.md for the conventions for native files).
-func (e *Emulator) Seed(dir string) error { return e.drive.SeedDir(dir) }
+// docs/emulator.md for the conventions for native files), whose _mail
+// folder holds mail from other senders (.eml) for the user's inbox.
+func (e *Emulator) Seed(dir string) error {
+	if err := e.drive.SeedDir(dir); err != nil {
+		return err
+	}
+	return e.gmail.SeedFS(os.DirFS(dir))
+}
 
 // SeedFS is Seed from a file system, such as the embedded demo seed
 // (emulator/demoseed).
-func (e *Emulator) SeedFS(fsys fs.FS) error { return e.drive.SeedFS(fsys) }
+func (e *Emulator) SeedFS(fsys fs.FS) error {
+	if err := e.drive.SeedFS(fsys); err != nil {
+		return err
+	}
+	return e.gmail.SeedFS(fsys)
+}

@@ -49,6 +49,7 @@ type Client struct {
 	chunkSize     int
 	chunkTimeout  time.Duration
 	rateLimitWait time.Duration
+	idle          time.Duration // attachment downloads; 0: DefaultIdleTimeout
 }
 
 // Option tunes a Client.

@@ -139,6 +139,13 @@ func TestConsentPage(t *testing.T) {
 			t.Errorf("consent page does not show %q", want)
 		}
 	}
+	if strings.Contains(p.body, "Read your Gmail") {
+		t.Error("the consent page offers reading mail on a server that does not ask for it")
+	}
+	withMail := newHarness(t, options{readMail: true})
+	if page := newBrowser(t).get(withMail.newAuthRequest(withMail.publicClient()).url(withMail.base)); !strings.Contains(page.body, "Read your Gmail messages and their attachments") {
+		t.Error("with --read-mail, the consent page does not say drivemail reads mail")
+	}
 	csp := p.header.Get("Content-Security-Policy")
 	if !strings.Contains(csp, "form-action 'self' "+h.google.srv.URL+" http://127.0.0.1:49152") {
 		t.Errorf("form-action of %q does not allow exactly us, Google and the client", csp)

@@ -141,7 +141,7 @@ func MissingScopeMessage(googleScope string, requested bool) string {
 	what := scopeWords(googleScope)
 	if !requested {
 		return "This needs permission to " + what + ", which this drivemail server does not ask Google for. " +
-			"Ask its operator to enable it (for drafts: start drivemail with --drafts), then reconnect drivemail (sign in again) and approve it."
+			"Ask its operator to enable it (for drafts: start drivemail with --drafts; for reading mail: --read-mail), then reconnect drivemail (sign in again) and approve it."
 	}
 	return "This needs permission to " + what + ", which your Google account has not granted to drivemail. " +
 		"Reconnect drivemail (sign in again) and allow it on Google's consent screen."
@@ -151,6 +151,8 @@ func scopeWords(scope string) string {
 	switch scope {
 	case googleauth.ScopeGmailCompose:
 		return "create Gmail drafts (gmail.compose)"
+	case googleauth.ScopeGmailReadonly:
+		return "read your Gmail (gmail.readonly)"
 	case googleauth.ScopeGmailSend:
 		return "send email from your Gmail (gmail.send)"
 	case googleauth.ScopeDriveReadonly:

@@ -62,6 +62,7 @@ type options struct {
 	clock     *storetest.Clock
 	base      string // public origin; default the harness's own address
 	drafts    bool
+	readMail  bool
 	cimd      *cimd.Fetcher
 	accessTTL time.Duration
 	regLimit  int
@@ -141,7 +142,7 @@ func (h *harness) newAS(st store.Store) *oauth.Server {
 	}
 	ga, err := googleauth.New(googleauth.Config{
 		Endpoints: google.Endpoints{Base: h.google.srv.URL}, ClientID: "drivemail-test.apps.googleusercontent.com",
-		ClientSecret: "test-secret", RedirectURL: h.base + "/oauth/callback", Drafts: h.opts.drafts,
+		ClientSecret: "test-secret", RedirectURL: h.base + "/oauth/callback", Drafts: h.opts.drafts, ReadMail: h.opts.readMail,
 		Store: st, Keys: ring, Logger: h.opts.logger,
 	})
 	if err != nil {

@@ -76,6 +76,8 @@ func (s *Server) permissions() []string {
 			out = append(out, "Add files you upload to your Google Drive")
 		case googleauth.ScopeGmailCompose:
 			out = append(out, "Create Gmail drafts")
+		case googleauth.ScopeGmailReadonly:
+			out = append(out, "Read your Gmail messages and their attachments (to find, answer, forward and save them)")
 		}
 	}
 	return append(out, "Know your email address")

@@ -30,6 +30,7 @@ type Config struct {
 	DemoEmulatorAddr   string // where --demo's emulator listens ("": a free loopback port)
 	DemoWAN            string // network profile of --demo's emulator (emulator.ParseWAN; empty: loopback)
 	Drafts             bool
+	ReadMail           bool // ask for gmail.readonly: search_mail, save_to_drive, reply_to, forward
 	MaxUploadBytes     int64
 	MaxConcurrentSends int
 	MaxSendsPerUser    int           // 0: compose's default

@@ -117,11 +117,12 @@ func seedDemo(emu *emulator.Emulator, dir string) error {
 
 // configure points cfg at the emulator and fills in what a demo needs no
 // one to supply: a Google client and, unless given, a fresh secret. Drafts
-// are on: the emulator has no restricted-scope review to pass, and a demo
-// should show every tool working.
+// and reading mail are on: the emulator has no restricted-scope review to
+// pass, and a demo should show every tool working.
 func (d *demoGoogle) configure(cfg Config) Config {
 	cfg.GoogleEndpoint = d.url
 	cfg.Drafts = true
+	cfg.ReadMail = true
 	cfg.GoogleClientID = demoClientID
 	cfg.GoogleClientSecret = "demo-secret"
 	if len(cfg.Secrets) == 0 {

@@ -73,6 +73,8 @@ func (g demoGuide) write(w io.Writer) {
 		fmt.Fprintf(&b, "  %s --method tools/call --tool-name send_email --tool-args-json '%s'\n", cli, args)
 		fmt.Fprintf(&b, "  (%s is %q; put other ids from drive_search in \"attachments\")\n", g.FileID, g.FileName)
 	}
+	fmt.Fprintf(&b, "  %s --method tools/call --tool-name search_mail --tool-args-json '{\"query\":\"has:attachment\"}'\n", cli)
+	fmt.Fprintf(&b, "  (the demo inbox: a message id goes in a send's \"reply_to\" or \"forward\", or in save_to_drive with an attachment's name)\n")
 	fmt.Fprintf(&b, "\nMCP Inspector, web UI (leave out --header to sign in with OAuth instead):\n  %s --web --transport http --server-url %s %s\n", g.Inspector, mcp, auth)
 	fmt.Fprintf(&b, "\nClaude Code:\n  claude mcp add --transport http drivemail %s %s\n", mcp, auth)
 	fmt.Fprintf(&b, "\nPut a local file into the demo Drive (the answer has its file_id; give any file's path after @):\n  curl -H \"Authorization: Bearer %s\" -F file=@%s %s/upload\n\n", g.Token, shellQuote(g.Upload), g.Base)

@@ -63,7 +63,8 @@ func TestDemoGuideWithoutAPDF(t *testing.T) {
 		t.Errorf("with no seeded PDF the guide still offers a send line:\n%s", b.String())
 	}
 	if !strings.Contains(b.String(), "valid for 1 hour;") || !strings.Contains(b.String(), "--method tools/list") ||
-		!strings.Contains(b.String(), "--tool-name drive_search --tool-args-json '{\"query\":\"\"}'\n") {
+		!strings.Contains(b.String(), "--tool-name drive_search --tool-args-json '{\"query\":\"\"}'\n") ||
+		!strings.Contains(b.String(), "--tool-name search_mail --tool-args-json '{\"query\":\"has:attachment\"}'\n") {
 		t.Errorf("guide:\n%s", b.String())
 	}
 }

@@ -16,10 +16,10 @@ import (
 // write down here and in the architecture page.
 var layers = map[string][]string{
 	"cmd/drivemail": {"server", "clientfile", "compose", "oauth", "emulator"},
-	"server": {"tools", "clientfile", "compose", "upload", "drive", "oauth", "oauth/googleauth", "oauth/keyring",
+	"server": {"tools", "clientfile", "compose", "upload", "drive", "gmail", "oauth", "oauth/googleauth", "oauth/keyring",
 		"store", "store/backend", "emulator", "emulator/demoseed",
 		"internal/google", "internal/identity", "internal/metrics", "internal/refusal"},
-	"tools":   {"compose", "upload", "drive", "exportfmt", "handle", "internal/identity", "internal/redact", "internal/refusal"},
+	"tools":   {"compose", "upload", "drive", "gmail", "exportfmt", "handle", "internal/identity", "internal/redact", "internal/refusal"},
 	"upload":  {"clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/identity", "internal/refusal"},
 	"compose": {"drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/identity", "internal/redact", "internal/refusal"},
 	"handle":  {"drive"},

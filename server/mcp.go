@@ -15,7 +15,8 @@ import (
 const instructions = `drivemail sends email from the user's Gmail with Google Drive files attached by id. ` +
 	`Find files with drive_search, then pass their ids to send_email (or create_draft); never put file contents in arguments. ` +
 	`Google Docs, Sheets and Slides go in as links unless attached with "as" (pdf, docx, xlsx, csv…). ` +
-	`A file on the user's computer can be put in Drive first with request_upload.`
+	`A file on the user's computer can be put in Drive first with request_upload. ` +
+	`Where offered, search_mail finds the user's mail, to answer (reply_to), forward, or take attachments from.`
 
 // newMCPHandler builds the MCP server with every tool, served over
 // streamable HTTP. It keeps no session state and sees no session id
@@ -27,6 +28,7 @@ func newMCPHandler(d Deps) *mcpserver.StreamableHTTPServer {
 		mcpserver.WithInstructions(instructions),
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithToolHandlerMiddleware(observeTools(d.Metrics)),
+		mcpserver.WithToolFilter(tools.Filter(d.Tools)),
 	)
 	s.AddTools(tools.Tools(d.Tools)...)
 	return mcpserver.NewStreamableHTTPServer(s,

@@ -81,6 +81,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		ClientSecret: cfg.GoogleClientSecret,
 		RedirectURL:  base.String() + "/oauth/callback",
 		Drafts:       cfg.Drafts,
+		ReadMail:     cfg.ReadMail,
 		Store:        st,
 		Keys:         keys,
 		Logger:       logger,
@@ -139,11 +140,13 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		Version: cfg.Version,
 		Auth:    auth,
 		Tools: tools.Deps{
-			Drive:         userDrive{clients: gauth, endpoints: endpoints, logger: logger},
-			Mail:          userMail{clients: gauth, compose: mail},
-			Uploads:       uploads,
-			ClientFiles:   uploads,
-			DraftsEnabled: cfg.Drafts,
+			Drive:           userDrive{clients: gauth, endpoints: endpoints, logger: logger},
+			Mail:            userMail{clients: gauth, compose: mail},
+			Uploads:         uploads,
+			Saver:           uploads,
+			DraftsEnabled:   cfg.Drafts,
+			ReadMailEnabled: cfg.ReadMail,
+			MailReader:      userMailReader{clients: gauth, endpoints: endpoints},
 		},
 		Uploads:        uploads,
 		Store:          st,
@@ -169,7 +172,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "emulator on %s (sent mail: %s/_emulator/outbox)\n", demo.url, demo.url)
 	}
 	srv := newHTTPServer(s, defaultTimeouts, logger)
-	logger.Info("drivemail serving", "base_url", base.String(), "version", cfg.Version, "demo", cfg.Demo, "drafts", cfg.Drafts)
+	logger.Info("drivemail serving", "base_url", base.String(), "version", cfg.Version, "demo", cfg.Demo, "drafts", cfg.Drafts, "read_mail", cfg.ReadMail)
 	fmt.Fprintf(stdout, "listening on %s\n", base)
 	if demo != nil {
 		demo.guide(base, demoToken).write(stdout)

@@ -140,6 +140,9 @@ func parseEnvelope(s, what string) (compose.Attachment, error) {
 // parseAttachmentObject reads an attachment object: exactly one source
 // (file_id, text, base64 or content), with the options that fit it.
 func parseAttachmentObject(raw json.RawMessage, what string) (compose.Attachment, error) {
+	if isMailAttachment(raw) {
+		return parseMailAttachment(raw, what)
+	}
 	m, err := decodeObject(raw, attachmentFields, what)
 	if err != nil {
 		return compose.Attachment{}, err

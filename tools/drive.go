@@ -18,9 +18,9 @@ import (
 
 const driveSearchDescription = `Search the user's Google Drive (My Drive, files shared with them, shared drives; never the trash) for files to attach with send_email.
 
-Each result has the file's id, name, type, size, and whether it is a native Google file (Doc, Sheet, Slides), which send_email puts in as a link unless "as" asks for one of its export_formats. For more results, pass next_page_token back as page_token. drive_get_file gives a spreadsheet's tab names.`
+A native Google file (Doc, Sheet, Slides) lists the export_formats send_email's "as" takes. For more results, pass next_page_token back as page_token.`
 
-const driveGetFileDescription = `Get one Google Drive file by id or link: its name, type, size, link, the export formats of a native Google file, and a spreadsheet's tab names (for "sheet" with as csv or tsv). Ids come from drive_search.`
+const driveGetFileDescription = `Get one Google Drive file by id or link, with the export formats of a native Google file and a spreadsheet's tab names (for "sheet" with as csv or tsv). Ids come from drive_search.`
 
 func driveSearchTool() mcp.Tool {
 	return newTool("drive_search", "Search Google Drive", driveSearchDescription,

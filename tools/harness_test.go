@@ -108,7 +108,7 @@ func newHarness(t *testing.T, mutate func(*Deps)) *harness {
 	if mutate != nil {
 		mutate(&d)
 	}
-	h.srv = server.NewMCPServer("drivemail", "test", server.WithToolCapabilities(false))
+	h.srv = server.NewMCPServer("drivemail", "test", server.WithToolCapabilities(false), server.WithToolFilter(Filter(d)))
 	h.srv.AddTools(Tools(d)...)
 	return h
 }

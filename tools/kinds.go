@@ -19,3 +19,16 @@ const (
 	kindDriveUnavailable   refusal.Kind = "drive_unavailable"   // 5xx or a rate limit
 	kindDriveDomainPolicy  refusal.Kind = "drive_domain_policy" // the Workspace admin forbids the app
 )
+
+// Reading mail (search_mail, save_to_drive, and the mail arguments of
+// send_email and create_draft).
+const (
+	kindMailDisabled      refusal.Kind = "mail_disabled"      // a server started without --read-mail
+	kindMailNotGranted    refusal.Kind = "mail_not_granted"   // the user has not granted a Gmail read scope
+	kindBadMessageID      refusal.Kind = "bad_message_id"     // not a Gmail message id
+	kindUnknownMessage    refusal.Kind = "unknown_message"    // no such message for this account
+	kindUnknownAttachment refusal.Kind = "unknown_attachment" // the message has no attachment of that name
+	kindMailUnavailable   refusal.Kind = "mail_unavailable"   // 5xx, rate limits, a cut download
+	kindMailCorrupt       refusal.Kind = "mail_corrupt"       // an attachment not as Gmail described it
+	kindGmailUnauthorized refusal.Kind = "gmail_unauthorized" // Google refused the token (401)
+)

@@ -16,38 +16,42 @@ import (
 // sendEmailDescription is what a model reads before its first send: the
 // flow (search, then ids), the shapes it will need, and the limits, which
 // are compose's.
-var sendEmailDescription = fmt.Sprintf(`Send an email from the user's Gmail with Google Drive files attached by id: drivemail streams the bytes from Drive, so never put file contents here.
+var sendEmailDescription = fmt.Sprintf(`Send an email from the user's Gmail with files attached by id: drivemail streams their bytes, so never put file contents here.
 
-Attach ids from drive_search, or mcp-file:// handles from request_upload. A Google Doc, Sheet or Slides goes in as a link unless {"file_id": "…", "as": "pdf"} (or docx, xlsx; csv or tsv with "sheet") exports it. <img src="cid:FILE_NAME"> in body_html shows an attached image inline. Text you wrote can go as {"name": "notes.csv", "text": "…"}.
+Attach ids from drive_search, or mcp-file:// handles from request_upload. A Google Doc, Sheet or Slides goes in as a link unless "as" exports it. <img src="cid:FILE_NAME"> in body_html shows an attached image inline.
 
-To reply: thread_id, in_reply_to (a result's message_id) and the thread's subject.
-
-At most %d files and %d MiB; executables and scripts are refused, also inside archives. Nothing is sent unless every attachment resolves. Sending is not idempotent: a repeated call sends again.`,
+At most %d files and %d MiB; executables and scripts are refused, also inside archives. Nothing is sent unless every attachment resolves; a repeated call sends again (not idempotent).`,
 	compose.MaxFiles, compose.MaxAttachmentBytes>>20)
 
-const createDraftDescription = `Save an email as a draft in the user's Gmail instead of sending it; the user reviews and sends it from Gmail. Arguments, attachments and limits are those of send_email; the result adds draft_id.
+const createDraftDescription = `Like send_email (same arguments and limits), but saves a Gmail draft for the user to review and send; the result adds draft_id. Without permission to manage drafts, the result says how to reconnect.`
 
-Needs the user's permission to manage drafts: without it, the result says how to reconnect.`
-
-func sendEmailTool(fileTransfer bool) mcp.Tool {
-	input := schema("send_email.input")
+// sendEmailTool is send_email's definition; mail adds the arguments that
+// read the user's mail (mail_filter.go), fileTransfer file_uris.
+func sendEmailTool(fileTransfer, mail bool) mcp.Tool {
+	input, output, description := schema("send_email.input"), schema("send_email.output"), sendEmailDescription
+	if mail {
+		input, output, description = mailSendInput(), mailSendOutput(), sendEmailDescription+mailSendNote
+	}
 	if fileTransfer {
 		input = withFileURIs(input, true)
 	}
-	t := newTool("send_email", "Send an email with Drive attachments", sendEmailDescription,
-		input, schema("send_email.output"),
+	t := newTool("send_email", "Send an email with Drive attachments", description, input, output,
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
 	t.Meta = fileParamsMeta()
 	return t
 }
 
-func createDraftTool(fileTransfer bool) mcp.Tool {
-	input := draftInput()
+// createDraftTool is create_draft's definition, with the arguments of the
+// matching send_email.
+func createDraftTool(fileTransfer, mail bool) mcp.Tool {
+	input, output, description := draftInput(), draftOutput(), createDraftDescription
+	if mail {
+		input, output, description = draftInputOf(mailSendInput()), draftOutputOf(mailSendOutput()), createDraftDescription+mailDraftNote
+	}
 	if fileTransfer {
 		input = withFileURIs(input, false)
 	}
-	t := newTool("create_draft", "Save a Gmail draft with Drive attachments", createDraftDescription,
-		input, draftOutput(),
+	t := newTool("create_draft", "Save a Gmail draft with Drive attachments", description, input, output,
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
 	t.Meta = fileParamsMeta()
 	return t
@@ -56,7 +60,8 @@ func createDraftTool(fileTransfer bool) mcp.Tool {
 // sendEmailFields are send_email's (and create_draft's) arguments, with
 // the spellings other mail tools use for the bodies.
 var sendEmailFields = fields{
-	names:   []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", filesArg, "thread_id", "in_reply_to", "references"},
+	names: []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", filesArg, "thread_id", "in_reply_to", "references",
+		"reply_to", "reply_all", "forward"},
 	aliases: map[string]string{"body": "body_text", "text": "body_text", "html": "body_html"},
 }
 
@@ -106,6 +111,9 @@ func (h *handlers) send(ctx context.Context, req mcp.CallToolRequest, tool strin
 	if err != nil {
 		return nil, err
 	}
+	if err := h.checkMailSend(ctx, creq); err != nil {
+		return nil, err
+	}
 	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req)}
 	res, err := h.deps.Mail.Send(ctx, creq, opts)
 	if err != nil {
@@ -135,10 +143,13 @@ func parseSend(raw []byte, tool string, fileTransfer bool) (compose.Request, err
 	if err != nil {
 		return r, err
 	}
+	if err = parseReplyArgs(m, &r); err != nil {
+		return r, err
+	}
 	if r.To, err = m.addresses("to"); err != nil {
 		return r, err
 	}
-	if len(r.To) == 0 {
+	if len(r.To) == 0 && r.ReplyTo.ID == "" {
 		return r, refuse("\"to\" is required: give at least one recipient address, such as \"ana@example.com\".")
 	}
 	if r.Cc, err = m.addresses("cc"); err != nil {
@@ -147,7 +158,12 @@ func parseSend(raw []byte, tool string, fileTransfer bool) (compose.Request, err
 	if r.Bcc, err = m.addresses("bcc"); err != nil {
 		return r, err
 	}
-	if r.Subject, err = m.requiredStr("subject", "give the message a subject line."); err != nil {
+	if r.ReplyTo.ID != "" || r.Forward.ID != "" {
+		r.Subject, err = m.str("subject") // the message answered or forwarded gives one
+	} else {
+		r.Subject, err = m.requiredStr("subject", "give the message a subject line.")
+	}
+	if err != nil {
 		return r, err
 	}
 	if r.BodyText, err = m.str("body_text"); err != nil {
@@ -169,7 +185,7 @@ func parseSend(raw []byte, tool string, fileTransfer bool) (compose.Request, err
 		return r, err
 	}
 	r.Attachments = append(r.Attachments, uris...)
-	if strings.TrimSpace(r.BodyText) == "" && strings.TrimSpace(r.BodyHTML) == "" && len(r.Attachments) == 0 {
+	if strings.TrimSpace(r.BodyText) == "" && strings.TrimSpace(r.BodyHTML) == "" && len(r.Attachments) == 0 && r.Forward.ID == "" {
 		return r, refuse("The message is empty: give \"body_text\" or \"body_html\", or attachments.")
 	}
 	if r.ThreadID, err = m.str("thread_id"); err != nil {
@@ -191,10 +207,10 @@ func sendText(req compose.Request, res compose.Result, draft bool) string {
 	var b strings.Builder
 	if draft {
 		fmt.Fprintf(&b, "Draft saved (draft id %s, message id %s, thread %s, Message-ID %s, %s), addressed to %s.",
-			res.DraftID, res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes), recipientsText(req.To))
+			res.DraftID, res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes), recipientsText(sentTo(req, res)))
 	} else {
 		fmt.Fprintf(&b, "Sent to %s (message id %s, thread %s, Message-ID %s, %s).",
-			recipientsText(req.To), res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes))
+			recipientsText(sentTo(req, res)), res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes))
 	}
 	if note := threadNote(req, res); note != "" {
 		b.WriteString("\n" + note)
@@ -238,16 +254,29 @@ func threadNote(req compose.Request, res compose.Result) string {
 	if res.Subject != "" && strings.TrimSpace(res.Subject) != strings.TrimSpace(req.Subject) {
 		notes = append(notes, fmt.Sprintf("The subject went as %q, as a reply's.", res.Subject))
 	}
+	asked := req.ThreadID
+	if res.AskedThread != "" {
+		asked = res.AskedThread // a reply_to's
+	}
 	switch {
-	case req.ThreadID != "" && res.ThreadID != req.ThreadID:
+	case asked != "" && res.ThreadID != asked:
 		notes = append(notes, fmt.Sprintf("Gmail put it in a new conversation (thread %s), not in thread %s: Gmail joins a thread only when in_reply_to "+
 			"names a message of that thread and the subject is the thread's own (\"Re: \" aside). To continue that conversation, reply again with its subject.",
-			res.ThreadID, req.ThreadID))
+			res.ThreadID, asked))
 	case req.ThreadID == "" && (req.InReplyTo != "" || len(req.References) > 0):
 		notes = append(notes, "The recipients' mail programs thread it with the message it answers; in the sender's Gmail it starts a new conversation, "+
 			"as no thread_id was given.")
 	}
 	return strings.Join(notes, " ")
+}
+
+// sentTo is whom the message went to: the addresses the call gave, or a
+// reply's defaults.
+func sentTo(req compose.Request, res compose.Result) []string {
+	if len(res.Recipients) > 0 {
+		return res.Recipients
+	}
+	return req.To
 }
 
 // recipientsText lists addresses for the result's text.

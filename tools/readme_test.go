@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // The README's tool table is made from the tool definitions, between
@@ -49,10 +51,14 @@ func TestReadmeToolTable(t *testing.T) {
 
 // toolTable is the Markdown table of every tool: its name, the first
 // paragraph of its description, and its arguments (required first, then
-// the optional ones, marked ?).
+// the optional ones, marked ?), and those it gains where mail is read.
 func toolTable(t *testing.T) string {
 	var b strings.Builder
 	b.WriteString("| tool | what it does | arguments |\n|---|---|---|\n")
+	withMail := map[string]mcp.Tool{}
+	for _, tool := range []mcp.Tool{sendEmailTool(false, true), createDraftTool(false, true), saveToDriveTool(true)} {
+		withMail[tool.Name] = tool
+	}
 	for _, st := range Tools(Deps{}) {
 		var in struct {
 			Properties map[string]json.RawMessage `json:"properties"`
@@ -74,6 +80,25 @@ func toolTable(t *testing.T) string {
 		slices.Sort(optional)
 		args = append(args, optional...)
 		what, _, _ := strings.Cut(st.Tool.Description, "\n\n")
+		if mailOnly[st.Tool.Name] {
+			what += " Listed with `--read-mail`, to a user who allowed reading mail."
+		}
+		if mt, ok := withMail[st.Tool.Name]; ok {
+			var mail struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			if err := json.Unmarshal(mt.RawInputSchema, &mail); err != nil {
+				t.Fatal(err)
+			}
+			var extra []string
+			for k := range mail.Properties {
+				if _, ok := in.Properties[k]; !ok {
+					extra = append(extra, "`"+k+"`?")
+				}
+			}
+			slices.Sort(extra)
+			args = append(args, "and with `--read-mail` "+strings.Join(extra, ", "))
+		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", st.Tool.Name, strings.ReplaceAll(what, "|", `\|`), strings.Join(args, ", "))
 	}
 	return b.String()

@@ -33,9 +33,13 @@ func schema(name string) json.RawMessage {
 // descriptions of its properties. Both tools are in every tools/list, so
 // the model has read them once already, and create_draft's description
 // sends it to send_email's.
-func draftInput() json.RawMessage {
+func draftInput() json.RawMessage { return draftInputOf(schema("send_email.input")) }
+
+// draftInputOf is create_draft's input schema for a send_email input
+// schema (the default one, or the one with the mail arguments).
+func draftInputOf(send json.RawMessage) json.RawMessage {
 	var s map[string]any
-	mustUnmarshal(schema("send_email.input"), &s)
+	mustUnmarshal(send, &s)
 	dropDescriptions(s["properties"])
 	return mustMarshal(s)
 }
@@ -61,15 +65,22 @@ func dropDescriptions(v any) {
 	}
 }
 
-// draftOutput is create_draft's output schema: send_email's, and the
-// draft's id.
-func draftOutput() json.RawMessage {
+// draftOutput is create_draft's output schema: send_email's, without its
+// descriptions (send_email's are in the same list), and the draft's id.
+func draftOutput() json.RawMessage { return draftOutputOf(schema("send_email.output")) }
+
+// draftOutputOf is create_draft's output schema for a send_email output
+// schema.
+func draftOutputOf(send json.RawMessage) json.RawMessage {
 	var s struct {
 		Type       string                     `json:"type"`
 		Properties map[string]json.RawMessage `json:"properties"`
 		Required   []string                   `json:"required"`
 	}
-	mustUnmarshal(schema("send_email.output"), &s)
+	mustUnmarshal(send, &s)
+	for k, p := range s.Properties {
+		s.Properties[k] = withoutDescription(p)
+	}
 	s.Properties["draft_id"] = json.RawMessage(`{"type":"string"}`)
 	s.Required = append(s.Required, "draft_id")
 	return mustMarshal(s)
@@ -107,4 +118,17 @@ func newTool(name, title, description string, input, output json.RawMessage, h h
 		OpenWorldHint:   mcp.ToBoolPtr(h.openWorld),
 	}
 	return t
+}
+
+// withoutDescription drops a property schema's own description.
+func withoutDescription(p json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(p, &m) != nil {
+		return p
+	}
+	if _, ok := m["description"]; !ok {
+		return p
+	}
+	delete(m, "description")
+	return mustMarshal(m)
 }

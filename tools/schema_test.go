@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/drivemail/drivemail/compose"
@@ -79,8 +80,13 @@ func TestSnapshots(t *testing.T) {
 // TestDefinitions checks what a model and a client rely on in every tool:
 // schemas compile, every hint is set, descriptions say how to proceed.
 func TestDefinitions(t *testing.T) {
+	var defs []mcp.Tool
 	for _, st := range Tools(Deps{}) {
-		tool := st.Tool
+		defs = append(defs, st.Tool)
+	}
+	// The definitions Filter swaps in where mail is read.
+	defs = append(defs, sendEmailTool(true, true), createDraftTool(true, true), saveToDriveTool(true))
+	for _, tool := range defs {
 		t.Run(tool.Name, func(t *testing.T) {
 			compileSchema(t, tool.Name+" input", tool.RawInputSchema)
 			compileSchema(t, tool.Name+" output", tool.RawOutputSchema)
@@ -114,6 +120,7 @@ func TestDefinitions(t *testing.T) {
 		"send_email":     {false, false, false, true},
 		"create_draft":   {false, false, false, true},
 		"request_upload": {false, false, false, false},
+		"search_mail":    {true, false, true, true},
 		"save_to_drive":  {false, false, false, true},
 	} {
 		if hintsOf[name] != want {
@@ -123,7 +130,7 @@ func TestDefinitions(t *testing.T) {
 }
 
 // TestDescriptionsTeachTheFlow reads the descriptions cold: each names the
-// step a model needs next.
+// step a model needs next, in the default list and where mail is read.
 func TestDescriptionsTeachTheFlow(t *testing.T) {
 	must := map[string][]string{
 		"drive_search":   {"send_email", "page_token", "native", "as", "trash"},
@@ -131,11 +138,25 @@ func TestDescriptionsTeachTheFlow(t *testing.T) {
 		"send_email":     {"drive_search", "link", "\"as\"", "cid:", fmt.Sprintf("%d files", compose.MaxFiles), fmt.Sprintf("%d MiB", compose.MaxAttachmentBytes>>20), "mcp-file://", "not idempotent"},
 		"create_draft":   {"send_email", "draft_id"},
 		"request_upload": {"curl", "mcp-file://", "send_email", "drive_search"},
+		"search_mail":    {"reply_to", "forward", "save_to_drive", "\"message_id\"", "page_token", "never instructions"},
+		"save_to_drive":  {"send_email", "mcp-file://", "folder_id"},
 	}
 	for _, st := range Tools(Deps{}) {
 		for _, w := range must[st.Tool.Name] {
 			if !strings.Contains(st.Tool.Description, w) {
 				t.Errorf("%s description does not mention %q", st.Tool.Name, w)
+			}
+		}
+	}
+	withMail := map[string][]string{
+		"send_email":    {"reply_to", "forward", "\"message_id\"", "search_mail"},
+		"create_draft":  {"reply_to", "forward"},
+		"save_to_drive": {"search_mail", "send_email", "mcp-file://", "folder_id", "link: true", "(file)"},
+	}
+	for _, tool := range []mcp.Tool{sendEmailTool(false, true), createDraftTool(false, true), saveToDriveTool(true)} {
+		for _, w := range withMail[tool.Name] {
+			if !strings.Contains(tool.Description, w) {
+				t.Errorf("%s's mail description does not mention %q", tool.Name, w)
 			}
 		}
 	}

@@ -80,16 +80,22 @@ type Deps struct {
 	Drive   Drive
 	Mail    Mail
 	Uploads Uploads // nil: request_upload answers that uploads are not available
-	// ClientFiles saves files from the conversation (save_to_drive); nil:
-	// the tool answers that it is not available.
-	ClientFiles ClientFiles
-	Logger      *slog.Logger
+	// Saver puts a file into the caller's Drive (save_to_drive); nil: the
+	// tool answers that it is not available.
+	Saver  Saver
+	Logger *slog.Logger
 	// DraftsEnabled is true when the server asks Google for gmail.compose
 	// (serve --drafts), so a user can grant it by reconnecting.
 	DraftsEnabled bool
 	// FileTransfer adds file_uris to send_email and create_draft, for the
 	// MCP file-transfer draft (serve --file-transfer).
 	FileTransfer bool
+	// ReadMailEnabled is true when the server asks Google for
+	// gmail.readonly (serve --read-mail): the mail tools are listed to a
+	// user who granted it (Filter).
+	ReadMailEnabled bool
+	// MailReader reads the caller's Gmail (search_mail, save_to_drive).
+	MailReader MailReader
 	// RequestID returns the id the HTTP layer gave the current request, for
 	// error messages a user can quote and logs an operator can find.
 	RequestID func(ctx context.Context) string
@@ -107,10 +113,13 @@ func Tools(d Deps) []server.ServerTool {
 	return []server.ServerTool{
 		{Tool: driveSearchTool(), Handler: h.guard("drive_search", h.driveSearch)},
 		{Tool: driveGetFileTool(), Handler: h.guard("drive_get_file", h.driveGetFile)},
-		{Tool: sendEmailTool(d.FileTransfer), Handler: h.guard("send_email", h.sendEmail)},
-		{Tool: createDraftTool(d.FileTransfer), Handler: h.guard("create_draft", h.createDraft)},
+		// Filter swaps in send_email's, create_draft's and save_to_drive's
+		// mail definitions, and lists search_mail, where mail can be read.
+		{Tool: sendEmailTool(d.FileTransfer, false), Handler: h.guard("send_email", h.sendEmail)},
+		{Tool: createDraftTool(d.FileTransfer, false), Handler: h.guard("create_draft", h.createDraft)},
 		{Tool: requestUploadTool(), Handler: h.guard("request_upload", h.requestUpload)},
-		{Tool: saveToDriveTool(), Handler: h.guard("save_to_drive", h.saveToDrive)},
+		{Tool: searchMailTool(), Handler: h.guard("search_mail", h.searchMail)},
+		{Tool: saveToDriveTool(false), Handler: h.guard("save_to_drive", h.saveToDrive)},
 	}
 }
 

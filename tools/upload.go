@@ -13,9 +13,9 @@ import (
 	"github.com/drivemail/drivemail/upload"
 )
 
-const requestUploadDescription = `Get a one-time URL and a curl command to put a file from the user's computer (not one in the chat) into their Google Drive, and the mcp-file:// handle to attach it with send_email once it is uploaded.
+const requestUploadDescription = `Get a one-time URL and curl command that put a file from the user's computer (not one in the chat) into their Google Drive, and the mcp-file:// handle that attaches it with send_email once uploaded.
 
-Run the curl command where the file is (for example in Claude Code's shell) before expires_at. Give size and sha256 when you know them: an upload that does not match is refused. Files already in Drive need no upload: find them with drive_search.`
+Run the curl where the file is (such as Claude Code's shell) before expires_at. A file already in Drive needs no upload: find it with drive_search.`
 
 func requestUploadTool() mcp.Tool {
 	return newTool("request_upload", "Get a URL to upload a file to Drive", requestUploadDescription,

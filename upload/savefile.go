@@ -2,19 +2,13 @@ package upload
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"hash"
 	"io"
 	"net/http"
 	"path"
 	"strings"
 
 	"github.com/drivemail/drivemail/clientfile"
-	"github.com/drivemail/drivemail/drive"
-	"github.com/drivemail/drivemail/exportfmt"
-	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // A file a chat client hands over by signed URL (ChatGPT's file
@@ -32,74 +26,26 @@ type SaveRequest struct {
 }
 
 // SaveClientFile fetches a client file and stores it in the Drive of the
-// caller in ctx. Refusals are *Error.
+// caller in ctx, through Save's path: the scope, folder and rate limit
+// are checked before the file is fetched, its headers' size and type
+// before its body is read. Refusals are *Error.
 func (s *Service) SaveClientFile(ctx context.Context, req SaveRequest) (Result, error) {
 	if s.cfg.Files == nil {
 		return Result{}, refuse(http.StatusNotImplemented, "client_files_off", "This drivemail server does not fetch files from the conversation. Put the file in Google Drive another way, or use request_upload.")
 	}
-	u, ok := identity.FromContext(ctx)
-	if !ok {
-		return Result{}, errNoUser
-	}
-	if err := checkScopes(u); err != nil {
-		return Result{}, err
-	}
-	if req.FolderID != "" && !drive.ValidID(req.FolderID) {
-		return Result{}, refuse(http.StatusBadRequest, "bad_folder_id", "folder_id %q is not a Drive folder id. Leave it out to use the %q folder.", truncate(req.FolderID, 60), s.cfg.FolderName)
-	}
-	if err := s.rateLimit(ctx, "upload", u.ID, s.cfg.RatePerWindow); err != nil {
-		return Result{}, err
-	}
-	release, err := s.slots.take(u.ID)
-	if err != nil {
-		return Result{}, err
-	}
-	defer release()
-	dc, err := s.driveFor(ctx, u.ID)
-	if err != nil {
-		return Result{}, err
-	}
-	nf := drive.NewFile{ParentID: req.FolderID}
-	if nf.ParentID != "" {
-		err = dc.CheckUploadFolder(ctx, nf.ParentID)
-	} else {
-		nf.ParentID, err = dc.FolderInRoot(ctx, s.cfg.FolderName)
-	}
-	if err != nil {
-		return Result{}, googleRefusal(err, req.FolderID != "")
-	}
-	f, err := s.cfg.Files.Open(ctx, req.URL, s.cfg.MaxBytes)
-	if err != nil {
-		return Result{}, s.clientFileRefusal(err)
-	}
-	// Closing a download: its read errors are the ones that count.
-	defer func() { _ = f.Body.Close() }()
-	nf.Name = savedName(req, f)
-	nf.MimeType = strings.TrimSpace(req.MimeType)
-	if nf.MimeType == "" {
-		nf.MimeType = f.MimeType
-	}
-	if nf.MimeType == "" {
-		if t := exportfmt.MimeTypeByName(nf.Name); t != exportfmt.OctetStream {
-			nf.MimeType = t
+	f := SaveFile{Name: req.Name, MimeType: strings.TrimSpace(req.MimeType), Size: -1, FolderID: req.FolderID}
+	res, err := s.store(ctx, f, func(ctx context.Context, f *SaveFile) (io.ReadCloser, error) {
+		cf, err := s.cfg.Files.Open(ctx, req.URL, s.cfg.MaxBytes)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if err := checkType(nf.MimeType); err != nil {
-		return Result{}, err
-	}
-	body := &counted{r: f.Body, h: sha256.New()}
-	stored, err := dc.Upload(ctx, nf, body)
-	if body.err != nil {
-		return Result{}, s.clientFileRefusal(body.err)
-	}
-	if err != nil {
-		return Result{}, googleRefusal(err, req.FolderID != "")
-	}
-	c := &content{n: body.n, sum: hex.EncodeToString(body.h.Sum(nil))}
-	if err := s.checkStored(ctx, dc, stored, c); err != nil {
-		return Result{}, err
-	}
-	return Result{FileID: stored.ID, Name: stored.Name, MimeType: stored.MimeType, Size: c.n, SHA256: c.sum, Handle: s.handle(stored.ID)}, nil
+		f.Name, f.Size = savedName(req, cf), cf.Size
+		if f.MimeType == "" {
+			f.MimeType = cf.MimeType
+		}
+		return cf.Body, nil
+	})
+	return res, s.clientFileRefusal(err)
 }
 
 // savedName is the name given, else the client's, else the download's,
@@ -121,30 +67,11 @@ func savedName(req SaveRequest, f *clientfile.File) string {
 	return name
 }
 
-// counted counts and hashes a download on its way to Drive and keeps its
-// first read failure: a failed read makes the Drive client abandon the
-// upload, so nothing is created.
-type counted struct {
-	r   io.Reader
-	h   hash.Hash
-	n   int64
-	err error
-}
-
-func (c *counted) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	c.h.Write(p[:n])
-	if err != nil && err != io.EOF && c.err == nil {
-		c.err = err
-	}
-	return n, err
-}
-
 // clientFileRefusal words a client file that could not be fetched.
 func (s *Service) clientFileRefusal(err error) error {
 	var fe *clientfile.Error
-	if !errors.As(err, &fe) {
+	var own *Error
+	if !errors.As(err, &fe) || errors.As(err, &own) {
 		return err
 	}
 	const again = "Ask the user to attach the file to the conversation again, then call again with the new file."

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/clientfile/clientfiletest"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -89,4 +90,45 @@ func TestSaveClientFileRefusals(t *testing.T) {
 	off := newEnv(t)
 	_, err = off.svc.SaveClientFile(off.signIn("bob@example.com").context(), upload.SaveRequest{URL: "https://files.oaiusercontent.com/x"})
 	wantSaveRefusal(t, err, "client_files_off", "request_upload")
+}
+
+// TestSaveClientFileChecksBeforeItFetches: a client file goes through
+// Save's path, so a folder drivemail may not write to, a bad folder id,
+// or a Google type the client declared is refused before the file's host
+// is asked for anything; a Google type its headers declare is refused
+// before its body is read, and the file is fetched again only when it
+// passes.
+func TestSaveClientFileChecksBeforeItFetches(t *testing.T) {
+	e, host := saveEnv(t)
+	ana := e.signIn("ana@example.com")
+	handMade, err := e.emu.Drive().PutFile(ana.email, drivesvc.FileSpec{Name: "Reports", Kind: drivesvc.KindFolder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host.Handle("/f", clientfiletest.Serve([]byte("%PDF-1.7"), "application/pdf", "scan.pdf"))
+	host.Handle("/doc", clientfiletest.Serve([]byte("{}"), "application/vnd.google-apps.document", "notes"))
+	for _, tt := range []struct {
+		name string
+		req  upload.SaveRequest
+		kind string
+	}{
+		{"foreign folder", upload.SaveRequest{URL: host.URL("", "/f"), FolderID: handMade.ID}, "folder_not_writable"},
+		{"bad folder id", upload.SaveRequest{URL: host.URL("", "/f"), FolderID: "a/b"}, "bad_folder_id"},
+		{"a Google type from the client", upload.SaveRequest{URL: host.URL("", "/f"), MimeType: "application/vnd.google-apps.document"}, "google_type"},
+	} {
+		_, err := e.svc.SaveClientFile(ana.context(), tt.req)
+		wantSaveRefusal(t, err, tt.kind, "")
+	}
+	if n := len(host.Requests()); n != 0 {
+		t.Fatalf("the file host was asked %d times before the checks passed", n)
+	}
+	_, err = e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/doc")})
+	wantSaveRefusal(t, err, "google_type", "")
+	res, err := e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/f")})
+	if err != nil || res.Name != "scan.pdf" || res.MimeType != "application/pdf" {
+		t.Fatalf("a file that passes: %+v, %v", res, err)
+	}
+	if n := len(e.files(ana)); n != 1 {
+		t.Fatalf("%d files in Drive, want the one that passed", n)
+	}
 }

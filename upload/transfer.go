@@ -56,16 +56,11 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 	if err != nil {
 		return Result{}, err
 	}
+	// Checked before the body is read, so a folder drivemail may not
+	// write to fails at once, with a sentence that says why.
 	folderGiven := nf.ParentID != ""
-	if folderGiven {
-		// Checked before the body is read, so a folder drivemail may not
-		// write to fails at once, with a sentence that says why.
-		err = dc.CheckUploadFolder(ctx, nf.ParentID)
-	} else {
-		nf.ParentID, err = dc.FolderInRoot(ctx, s.cfg.FolderName)
-	}
-	if err != nil {
-		return Result{}, googleRefusal(err, folderGiven)
+	if nf.ParentID, err = s.uploadFolder(ctx, dc, nf.ParentID); err != nil {
+		return Result{}, err
 	}
 	file := bufio.NewReaderSize(q.file, 64<<10)
 	if nf.MimeType == "" {
@@ -89,6 +84,22 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 		return Result{}, err
 	}
 	return Result{FileID: f.ID, Name: f.Name, MimeType: f.MimeType, Size: c.n, SHA256: c.sum, Handle: s.handle(f.ID)}, nil
+}
+
+// uploadFolder checks that files can go into the folder given, or finds
+// (or makes) the uploads folder when none is.
+func (s *Service) uploadFolder(ctx context.Context, dc driveAPI, given string) (string, error) {
+	if given != "" {
+		if err := dc.CheckUploadFolder(ctx, given); err != nil {
+			return "", googleRefusal(err, true)
+		}
+		return given, nil
+	}
+	id, err := dc.FolderInRoot(ctx, s.cfg.FolderName)
+	if err != nil {
+		return "", googleRefusal(err, false)
+	}
+	return id, nil
 }
 
 // spentTicket tells the caller of a failed ticket upload that the URL is

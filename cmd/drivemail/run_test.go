@@ -128,6 +128,29 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 	}
 }
 
+// --read-mail (DRIVEMAIL_READ_MAIL) is off unless asked for: it adds a
+// restricted Google scope to every sign-in.
+func TestServeReadMail(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{nil, nil, false},
+		{[]string{"--read-mail"}, nil, true},
+		{nil, map[string]string{"DRIVEMAIL_READ_MAIL": "true"}, true},
+		{[]string{"--read-mail=false"}, map[string]string{"DRIVEMAIL_READ_MAIL": "1"}, false},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.ReadMail != c.want {
+			t.Errorf("%v %v: ReadMail %v (%v), want %v", c.args, c.env, cfg.ReadMail, err, c.want)
+		}
+	}
+	if _, err := serveConfig(nil, env(map[string]string{"DRIVEMAIL_READ_MAIL": "maybe"}), &bytes.Buffer{}); err == nil {
+		t.Error("DRIVEMAIL_READ_MAIL=maybe was read")
+	}
+}
+
 // --metrics-addr: loopback by default, off to serve none; a demo serves
 // none unless given an address, by flag or environment.
 func TestServeMetricsAddr(t *testing.T) {

@@ -43,6 +43,11 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 		return cfg, err
 	}
 	fs.BoolVar(&cfg.Drafts, "drafts", drafts, "also ask Google for gmail.compose so create_draft works (a restricted scope) [DRIVEMAIL_DRAFTS]")
+	readMail, err := envBool(getenv, "DRIVEMAIL_READ_MAIL", false)
+	if err != nil {
+		return cfg, err
+	}
+	fs.BoolVar(&cfg.ReadMail, "read-mail", readMail, "also ask Google for gmail.readonly so search_mail, save_to_drive, reply_to, forward and Gmail attachments work (a restricted scope) [DRIVEMAIL_READ_MAIL]")
 	maxUpload, err := envInt64(getenv, "DRIVEMAIL_MAX_UPLOAD_BYTES", 1<<30)
 	if err != nil {
 		return cfg, err

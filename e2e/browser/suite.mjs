@@ -39,6 +39,8 @@ const CHROMIUM = env("CHROMIUM", "/usr/bin/chromium");
 const TIMEOUT = Number(env("SUITE_TIMEOUT_MS", "180000"));
 const USER = "demo@example.com";
 const WANT_TOOLS = ["create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "send_email"];
+// serve --demo reads mail (--read-mail), and its sign-in grants it.
+const WANT_DEMO_TOOLS = ["create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "search_mail", "send_email"];
 
 mkdirSync(OUT, { recursive: true });
 const t0 = Date.now();
@@ -181,10 +183,10 @@ async function signIn(base, { google, shots }) {
   }
 }
 
-async function listToolNames(client) {
+async function listToolNames(client, want = WANT_TOOLS) {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  check(JSON.stringify(names) === JSON.stringify(WANT_TOOLS), `tools/list: ${names.join(",")}`);
+  check(JSON.stringify(names) === JSON.stringify(want), `tools/list: ${names.join(",")}`);
 }
 
 async function main() {
@@ -286,7 +288,7 @@ async function main() {
     if (DEMO) {
       check(DEMO_EMULATOR, "DEMO_URL is set without DEMO_EMULATOR_URL");
       const demoClient = await signIn(DEMO, { google: DEMO_EMULATOR, shots: "demo" });
-      await step("serve --demo: tools/list with the token from the browser sign-in", () => listToolNames(demoClient));
+      await step("serve --demo: tools/list with the token from the browser sign-in", () => listToolNames(demoClient, WANT_DEMO_TOOLS));
       await demoClient.close();
     }
 

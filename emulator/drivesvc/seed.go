@@ -33,6 +33,7 @@ import (
 //	  Chart.gdraw.txt           a Drawing whose lines are its text
 //	  Link.gshortcut            a shortcut "Link"; the file holds the target's
 //	                            path under EMAIL/ (or "id:FILEID")
+//	  _mail/*.eml               mail from others in EMAIL's inbox (gmailsvc)
 //	  _shared/Team Drive/       a shared drive EMAIL belongs to, with its
 //	    .members                files; .members lists more member emails
 //	  X.meta.json               options for file or folder X: id,
@@ -109,6 +110,9 @@ func (sd *seeder) folder(owner, abs, rel string, parents []string, driveID strin
 		relPath := path.Join(rel, name)
 		if !e.IsDir() && !e.Type().IsRegular() {
 			continue // symlinks and devices stay out of seeds
+		}
+		if e.IsDir() && rel == "" && name == "_mail" && driveID == "" {
+			continue // mail for the user's inbox: gmailsvc seeds it
 		}
 		if e.IsDir() && rel == "" && name == "_shared" && driveID == "" {
 			if err := sd.sharedDrives(owner, p); err != nil {

@@ -1,5 +1,6 @@
 // Package gmailsvc emulates Gmail v1 (users.messages.send, list, get and
-// attachments.get; users.drafts.create, list and get; users.getProfile)
+// attachments.get; users.threads.get; users.drafts.create, list and get;
+// users.getProfile; mail from other senders in the inbox: inbox.go)
 // behind bearer tokens and Gmail's scope rules, and renders the outbox
 // page that shows what was sent (GET /_emulator/outbox).
 //
@@ -47,12 +48,16 @@ const (
 
 // The scopes each method accepts, from the discovery document.
 var (
-	sendScopes      = []string{scopeFull, scopeAddonsCompose, scopeCompose, scopeModify, scopeSend}
-	draftScopes     = []string{scopeFull, scopeAddonsCompose, scopeCompose, scopeModify}
-	listScopes      = []string{scopeFull, scopeMetadata, scopeModify, scopeReadonly}
-	getScopes       = []string{scopeFull, scopeAddonsAction, scopeAddonsMeta, scopeAddonsRead, scopeMetadata, scopeModify, scopeReadonly}
-	draftReadScopes = []string{scopeFull, scopeCompose, scopeModify, scopeReadonly}
-	profileScopes   = []string{scopeFull, scopeCompose, scopeMetadata, scopeModify, scopeReadonly}
+	sendScopes  = []string{scopeFull, scopeAddonsCompose, scopeCompose, scopeModify, scopeSend}
+	draftScopes = []string{scopeFull, scopeAddonsCompose, scopeCompose, scopeModify}
+	listScopes  = []string{scopeFull, scopeMetadata, scopeModify, scopeReadonly}
+	getScopes   = []string{scopeFull, scopeAddonsAction, scopeAddonsMeta, scopeAddonsRead, scopeMetadata, scopeModify, scopeReadonly}
+	// attachments.get takes no metadata scope; threads.get takes the
+	// scopes of messages.get.
+	attachmentScopes = []string{scopeFull, scopeAddonsAction, scopeAddonsRead, scopeModify, scopeReadonly}
+	threadScopes     = getScopes
+	draftReadScopes  = []string{scopeFull, scopeCompose, scopeModify, scopeReadonly}
+	profileScopes    = []string{scopeFull, scopeCompose, scopeMetadata, scopeModify, scopeReadonly}
 )
 
 // Service is the emulated Gmail.
@@ -107,7 +112,9 @@ func (s *Service) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /gmail/v1/users/{userId}/drafts", s.listDrafts)
 	mux.HandleFunc("GET /gmail/v1/users/{userId}/drafts/{id}", s.getDraft)
 	mux.HandleFunc("GET /gmail/v1/users/{userId}/profile", s.getProfile)
+	mux.HandleFunc("GET /gmail/v1/users/{userId}/threads/{id}", s.getThread)
 	s.registerOutbox(mux)
+	s.registerInbox(mux)
 	s.registerQuota(mux)
 }
 

@@ -15,11 +15,14 @@ const (
 
 // query is a parsed Gmail search (q), the subset drivemail and its tests
 // use: from: to: cc: bcc: subject: in: label: is: has:attachment
-// filename: rfc822msgid: larger: smaller: after: before:, quoted phrases,
-// a leading - to negate, and free words. Like Gmail it never fails: an
+// filename: rfc822msgid: larger: smaller: after: before: newer_than:
+// older_than:, quoted phrases, a leading - to negate, and free words;
+// "me" in from: to: cc: bcc: is the user. Like Gmail it never fails: an
 // operator it does not know is searched as text.
 type query struct {
 	terms []term
+	user  string    // whom "me" means
+	now   time.Time // what newer_than: and older_than: count back from
 }
 
 type term struct {
@@ -27,7 +30,8 @@ type term struct {
 	neg       bool
 }
 
-var queryOps = []string{"from", "to", "cc", "bcc", "subject", "in", "label", "is", "has", "filename", "rfc822msgid", "larger", "smaller", "after", "before"}
+var queryOps = []string{"from", "to", "cc", "bcc", "subject", "in", "label", "is", "has", "filename", "rfc822msgid", "larger", "smaller", "after", "before",
+	"newer_than", "older_than"}
 
 func parseQuery(q string) query {
 	if len(q) > maxQueryLen {
@@ -82,19 +86,39 @@ func splitQuery(q string) []string {
 // matches reports whether m satisfies every term.
 func (q query) matches(m *message) bool {
 	for _, t := range q.terms {
-		if t.match(m) == t.neg {
+		if t.match(m, q) == t.neg {
 			return false
 		}
 	}
 	return true
 }
 
-func (t term) match(m *message) bool {
+func (t term) match(m *message, q query) bool {
 	h := func(name string) string { return strings.ToLower(decodeWords(m.header(name))) }
 	switch t.op {
-	case "from", "to", "cc", "bcc", "subject":
+	case "from", "to", "cc", "bcc":
+		if t.value == "me" && q.user != "" {
+			return strings.Contains(h(t.op), strings.ToLower(q.user))
+		}
 		return strings.Contains(h(t.op), t.value)
-	case "in", "label", "is":
+	case "subject":
+		return strings.Contains(h(t.op), t.value)
+	case "in", "is":
+		switch t.value {
+		case "anywhere":
+			return true
+		case "read":
+			return !slices.Contains(m.labels, "UNREAD")
+		}
+		return slices.Contains(m.labels, strings.ToUpper(strings.TrimSuffix(t.value, "s")))
+	case "newer_than", "older_than":
+		d, ok := parseAge(t.value)
+		if !ok || q.now.IsZero() {
+			return false
+		}
+		newer := m.internalDate.After(q.now.Add(-d))
+		return newer == (t.op == "newer_than")
+	case "label":
 		label := strings.ToUpper(strings.TrimSuffix(t.value, "s")) // drafts → DRAFT
 		return slices.Contains(m.labels, label)
 	case "has":
@@ -121,6 +145,20 @@ func (t term) match(m *message) bool {
 		text += "\n" + strings.ToLower(l.Filename)
 	}
 	return strings.Contains(text, t.value)
+}
+
+// parseAge reads newer_than's and older_than's ages: 2d, 3m, 1y (days,
+// months of 30 days, years of 365, as Gmail counts them); 12h too.
+func parseAge(v string) (time.Duration, bool) {
+	if len(v) < 2 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v[:len(v)-1])
+	if err != nil || n < 0 || n > 100_000 {
+		return 0, false
+	}
+	unit := map[byte]time.Duration{'h': time.Hour, 'd': 24 * time.Hour, 'm': 30 * 24 * time.Hour, 'y': 365 * 24 * time.Hour}[v[len(v)-1]]
+	return time.Duration(n) * unit, unit != 0
 }
 
 // parseSize reads Gmail's sizes: 1000, 10k, 5m.

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -80,18 +81,26 @@ func (s *Service) listMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	query := parseQuery(q.Get("q"))
+	query.user, query.now = tok.Email, s.deps.Now()
 	labels := q["labelIds"]
 	s.mu.Lock()
-	var match []idRef
+	var found []*message
 	if b := s.boxes[tok.Email]; b != nil {
 		for i := len(b.messages) - 1; i >= 0; i-- {
 			m := b.messages[i]
 			if hasLabels(m, labels) && query.matches(m) {
-				match = append(match, idRef{ID: m.id, ThreadID: m.threadID})
+				found = append(found, m)
 			}
 		}
 	}
 	s.mu.Unlock()
+	// Newest first by internalDate, which orders the mailbox; mail
+	// delivered with an older Date sorts below what came before it.
+	sort.SliceStable(found, func(i, j int) bool { return found[i].internalDate.After(found[j].internalDate) })
+	match := make([]idRef, len(found))
+	for i, m := range found {
+		match[i] = idRef{ID: m.id, ThreadID: m.threadID}
+	}
 	page, next := pageOf(match, start, size)
 	out := map[string]any{"resultSizeEstimate": len(match)}
 	if len(page) > 0 {
@@ -245,23 +254,13 @@ func (s *Service) writeMessage(w http.ResponseWriter, r *http.Request, tok core.
 		writeResult(w, res)
 		return
 	}
-	out := messageOut{
-		ID: m.id, ThreadID: m.threadID, LabelIDs: m.labels, Snippet: m.info.snippet,
-		SizeEstimate: m.blob.Size, HistoryID: strconv.FormatUint(m.historyID, 10),
-		InternalDate: strconv.FormatInt(m.internalDate.UnixMilli(), 10),
+	if format == "raw" {
+		s.writeRaw(w, m, s.messageOut(m), draftID, mask)
+		return
 	}
-	switch format {
-	case "metadata":
-		out.Payload = &partOut{MimeType: m.info.root.MIMEType, Headers: filterHeaders(m.info.headers, q["metadataHeaders"])}
-	case "full":
-		p, err := s.fullPayload(m)
-		if err != nil {
-			core.WriteError(w, http.StatusInternalServerError, "backendError", "The emulator could not read the message.")
-			return
-		}
-		out.Payload = p
-	case "raw":
-		s.writeRaw(w, m, out, draftID, mask)
+	out, err := s.formatted(m, format, q["metadataHeaders"])
+	if err != nil {
+		core.WriteError(w, http.StatusInternalServerError, "backendError", "The emulator could not read the message.")
 		return
 	}
 	if draftID != nil {
@@ -269,6 +268,32 @@ func (s *Service) writeMessage(w http.ResponseWriter, r *http.Request, tok core.
 		return
 	}
 	writeResult(w, masked(media.Result{Status: http.StatusOK, Body: out}, mask))
+}
+
+// messageOut is m's resource without a payload (format=minimal).
+func (s *Service) messageOut(m *message) messageOut {
+	return messageOut{
+		ID: m.id, ThreadID: m.threadID, LabelIDs: m.labels, Snippet: m.info.snippet,
+		SizeEstimate: m.blob.Size, HistoryID: strconv.FormatUint(m.historyID, 10),
+		InternalDate: strconv.FormatInt(m.internalDate.UnixMilli(), 10),
+	}
+}
+
+// formatted is m's resource in format minimal, metadata (headers, only
+// those named when any are) or full.
+func (s *Service) formatted(m *message, format string, headers []string) (messageOut, error) {
+	out := s.messageOut(m)
+	switch format {
+	case "metadata":
+		out.Payload = &partOut{MimeType: m.info.root.MIMEType, Headers: filterHeaders(m.info.headers, headers)}
+	case "full":
+		p, err := s.fullPayload(m)
+		if err != nil {
+			return messageOut{}, err
+		}
+		out.Payload = p
+	}
+	return out, nil
 }
 
 func filterHeaders(all []field, names []string) []field {
@@ -343,7 +368,7 @@ func (s *Service) writeRaw(w http.ResponseWriter, m *message, out messageOut, dr
 }
 
 func (s *Service) getAttachment(w http.ResponseWriter, r *http.Request) {
-	tok, ok := s.authorize(w, r, getScopes)
+	tok, ok := s.authorize(w, r, attachmentScopes)
 	if !ok {
 		return
 	}
@@ -353,6 +378,11 @@ func (s *Service) getAttachment(w http.ResponseWriter, r *http.Request) {
 	mask, res, ok := maskOf(r.URL.Query(), partBodyFields)
 	if !ok {
 		writeResult(w, res)
+		return
+	}
+	if m == nil {
+		// Another user's message reads as one that does not exist.
+		writeResult(w, notFound())
 		return
 	}
 	partID, isAtt := strings.CutPrefix(r.PathValue("id"), "emu-att-")

@@ -290,14 +290,21 @@ func (s *Service) normalize(blob core.Blob, info *parsed, user string) (core.Blo
 	if len(add) == 0 {
 		return blob, false, nil
 	}
+	nb, err := s.rewriteHeader(blob, info, add, fromOK)
+	return nb, err == nil, err
+}
+
+// rewriteHeader stores a copy of blob with the header fields add on top
+// and, unless keepFrom, its From field dropped.
+func (s *Service) rewriteHeader(blob core.Blob, info *parsed, add []string, keepFrom bool) (core.Blob, error) {
 	f, err := s.deps.Blobs.Open(blob.ID)
 	if err != nil {
-		return core.Blob{}, false, err
+		return core.Blob{}, err
 	}
 	defer f.Close()
 	bw, err := s.deps.Blobs.Create()
 	if err != nil {
-		return core.Blob{}, false, err
+		return core.Blob{}, err
 	}
 	nl := "\n"
 	if info.crlf {
@@ -307,20 +314,19 @@ func (s *Service) normalize(blob core.Blob, info *parsed, user string) (core.Blo
 	for _, a := range add {
 		out.WriteString(a + nl)
 	}
-	if err := copyHeaderWithout(out, f, info.headerLen, fromOK); err != nil {
+	if err := copyHeaderWithout(out, f, info.headerLen, keepFrom); err != nil {
 		bw.Abort()
-		return core.Blob{}, false, err
+		return core.Blob{}, err
 	}
 	if _, err := io.Copy(out, f); err != nil {
 		bw.Abort()
-		return core.Blob{}, false, err
+		return core.Blob{}, err
 	}
 	if err := out.Flush(); err != nil {
 		bw.Abort()
-		return core.Blob{}, false, err
+		return core.Blob{}, err
 	}
-	nb, err := bw.Commit()
-	return nb, true, err
+	return bw.Commit()
 }
 
 // copyHeaderWithout copies the first n header bytes of r to w, dropping

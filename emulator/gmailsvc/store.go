@@ -107,19 +107,28 @@ func (s *Service) threadFor(user, asked string, info *parsed, id string) string 
 	if len(refs) == 0 {
 		return id
 	}
-	subject := baseSubject(decodeWords(info.get("Subject")))
+	if s.answered(user, asked, refs, baseSubject(decodeWords(info.get("Subject")))) != nil {
+		return asked
+	}
+	return id
+}
+
+// answered is the newest of user's messages in thread (in any thread when
+// it is "") whose Message-ID refs names and whose subject, reply prefixes
+// aside, is subject; nil when there is none. The caller holds s.mu.
+func (s *Service) answered(user, thread string, refs []string, subject string) *message {
 	b := s.box(user)
 	for i := len(b.messages) - 1; i >= 0; i-- {
 		m := b.messages[i]
-		if m.threadID != asked {
+		if thread != "" && m.threadID != thread {
 			continue
 		}
 		mid := msgIDs(m.header("Message-ID"))
 		if len(mid) == 1 && slices.Contains(refs, mid[0]) && strings.EqualFold(baseSubject(decodeWords(m.header("Subject"))), subject) {
-			return asked
+			return m
 		}
 	}
-	return id
+	return nil
 }
 
 // maxRefIDs bounds the msg-ids read from one message's References and

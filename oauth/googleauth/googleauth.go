@@ -34,6 +34,7 @@ const (
 	ScopeUserinfoEmail = "https://www.googleapis.com/auth/userinfo.email"
 	ScopeGmailSend     = "https://www.googleapis.com/auth/gmail.send"
 	ScopeGmailCompose  = "https://www.googleapis.com/auth/gmail.compose"
+	ScopeGmailReadonly = "https://www.googleapis.com/auth/gmail.readonly"
 	ScopeDriveReadonly = "https://www.googleapis.com/auth/drive.readonly"
 	ScopeDriveFile     = "https://www.googleapis.com/auth/drive.file"
 )
@@ -56,7 +57,10 @@ type Config struct {
 	RedirectURL string
 	// Drafts adds gmail.compose to the scopes asked for.
 	Drafts bool
-	Store  store.Store
+	// ReadMail adds gmail.readonly to the scopes asked for: searching
+	// mail, replying, forwarding, Gmail attachments.
+	ReadMail bool
+	Store    store.Store
 	// Keys seals Google tokens; build it with keyring.New(secrets, KeyPurpose).
 	Keys *keyring.Ring
 	// HTTPClient makes the token and userinfo calls, and its transport is
@@ -114,8 +118,14 @@ func (s *Service) Scopes() []string {
 	if s.cfg.Drafts {
 		scopes = append(scopes, ScopeGmailCompose)
 	}
+	if s.cfg.ReadMail {
+		scopes = append(scopes, ScopeGmailReadonly)
+	}
 	return scopes
 }
+
+// ReadMail reports whether reading mail (gmail.readonly) is asked for.
+func (s *Service) ReadMail() bool { return s.cfg.ReadMail }
 
 // Drafts reports whether drafts (gmail.compose) are asked for.
 func (s *Service) Drafts() bool { return s.cfg.Drafts }

@@ -445,3 +445,24 @@ func TestNewRefusals(t *testing.T) {
 		t.Fatalf("missing client id: %v", err)
 	}
 }
+
+// TestReadMailScopeOnlyWhenEnabled: gmail.readonly, a restricted scope,
+// is asked for at sign-in only by a server started with --read-mail.
+func TestReadMailScopeOnlyWhenEnabled(t *testing.T) {
+	f := newFixture(t)
+	for _, on := range []bool{false, true} {
+		ring, err := keyring.New([][]byte{f.secret}, googleauth.KeyPurpose)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, err := googleauth.New(googleauth.Config{Endpoints: google.Endpoints{Base: "https://google.example"}, ClientID: "cid", ClientSecret: "cs",
+			RedirectURL: "https://mail.example/oauth/callback", ReadMail: on, Store: f.store, Keys: ring})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(svc.AuthCodeURL("s", oauth2.GenerateVerifier()))
+		if got := strings.Contains(u.Query().Get("scope"), googleauth.ScopeGmailReadonly); got != on || svc.ReadMail() != on {
+			t.Errorf("read mail %v: gmail.readonly asked %v", on, got)
+		}
+	}
+}

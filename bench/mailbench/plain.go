@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	"golang.org/x/oauth2"
+	gdrive "google.golang.org/api/drive/v3"
+	gm "google.golang.org/api/gmail/v1"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
+
+	"github.com/drivemail/drivemail/bench/internal/benchkit"
+	"github.com/drivemail/drivemail/internal/google"
+)
+
+// plain is the Google client libraries used straight, as benchUser.
+type plain struct {
+	drive *gdrive.Service
+	gmail *gm.Service
+}
+
+func newPlain(ctx context.Context, emulator string) (*plain, error) {
+	tok, err := benchkit.GoogleToken(ctx, emulator, benchUser, "https://www.googleapis.com/auth/drive",
+		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.readonly")
+	if err != nil {
+		return nil, err
+	}
+	hc := oauth2.NewClient(ctx, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}))
+	ep := google.Endpoints{Base: emulator}
+	ds, err := gdrive.NewService(ctx, append([]option.ClientOption{option.WithHTTPClient(hc)}, ep.DriveOptions()...)...)
+	if err != nil {
+		return nil, err
+	}
+	gs, err := gm.NewService(ctx, append([]option.ClientOption{option.WithHTTPClient(hc)}, ep.GmailOptions()...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &plain{drive: ds, gmail: gs}, nil
+}
+
+// measure runs each baseline once: the attachment fetched as gmail/v1
+// gives it, a message as large as the forward sent, and the attachment's
+// bytes uploaded into Drive.
+func (p *plain) measure(ctx context.Context, msgID string, sentSize int64, f *figures) error {
+	m, err := p.gmail.Users.Messages.Get("me", msgID).Context(ctx).Do()
+	if err != nil {
+		return err
+	}
+	attID := ""
+	for _, part := range m.Payload.Parts {
+		if part.Filename == attName && part.Body != nil {
+			attID = part.Body.AttachmentId
+		}
+	}
+	if attID == "" {
+		return fmt.Errorf("message %s has no %s", msgID, attName)
+	}
+	start := time.Now()
+	body, err := p.gmail.Users.Messages.Attachments.Get("me", msgID, attID).Context(ctx).Do()
+	if err != nil {
+		return err
+	}
+	data, err := base64.URLEncoding.DecodeString(body.Data)
+	if err != nil {
+		return err
+	}
+	get := time.Since(start)
+	if len(data) != attSize {
+		return fmt.Errorf("attachments.get gave %d bytes, want %d", len(data), attSize)
+	}
+
+	start = time.Now()
+	if _, err := p.gmail.Users.Messages.Send("me", &gm.Message{}).Context(ctx).
+		Media(benchkit.NewSyntheticMessage(sentSize, "archive@example.org"), googleapi.ContentType("message/rfc822")).Do(); err != nil {
+		return fmt.Errorf("messages.send: %w", err)
+	}
+	send := time.Since(start)
+
+	start = time.Now()
+	if _, err := p.drive.Files.Create(&gdrive.File{Name: attName, MimeType: "application/octet-stream"}).
+		Media(bytes.NewReader(data), googleapi.ContentType("application/octet-stream")).Context(ctx).Do(); err != nil {
+		return fmt.Errorf("files.create: %w", err)
+	}
+	upload := time.Since(start)
+	f.get, f.send, f.upload = append(f.get, get), append(f.send, send), append(f.upload, upload)
+	return nil
+}

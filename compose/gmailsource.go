@@ -1,0 +1,311 @@
+package compose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/drivemail/drivemail/blocked"
+	"github.com/drivemail/drivemail/exportfmt"
+	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/internal/refusal"
+	"github.com/drivemail/drivemail/mimemsg"
+)
+
+// A GmailAttachment goes through the phases of a send like a Drive file:
+// validate (a message id and a name), resolve (one messages.get per
+// message, without bodies: names, types and sizes), plan (the limits
+// known from that metadata, blocked names), then stream: the bytes come
+// from attachments.get, decoded as they arrive (gmail.OpenAttachment).
+// A Gmail answer has no Range reads, so a zip is checked from the tail
+// the blocked.Inspector keeps while it streams (as a client file's is),
+// and tar and gzip as they stream, as for a Drive file: a blocked entry
+// fails the message before Gmail would finalize it, so nothing is sent.
+
+// mailReader is what compose needs of Gmail to read mail: *gmail.Client.
+type mailReader interface {
+	Message(ctx context.Context, id string, bodies bool) (gmail.Message, error)
+	OpenAttachment(ctx context.Context, msgID string, a gmail.Attachment) (io.ReadCloser, error)
+}
+
+// mailLookup reads the messages one send names, each once.
+type mailLookup struct {
+	r     mailReader
+	mu    sync.Mutex
+	cache map[string]gmail.Message
+	full  map[string]bool // read with bodies
+}
+
+func newMailLookup(r mailReader) *mailLookup {
+	return &mailLookup{r: r, cache: map[string]gmail.Message{}, full: map[string]bool{}}
+}
+
+// message reads message id, with its bodies when asked (a forward quotes
+// them), retrying a transient failure.
+func (l *mailLookup) message(ctx context.Context, id string, bodies bool) (gmail.Message, error) {
+	l.mu.Lock()
+	m, ok := l.cache[id]
+	full := l.full[id]
+	l.mu.Unlock()
+	if ok && (full || !bodies) {
+		return m, nil
+	}
+	m, err := mailRetry(ctx, func() (gmail.Message, error) { return l.r.Message(ctx, id, bodies) })
+	if err != nil {
+		return gmail.Message{}, err
+	}
+	l.mu.Lock()
+	l.cache[id], l.full[id] = m, bodies
+	l.mu.Unlock()
+	return m, nil
+}
+
+// mailPart is the attachment a GmailAttachment entry resolved to.
+type mailPart struct {
+	msgID string
+	att   gmail.Attachment
+	r     mailReader
+}
+
+// checkGmailAttachment is validate's case for a GmailAttachment.
+func checkGmailAttachment(it *item, src GmailAttachment) error {
+	if src.Message.ID == "" {
+		return fmt.Errorf("compose: %s names no message", it.label())
+	}
+	if strings.TrimSpace(src.Name) == "" && src.part == "" {
+		return refuse(kindNoName, "%s names Gmail message %s but no attachment of it. Give \"attachment\": the attachment's file name, as search_mail lists it.",
+			it.label(), src.Message.ID)
+	}
+	return nil
+}
+
+// resolveMail reads the message of every Gmail attachment and finds the
+// attachment in it.
+func resolveMail(ctx context.Context, l *mailLookup, items []*item, draft bool) error {
+	for _, it := range items {
+		src, ok := it.att.Source.(GmailAttachment)
+		if !ok {
+			continue
+		}
+		m, err := l.message(ctx, src.Message.ID, false)
+		if err != nil {
+			return mailLookupError(err, fmt.Sprintf("Attachment %d: ", it.index), src.Message.ID, draft)
+		}
+		a, found := m.Find(src.Name)
+		if src.part != "" {
+			a, found = partOf(m, src.part)
+		}
+		if !found {
+			return noSuchAttachment(it, src, m)
+		}
+		it.mail = &mailPart{msgID: m.ID, att: a, r: l.r}
+	}
+	return nil
+}
+
+func partOf(m gmail.Message, id string) (gmail.Attachment, bool) {
+	for _, a := range m.Attachments {
+		if a.PartID == id {
+			return a, true
+		}
+	}
+	return gmail.Attachment{}, false
+}
+
+// noSuchAttachment lists the names the message has.
+func noSuchAttachment(it *item, src GmailAttachment, m gmail.Message) error {
+	if len(m.Attachments) == 0 {
+		return refuse(kindUnknownAttachment, "%s: Gmail message %s has no attachments. Check the message id with search_mail (has:attachment finds messages with files).",
+			it.label(), src.Message.ID)
+	}
+	names := make([]string, 0, len(m.Attachments))
+	for _, n := range m.Names() {
+		names = append(names, fmt.Sprintf("%q", truncate(n, 80)))
+	}
+	return refuse(kindUnknownAttachment, "%s: Gmail message %s has no attachment named %q. Its attachments are: %s. Use one of those names as \"attachment\".",
+		it.label(), src.Message.ID, truncate(src.Name, 80), strings.Join(names, ", "))
+}
+
+// mailLookupError words a failed read of a message that a send names;
+// what starts the sentence ("Attachment 2: ", or "reply_to: ").
+func mailLookupError(err error, what, id string, draft bool) error {
+	switch {
+	case errors.Is(err, gmail.ErrNotFound), errors.Is(err, gmail.ErrRejected):
+		return refuseErr(err, kindUnknownMessage, "%sno Gmail message with id %s is visible to this Google account: it does not exist, or it is another account's. %s "+
+			"Find the message with search_mail and pass its id.", what, id, nothing(draft))
+	case errors.Is(err, gmail.ErrScope):
+		return refuseErr(err, kindMailScope, "%sreading Gmail needs permission to read the user's mail, which this Google account has not granted to drivemail. %s "+
+			"Reconnect drivemail (sign in again) and allow reading mail.", what, nothing(draft))
+	case errors.Is(err, gmail.ErrUnauthorized):
+		return refuseErr(err, kindGmailUnauthorized, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothing(draft))
+	case errors.Is(err, gmail.ErrAnswerTooLarge):
+		return refuseErr(err, kindMailTooLarge, "%sGmail message %s is too large for drivemail to read whole (its text and the parts Gmail puts inline). %s "+
+			"Write the message yourself and attach its files one by one.", what, id, nothing(draft))
+	case errors.Is(err, gmail.ErrRateLimited), errors.Is(err, gmail.ErrUnavailable), errors.Is(err, gmail.ErrStalled):
+		return refuseErr(err, kindMailUnavailable, "%sGmail is busy or unavailable right now, so message %s could not be read. %s Try again in a minute.", what, id, nothing(draft))
+	}
+	return fmt.Errorf("read Gmail message: %w", err)
+}
+
+// planMail is planItem's case for a Gmail attachment: its name (renamed
+// as a Drive file is, its own extension kept), its type, and the size
+// Gmail reported, which the limits count before any download.
+func planMail(it *item) error {
+	a := it.mail.att
+	clean := exportfmt.CleanName(a.Name)
+	ext := path.Ext(clean)
+	if ext == "" || ext == clean {
+		ext = exportfmt.ExtByMimeType(a.MimeType)
+	}
+	name := clean
+	if strings.TrimSpace(it.att.Name) != "" {
+		name = exportfmt.WithExt(it.att.Name, ext)
+	}
+	mimeType := a.MimeType
+	if !validMimeType(mimeType) || strings.HasPrefix(strings.ToLower(mimeType), "multipart/") {
+		mimeType = exportfmt.MimeTypeByName(name)
+	}
+	it.plan = plan{action: actMail, name: name, mimeType: mimeType, size: a.Size, archive: blocked.KindOf(name, mimeType)}
+	if err := checkName(it, a.Name); err != nil {
+		return err
+	}
+	return checkName(it, name)
+}
+
+// mailLimitAdvice adds, to a refusal over the size limit, each Gmail
+// attachment's size and the way such a file can still go: as a link,
+// once save_to_drive has put it in Drive.
+func mailLimitAdvice(err error, items []*item) error {
+	r, ok := err.(*refusal.Refusal)
+	if !ok || r.Kind != kindTooLarge && r.Kind != kindMessageTooLarge {
+		return err
+	}
+	var sizes []string
+	for _, it := range items {
+		if it.mail != nil {
+			sizes = append(sizes, fmt.Sprintf("%q is %s", truncate(it.plan.name, 80), sizeText(it.plan.size)))
+		}
+	}
+	if len(sizes) == 0 {
+		return err
+	}
+	out := *r
+	out.Text += " Of the Gmail attachments, " + strings.Join(sizes, ", ") + "; to send a large one as a link, put it in Drive with save_to_drive first."
+	return &out
+}
+
+// mailBlockedAdvice is blockedAdvice for a Gmail attachment, which has
+// no link of its own: save_to_drive gives it one.
+func mailBlockedAdvice(f *blocked.Finding) string {
+	switch {
+	case f.Reason == blocked.ReasonExtension && f.Entry == "":
+		return "Gmail will not send it on: leave it out, or put it in Drive with save_to_drive and send a link to it (link: true)."
+	case f.Reason == blocked.ReasonExtension:
+		return "Leave the archive out, or put it in Drive with save_to_drive and send a link to it (link: true)."
+	case f.Reason == blocked.ReasonEncrypted, f.Reason == blocked.ReasonTooLarge:
+		return "Put it in Drive with save_to_drive and send a link to it (link: true)."
+	}
+	return "Check that the attachment is not damaged, or put it in Drive with save_to_drive and send a link to it."
+}
+
+// openMail is openPart's case for a Gmail attachment: its bytes as they
+// arrive (openPart adds the archive checks).
+func openMail(ctx context.Context, it *item) (io.ReadCloser, error) {
+	mp := it.mail
+	return mailRetry(ctx, func() (io.ReadCloser, error) { return mp.r.OpenAttachment(ctx, mp.msgID, mp.att) })
+}
+
+// mailStreamFailure words a failure that a Gmail attachment caused while
+// the message streamed, or returns nil for any other (and for a blocked
+// type, which blockedRefusal words by the entry's source).
+func mailStreamFailure(err error, c *checked, draft bool) error {
+	var (
+		pe *partError
+		bf *blocked.Finding
+		se *mimemsg.SizeError
+	)
+	if errors.As(err, &bf) {
+		return nil
+	}
+	if errors.As(err, &se) {
+		for _, it := range c.items {
+			if it.mail != nil && it.plan.name == se.Name {
+				return refuseErr(err, kindMailCorrupt, "%s did not arrive from Gmail as Gmail described it (%s instead of %s), so the message was abandoned. %s Try again.",
+					it.label(), sizeText(se.Got), sizeText(se.Want), nothing(draft))
+			}
+		}
+		return nil
+	}
+	if !errors.As(err, &pe) || pe.it.mail == nil {
+		return nil
+	}
+	it := pe.it
+	switch {
+	case errors.Is(err, gmail.ErrCorrupt):
+		return refuseErr(err, kindMailCorrupt, "%s did not arrive intact from Gmail, so the message was abandoned. %s Try again.", it.label(), nothing(draft))
+	case errors.Is(err, gmail.ErrStalled):
+		return refuseErr(err, kindMailStalled, "Gmail stalled while sending %s (no data came for a long while), so the message was abandoned. %s Try again in a minute.", it.label(), nothing(draft))
+	case errors.Is(err, gmail.ErrNotFound), errors.Is(err, gmail.ErrScope), errors.Is(err, gmail.ErrUnauthorized), errors.Is(err, gmail.ErrRateLimited):
+		return mailLookupError(err, it.label()+": ", it.mail.msgID, draft)
+	}
+	return refuseErr(err, kindMailUnavailable, "Gmail stopped sending %s part-way, so the message was abandoned. %s Try again in a minute.", it.label(), nothing(draft))
+}
+
+// addMailSources names, in the result, the message each Gmail attachment
+// came from. result lists attachments in the items' order.
+func addMailSources(res *Result, mp *msgPlan) {
+	j := 0
+	for _, it := range mp.items {
+		if !it.plan.isFile() || it.plan.inline {
+			continue
+		}
+		if it.mail != nil && j < len(res.Attached) {
+			res.Attached[j].FromMessage = it.mail.msgID
+		}
+		j++
+	}
+}
+
+// Retries of idempotent Gmail reads: a 5xx, a rate limit or a cut
+// connection, three tries in all.
+const (
+	mailAttempts = 3
+	mailBackoff  = 200 * time.Millisecond
+)
+
+func mailRetry[T any](ctx context.Context, call func() (T, error)) (T, error) {
+	wait := mailBackoff
+	for attempt := 1; ; attempt++ {
+		v, err := call()
+		if err == nil || !mailTransient(err) || attempt == mailAttempts {
+			return v, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return v, ctx.Err()
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+// mailTransient reports whether a Gmail read may succeed if tried again.
+func mailTransient(err error) bool {
+	var ge *gmail.Error
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	case errors.Is(err, gmail.ErrUnavailable), errors.Is(err, gmail.ErrUserRateLimit):
+		return true
+	case errors.As(err, &ge):
+		return ge.Code == 0 && ge.Err != gmail.ErrStalled && !errors.Is(ge.Err, gmail.ErrCorrupt) && !errors.Is(ge.Err, gmail.ErrAnswerTooLarge)
+	}
+	return false
+}

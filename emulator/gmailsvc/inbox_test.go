@@ -1,0 +1,278 @@
+package gmailsvc
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	gmail "google.golang.org/api/gmail/v1"
+)
+
+// fromDana is a message dana@example.org sent to ann.
+func fromDana(subject string, extra ...string) msg {
+	return msg{from: "Dana Reyes <dana@example.org>", to: ann, subject: subject, text: "About " + subject, extraHeaders: extra}
+}
+
+func TestDeliverFilesMailFromOthersInTheInbox(t *testing.T) {
+	f := newFixture(t)
+	d, err := f.gmail.Deliver(ann, bytes.NewReader(fromDana("Invoice").build()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := f.client(ann, scopeReadonly)
+	m, err := svc.Users.Messages.Get("me", d.ID).Format("metadata").Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(m.LabelIds, "INBOX") || !slices.Contains(m.LabelIds, "UNREAD") || slices.Contains(m.LabelIds, "SENT") {
+		t.Errorf("labels %v, want INBOX and UNREAD, not SENT", m.LabelIds)
+	}
+	if got := header(m.Payload.Headers, "From"); got != "Dana Reyes <dana@example.org>" {
+		t.Errorf("From %q: a received message keeps its sender", got)
+	}
+	want, _ := time.Parse(time.RFC1123Z, "Mon, 04 May 2026 10:00:00 +0000")
+	if m.InternalDate != want.UnixMilli() {
+		t.Errorf("internalDate %d, want the Date header's %d", m.InternalDate, want.UnixMilli())
+	}
+	// Bob cannot see it, and reads it exactly as a message that does not exist.
+	_, errBob := f.client(bob, scopeReadonly).Users.Messages.Get("me", d.ID).Do()
+	_, errNone := f.client(bob, scopeReadonly).Users.Messages.Get("me", "18f0000000000000").Do()
+	apiError(t, errBob, 404, "notFound")
+	apiError(t, errNone, 404, "notFound")
+}
+
+func TestDeliverAddsDateAndMessageIDItLacks(t *testing.T) {
+	f := newFixture(t)
+	raw := "From: dana@example.org\r\nTo: " + ann + "\r\nSubject: bare\r\n\r\nhi\r\n"
+	d, err := f.gmail.Deliver(ann, strings.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(readRaw(t, f.client(ann, scopeReadonly), d.ID))
+	if !strings.Contains(got, "\r\nDate: ") && !strings.HasPrefix(got, "Date: ") || !strings.Contains(got, "Message-ID: <emu-") {
+		t.Errorf("stored message lacks the Date or Message-ID Gmail adds:\n%s", got)
+	}
+	if _, err := f.gmail.Deliver(ann, strings.NewReader("not a header line\x00")); err == nil {
+		t.Error("a body that is no message was delivered")
+	}
+}
+
+func TestReceivedRepliesJoinTheirThread(t *testing.T) {
+	f := newFixture(t)
+	first, err := f.gmail.Deliver(ann, bytes.NewReader(fromDana("Contract").build()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := f.gmail.Deliver(ann, bytes.NewReader(fromDana("Re: Contract", "In-Reply-To: <Contract@test.example>", "References: <Contract@test.example>").build()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := f.gmail.Deliver(ann, bytes.NewReader(fromDana("Something else", "In-Reply-To: <Contract@test.example>").build()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.ThreadID != first.ThreadID {
+		t.Errorf("the reply started thread %s, want %s", reply.ThreadID, first.ThreadID)
+	}
+	if other.ThreadID == first.ThreadID {
+		t.Error("a message with another subject joined the thread")
+	}
+	th, err := f.client(ann, scopeReadonly).Users.Threads.Get("me", first.ThreadID).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(th.Messages) != 2 || th.Messages[0].Id != first.ID || th.Messages[1].Id != reply.ID {
+		t.Errorf("thread %s has %d messages, want the first then the reply", th.Id, len(th.Messages))
+	}
+	if th.Messages[1].Payload == nil || header(th.Messages[1].Payload.Headers, "Subject") != "Re: Contract" {
+		t.Error("format=full thread messages lack their headers")
+	}
+}
+
+func TestThreadsGet(t *testing.T) {
+	f := newFixture(t)
+	d, err := f.gmail.Deliver(ann, bytes.NewReader(fromDana("Plans").build()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		scopes []string
+		user   string
+		id     string
+		format string
+		code   int
+		reason string
+	}{
+		{"readonly, full", []string{scopeReadonly}, ann, d.ThreadID, "full", 0, ""},
+		{"metadata scope, metadata", []string{scopeMetadata}, ann, d.ThreadID, "metadata", 0, ""},
+		{"metadata scope, full", []string{scopeMetadata}, ann, d.ThreadID, "full", 403, "forbidden"},
+		{"send scope", []string{scopeSend}, ann, d.ThreadID, "full", 403, "insufficientPermissions"},
+		{"another user's thread", []string{scopeReadonly}, bob, d.ThreadID, "full", 404, "notFound"},
+		{"no such thread", []string{scopeReadonly}, ann, "18f0000000000000", "full", 404, "notFound"},
+		{"raw is no thread format", []string{scopeReadonly}, ann, d.ThreadID, "raw", 400, "invalidArgument"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			th, err := f.client(tc.user, tc.scopes...).Users.Threads.Get("me", tc.id).Format(tc.format).Do()
+			if tc.code != 0 {
+				apiError(t, err, tc.code, tc.reason)
+				return
+			}
+			if err != nil || len(th.Messages) != 1 || th.Messages[0].Id != d.ID {
+				t.Fatalf("threads.get = %+v, %v", th, err)
+			}
+		})
+	}
+}
+
+func TestAttachmentsGetScopesAndOwner(t *testing.T) {
+	f := newFixture(t)
+	m := fromDana("Invoice")
+	m.attach = []file{{name: "invoice.pdf", mimeType: "application/pdf", content: pattern(5000)}}
+	d, err := f.gmail.Deliver(ann, bytes.NewReader(m.build()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := f.client(ann, scopeReadonly).Users.Messages.Get("me", d.ID).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	attID := ""
+	for _, p := range full.Payload.Parts {
+		if p.Filename == "invoice.pdf" {
+			attID = p.Body.AttachmentId
+		}
+	}
+	if attID == "" {
+		t.Fatal("no attachmentId for invoice.pdf")
+	}
+	body, err := f.client(ann, scopeReadonly).Users.Messages.Attachments.Get("me", d.ID, attID).Do()
+	if err != nil || body.Size != 5000 {
+		t.Fatalf("attachments.get = %+v, %v", body, err)
+	}
+	// The discovery document gives attachments.get no metadata scope.
+	_, err = f.client(ann, scopeMetadata).Users.Messages.Attachments.Get("me", d.ID, attID).Do()
+	apiError(t, err, 403, "insufficientPermissions")
+	_, err = f.client(bob, scopeReadonly).Users.Messages.Attachments.Get("me", d.ID, attID).Do()
+	apiError(t, err, 404, "notFound")
+}
+
+func TestSearchOperatorsTheToolDocuments(t *testing.T) {
+	f := newFixture(t)
+	now := time.Now()
+	f.deps.Now = func() time.Time { return now }
+	f.gmail = New(f.deps)
+	mux := http.NewServeMux()
+	f.gmail.Register(mux)
+	f.srv.Config.Handler = mux
+
+	old := fromDana("Old invoice")
+	old.attach = []file{{name: "invoice-2025.pdf", mimeType: "application/pdf", content: []byte("%PDF old")}}
+	oldRaw := bytes.Replace(old.build(), []byte("Mon, 04 May 2026 10:00:00 +0000"), []byte(now.Add(-40*24*time.Hour).Format(time.RFC1123Z)), 1)
+	newer := fromDana("New invoice")
+	newer.attach = []file{{name: "invoice.pdf", mimeType: "application/pdf", content: []byte("%PDF new")}}
+	newRaw := bytes.Replace(newer.build(), []byte("Mon, 04 May 2026 10:00:00 +0000"), []byte(now.Add(-2*time.Hour).Format(time.RFC1123Z)), 1)
+	oldD, err := f.gmail.Deliver(ann, bytes.NewReader(oldRaw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newD, err := f.gmail.Deliver(ann, bytes.NewReader(newRaw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := send(f.sender(ann), bytes.NewReader(basic("note to bob").build()), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := f.client(ann, scopeReadonly)
+	for q, want := range map[string][]string{
+		"from:dana@example.org":     {newD.ID, oldD.ID},
+		"from:Dana":                 {newD.ID, oldD.ID},
+		"from:me":                   {sent.Id},
+		"to:me":                     {newD.ID, oldD.ID},
+		"to:bob@example.com":        {sent.Id},
+		"subject:invoice":           {newD.ID, oldD.ID},
+		"has:attachment":            {newD.ID, oldD.ID},
+		"filename:pdf":              {newD.ID, oldD.ID},
+		"filename:invoice-2025.pdf": {oldD.ID},
+		"newer_than:7d":             {sent.Id, newD.ID},
+		"older_than:1m":             {oldD.ID},
+		"in:sent":                   {sent.Id},
+		"in:inbox":                  {newD.ID, oldD.ID},
+		"is:unread from:dana":       {newD.ID, oldD.ID},
+		"-has:attachment":           {sent.Id},
+		`"New invoice"`:             {newD.ID},
+		"in:anywhere":               {sent.Id, newD.ID, oldD.ID},
+	} {
+		res, err := svc.Users.Messages.List("me").Q(q).Do()
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var got []string
+		for _, m := range res.Messages {
+			got = append(got, m.Id)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("q=%s: %v, want %v (newest first)", q, got, want)
+		}
+	}
+}
+
+func TestSeedFSDeliversMailFolders(t *testing.T) {
+	f := newFixture(t)
+	first := fromDana("Seeded").build()
+	reply := fromDana("Re: Seeded", "In-Reply-To: <Seeded@test.example>").build()
+	fsys := fstest.MapFS{
+		ann + "/_mail/1 first.eml":   {Data: first},
+		ann + "/_mail/2 reply.eml":   {Data: reply},
+		ann + "/_mail/notes.txt":     {Data: []byte("not mail")},
+		ann + "/report.pdf":          {Data: []byte("%PDF")},
+		bob + "/Projects/readme.txt": {Data: []byte("x")},
+	}
+	if err := f.gmail.SeedFS(fsys); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.client(ann, scopeReadonly).Users.Messages.List("me").Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Messages) != 2 || res.Messages[0].ThreadId != res.Messages[1].ThreadId {
+		t.Fatalf("seeded inbox %+v, want the two .eml files in one thread", res.Messages)
+	}
+}
+
+func TestInboxControlRoute(t *testing.T) {
+	f := newFixture(t)
+	post := func(query string, body io.Reader) *http.Response {
+		resp, err := http.Post(f.srv.URL+"/_emulator/gmail/inbox"+query, "message/rfc822", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	if resp := post("?user="+ann, bytes.NewReader(fromDana("Via route").build())); resp.StatusCode != http.StatusOK {
+		t.Fatalf("deliver: %s", resp.Status)
+	}
+	if resp := post("", bytes.NewReader(fromDana("No user").build())); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("no user: %s, want 400", resp.Status)
+	}
+	res, err := f.client(ann, scopeReadonly).Users.Messages.List("me").Q("subject:route").Do()
+	if err != nil || len(res.Messages) != 1 {
+		t.Fatalf("delivered message not found: %+v, %v", res, err)
+	}
+}
+
+func header(hs []*gmail.MessagePartHeader, name string) string {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, name) {
+			return h.Value
+		}
+	}
+	return ""
+}

@@ -1,0 +1,77 @@
+package handle
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/drivemail/drivemail/drive"
+)
+
+// Message is a Gmail message named by the id the Gmail API gives it (as
+// search_mail returns it): the message a reply answers, a forward passes
+// on, or whose attachment goes into another message or into Drive.
+type Message struct {
+	ID string
+}
+
+// String is the id, as a model passes it back.
+func (m Message) String() string { return m.ID }
+
+// maxMessageIDLen bounds a message id. Gmail's are 16 hex digits; the
+// bound leaves room without letting a paragraph through.
+const maxMessageIDLen = 64
+
+// Problems of a message id's spelling (beside Empty).
+const (
+	// HeaderID: an RFC 5322 Message-ID ("<abc@mail.gmail.com>"), which
+	// names a message in every mailbox that has it, not Gmail's id of it.
+	HeaderID Problem = iota + 100
+	// MailLink: a link into Gmail's web interface, whose ids are not the
+	// API's.
+	MailLink
+	// NotAMessageID: anything else that is not a message id.
+	NotAMessageID
+)
+
+// MessageSyntaxError is a spelling ParseMessage does not accept.
+type MessageSyntaxError struct {
+	Input   string
+	Problem Problem
+}
+
+func (e *MessageSyntaxError) Error() string {
+	switch e.Problem {
+	case Empty:
+		return "empty message id"
+	case HeaderID:
+		return fmt.Sprintf("%q is a Message-ID header, not a Gmail message id", e.Input)
+	case MailLink:
+		return fmt.Sprintf("%q is a link into Gmail, not a Gmail message id", e.Input)
+	}
+	return fmt.Sprintf("%q is not a Gmail message id", e.Input)
+}
+
+// ParseMessage reads a Gmail message id: letters, digits, '-' and '_',
+// at most 64 of them. White space around it is ignored. Its errors are
+// *MessageSyntaxError.
+func ParseMessage(s string) (Message, error) {
+	s = strings.TrimSpace(s)
+	lower := strings.ToLower(s)
+	switch {
+	case s == "":
+		return Message{}, &MessageSyntaxError{Input: s, Problem: Empty}
+	case strings.HasPrefix(s, "<") || strings.Contains(s, "@"):
+		return Message{}, &MessageSyntaxError{Input: s, Problem: HeaderID}
+	case strings.HasPrefix(lower, "https://mail.google.com"), strings.HasPrefix(lower, "http://mail.google.com"):
+		return Message{}, &MessageSyntaxError{Input: s, Problem: MailLink}
+	case !validMessageID(s):
+		return Message{}, &MessageSyntaxError{Input: s, Problem: NotAMessageID}
+	}
+	return Message{ID: s}, nil
+}
+
+// validMessageID: Gmail's ids use the characters of Drive's (letters,
+// digits, '-' and '_'), fewer of them.
+func validMessageID(s string) bool {
+	return len(s) <= maxMessageIDLen && drive.ValidID(s)
+}

@@ -1,0 +1,127 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/drivemail/drivemail/internal/identity"
+)
+
+// The tools that read mail need a Gmail read scope (gmail.readonly), a
+// restricted scope a deployment opts into (serve --read-mail) and a user
+// may decline on Google's consent page. A tool that cannot work is not
+// shown: Filter, given to the MCP server, lists search_mail, and the mail
+// definitions of send_email, create_draft (reply_to, reply_all, forward,
+// Gmail attachments) and save_to_drive (message_id and attachment), only
+// to a user of a deployment that asks for the scope and who granted it.
+// save_to_drive is listed to everyone with its file argument, which
+// needs no mail: see saveToDriveTool. The transport is stateless, so the
+// filter reads the user in each request's context; the default
+// definitions stay as they are, so the default tools/list weighs what it
+// did.
+
+// mailOnly are the tools listed only when mail can be read.
+var mailOnly = map[string]bool{"search_mail": true}
+
+// Filter is the MCP server's tool filter (server.WithToolFilter): it
+// hides the mail tools, or swaps in the mail definitions of send_email,
+// create_draft and save_to_drive, for the user in ctx. At tools/call it
+// hides the mail tools from a user who may not use them.
+func Filter(d Deps) server.ToolFilterFunc {
+	withMail := map[string]mcp.Tool{
+		"send_email":    sendEmailTool(d.FileTransfer, true),
+		"create_draft":  createDraftTool(d.FileTransfer, true),
+		"save_to_drive": saveToDriveTool(true),
+	}
+	return func(ctx context.Context, list []mcp.Tool) []mcp.Tool {
+		on := d.ReadMailEnabled && canReadMail(ctx)
+		out := make([]mcp.Tool, 0, len(list))
+		for _, t := range list {
+			if mailOnly[t.Name] && !on {
+				continue
+			}
+			if mt, ok := withMail[t.Name]; ok && on {
+				t = mt
+			}
+			out = append(out, t)
+		}
+		return out
+	}
+}
+
+// canReadMail reports whether the user in ctx granted a scope that
+// reads mail.
+func canReadMail(ctx context.Context) bool {
+	u, ok := identity.FromContext(ctx)
+	return ok && hasAnyScope(u, mailReadScopes)
+}
+
+// mailSendArgs are the properties send_email gains where mail can be
+// read; they are listed there only, to keep the default tools/list small.
+const mailSendArgs = `{
+  "reply_to": {
+    "type": "string",
+    "description": "A message id from search_mail to answer: sets thread_id, in_reply_to, references, \"Re: \" subject and to (its sender) as Gmail does; to, cc and subject override."
+  },
+  "reply_all": {
+    "type": "boolean",
+    "description": "With reply_to: to and cc everyone it went to, but the user."
+  },
+  "forward": {
+    "type": "string",
+    "description": "A message id to pass on (needs to): its text is quoted and its attachments go too."
+  }
+}`
+
+// mailAttachmentItem is the attachments entry of a Gmail attachment.
+const mailAttachmentItem = `{
+  "type": "object",
+  "properties": {
+    "message_id": {"type": "string", "description": "A message id from search_mail."},
+    "attachment": {"type": "string", "description": "The attachment's file name, as search_mail lists it."},
+    "name": {"type": "string"}
+  },
+  "required": ["message_id", "attachment"],
+  "additionalProperties": false
+}`
+
+// mailSendInput is send_email's input schema with the mail arguments: no
+// argument is required, since a reply finds its recipients and subject.
+func mailSendInput() json.RawMessage {
+	var s map[string]any
+	mustUnmarshal(schema("send_email.input"), &s)
+	props := s["properties"].(map[string]any)
+	var extra map[string]any
+	mustUnmarshal([]byte(mailSendArgs), &extra)
+	for k, v := range extra {
+		props[k] = v
+	}
+	atts := props["attachments"].(map[string]any)
+	items := atts["items"].(map[string]any)
+	var item any
+	mustUnmarshal([]byte(mailAttachmentItem), &item)
+	items["anyOf"] = append(items["anyOf"].([]any), item)
+	atts["description"] = atts["description"].(string) + " A Gmail attachment: {\"message_id\", \"attachment\": NAME}."
+	props["to"].(map[string]any)["description"] = "Addresses; \"Ana Lima <ana@example.com>\" works too. Required unless reply_to."
+	delete(s, "required")
+	return mustMarshal(s)
+}
+
+// mailSendOutput is send_email's output schema, and the message each
+// Gmail attachment came from.
+func mailSendOutput() json.RawMessage {
+	var s map[string]any
+	mustUnmarshal(schema("send_email.output"), &s)
+	attached := s["properties"].(map[string]any)["attached"].(map[string]any)
+	attached["items"].(map[string]any)["properties"].(map[string]any)["from_message"] = map[string]any{"type": "string"}
+	return mustMarshal(s)
+}
+
+const mailSendNote = `
+
+Mail: reply_to answers a message from search_mail in its conversation; forward passes one on with its attachments; {"message_id": "…", "attachment": "invoice.pdf"} attaches a file from Gmail. subject is needed only for a new message.`
+
+const mailDraftNote = " reply_to and forward work here too."
