@@ -27,7 +27,7 @@ func parseMessageID(s, what string) (handle.Message, error) {
 	if err == nil {
 		return m, nil
 	}
-	var se *handle.MessageSyntaxError
+	var se *handle.SyntaxError
 	if !errors.As(err, &se) {
 		return m, err
 	}
