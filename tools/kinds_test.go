@@ -15,12 +15,12 @@ import (
 )
 
 // TestRefusalKindsAreDocumented: every kind a layer declares (the tools',
-// compose's, googleauth's reconnect) is listed in docs/operations.md, the
+// compose's, clientfile's, googleauth's reconnect) is listed in docs/operations.md, the
 // list has no kind that no layer declares, and no two constants of one
 // layer share a code.
 func TestRefusalKindsAreDocumented(t *testing.T) {
 	declared := map[string]bool{}
-	for _, path := range []string{"kinds.go", "../compose/kinds.go"} {
+	for _, path := range []string{"kinds.go", "../compose/kinds.go", "../clientfile/kinds.go"} {
 		for _, code := range kindsIn(t, path) {
 			declared[code] = true
 		}
