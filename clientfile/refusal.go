@@ -2,6 +2,7 @@ package clientfile
 
 import (
 	"errors"
+	"net/url"
 	"path"
 	"strings"
 
@@ -58,17 +59,22 @@ func (w Wording) Refusal(err error) *refusal.Refusal {
 	return refusal.Wrap(err, KindUnavailable, "The host of %s failed while it was fetched.%s %s", w.File, done, retry)
 }
 
-// URLName is the last path segment of a download URL when it looks like
-// a file name: the name to fall back on when neither the client nor the
-// host gave one (signed blob URLs often end in an opaque id, which is
-// no name).
+// URLName is the last segment of a download URL's path when it looks
+// like a file name: the name to fall back on when neither the client nor
+// the host gave one (signed blob URLs often end in an opaque id, which is
+// no name). A URL without a path has none: its host is not a file name.
 func URLName(raw string) string {
-	if i := strings.IndexAny(raw, "?#"); i >= 0 {
-		raw = raw[:i]
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return ""
 	}
-	base := path.Base(raw)
-	if strings.Contains(base, ".") && !strings.ContainsAny(base, "%:") {
-		return base
+	p := u.EscapedPath()
+	if strings.HasSuffix(p, "/") {
+		return ""
 	}
-	return ""
+	base := path.Base(p)
+	if !strings.Contains(base, ".") || strings.Trim(base, ".") == "" || strings.ContainsAny(base, "%:/") {
+		return ""
+	}
+	return base
 }

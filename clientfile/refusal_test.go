@@ -55,6 +55,10 @@ func TestURLName(t *testing.T) {
 		"https://files.oaiusercontent.com/file-6a5b4c3d2e1f":       "",
 		"https://files.oaiusercontent.com/a/report%2Epdf":          "",
 		"https://files.oaiusercontent.com/a/x.pdf:Zone.Identifier": "",
+		"https://files.oaiusercontent.com/":                        "",
+		"https://files.oaiusercontent.com":                         "",
+		"https://files.oaiusercontent.com?name=a.pdf":              "",
+		"https://files.oaiusercontent.com/a/..":                    "",
 	} {
 		if got := URLName(in); got != want {
 			t.Errorf("URLName(%q) = %q, want %q", in, got, want)
