@@ -147,23 +147,6 @@ func planClient(it *item) error {
 	return nil
 }
 
-// clientBlockedAdvice is what to do about a client file Gmail would
-// block: it cannot go as a link, and renaming it would not make Gmail
-// take it.
-func clientBlockedAdvice(f *blocked.Finding) string {
-	switch {
-	case f.Reason == blocked.ReasonExtension && f.Entry == "":
-		return "Gmail does not carry programs or scripts, even renamed, so leave it out of the message."
-	case f.Reason == blocked.ReasonExtension:
-		return "Leave it out, or ask the user for the archive without that file."
-	case f.Reason == blocked.ReasonEncrypted:
-		return "Ask the user for the archive without a password."
-	case f.Reason == blocked.ReasonTooLarge:
-		return "Ask the user to split the archive."
-	}
-	return "Ask the user to attach the whole file to the conversation again."
-}
-
 // clientRefusal words a client file that could not be fetched; streaming
 // says the failure came while the message was under way. The sentence is
 // clientfile's but for a file past the limit, which is Gmail's.

@@ -222,20 +222,6 @@ func mailLimitAdvice(err error, items []*item) error {
 	return &out
 }
 
-// mailBlockedAdvice is blockedAdvice for a Gmail attachment, which has
-// no link of its own: save_to_drive gives it one.
-func mailBlockedAdvice(f *blocked.Finding) string {
-	switch {
-	case f.Reason == blocked.ReasonExtension && f.Entry == "":
-		return "Gmail will not send it on: leave it out, or put it in Drive with save_to_drive and send a link to it (link: true)."
-	case f.Reason == blocked.ReasonExtension:
-		return "Leave the archive out, or put it in Drive with save_to_drive and send a link to it (link: true)."
-	case f.Reason == blocked.ReasonEncrypted, f.Reason == blocked.ReasonTooLarge:
-		return "Put it in Drive with save_to_drive and send a link to it (link: true)."
-	}
-	return "Check that the attachment is not damaged, or put it in Drive with save_to_drive and send a link to it."
-}
-
 // openMail is openPart's case for a Gmail attachment: its bytes as they
 // arrive (openPart adds the archive checks).
 func openMail(ctx context.Context, it *item) (io.ReadCloser, error) {
