@@ -200,10 +200,12 @@ func searchText(r SearchResult) string {
 // how to ask for the next page.
 func pageText(lines []string, noun, columns, none, nextPageToken string) string {
 	var b strings.Builder
-	switch len(lines) {
-	case 0:
+	switch {
+	case len(lines) == 0 && nextPageToken != "":
+		fmt.Fprintf(&b, "No %ss on this page.\n", noun) // Google may answer an empty page before more
+	case len(lines) == 0:
 		b.WriteString(none)
-	case 1:
+	case len(lines) == 1:
 		fmt.Fprintf(&b, "1 %s%s:\n", noun, columns)
 	default:
 		fmt.Fprintf(&b, "%d %ss%s:\n", len(lines), noun, columns)

@@ -260,7 +260,8 @@ func TestDriveLinkKeepsResourceKey(t *testing.T) {
 
 // TestPageText: a search's text counts its lines in the header, gives
 // one line per result, and says how to get the next page only when
-// there is one.
+// there is one. Google may answer an empty page that has a next one:
+// that is not "nothing matches".
 func TestPageText(t *testing.T) {
 	for _, tt := range []struct {
 		lines []string
@@ -268,6 +269,7 @@ func TestPageText(t *testing.T) {
 		want  string
 	}{
 		{nil, "", "None."},
+		{nil, "tok", "No files on this page.\nMore files match: call again with page_token \"tok\"."},
 		{[]string{"a"}, "", "1 file (cols):\n- a"},
 		{[]string{"a", "b"}, "tok", "2 files (cols):\n- a\n- b\nMore files match: call again with page_token \"tok\"."},
 	} {
