@@ -30,7 +30,7 @@ type SaveRequest struct {
 // before its body is read. Refusals are *Error.
 func (s *Service) SaveClientFile(ctx context.Context, req SaveRequest) (Result, error) {
 	if s.cfg.Files == nil {
-		return Result{}, refuse(http.StatusNotImplemented, string(clientfile.KindOff), "This drivemail server does not fetch files from the conversation. Put the file in Google Drive another way, or use request_upload.")
+		return Result{}, refuse(http.StatusNotImplemented, clientfile.KindOff, "This drivemail server does not fetch files from the conversation. Put the file in Google Drive another way, or use request_upload.")
 	}
 	f := SaveFile{Name: req.Name, MimeType: strings.TrimSpace(req.MimeType), Size: -1, FolderID: req.FolderID}
 	res, err := s.store(ctx, f, func(ctx context.Context, f *SaveFile) (io.ReadCloser, error) {
@@ -74,7 +74,7 @@ func (s *Service) clientFileRefusal(err error) error {
 	if r := (clientfile.Wording{File: "the file", Done: "Nothing was saved."}).Refusal(err); r != nil {
 		return &Error{Refusal: r, Status: clientFileStatus(fe.Kind)}
 	}
-	return refuse(http.StatusRequestEntityTooLarge, string(clientfile.KindTooLarge), "The file is larger than this server's upload limit of %s, so nothing was saved.",
+	return refuse(http.StatusRequestEntityTooLarge, clientfile.KindTooLarge, "The file is larger than this server's upload limit of %s, so nothing was saved.",
 		byteSize(s.cfg.MaxBytes)).because(err)
 }
 
