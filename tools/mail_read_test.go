@@ -261,6 +261,7 @@ func TestSearchMail(t *testing.T) {
 		t.Error("a bidi override reached the text")
 	}
 	h.mustRefuse("search_mail", `{"query":"x","page_size":51}`, "use 1 to 50")
+	h.mustRefuse("search_mail", `{"query":"x","page_size":0}`, "use 1 to 50")
 	h.mustRefuse("search_mail", `{"query":"`+strings.Repeat("a", maxQueryRunes+1)+`"}`, "at most 1000")
 	if res := h.call("search_mail", `{"query":"`+strings.Repeat("a", maxQueryRunes)+`","page_size":1}`); res.IsError {
 		t.Errorf("a query at the limit: %s", res.text())
