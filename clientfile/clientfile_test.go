@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -150,10 +151,20 @@ func TestRedirectsAreHeldToThePolicy(t *testing.T) {
 	h.Handle("/to-http", redirect("http://files.example.com/f"))
 	h.Handle("/to-elsewhere", redirect("https://evil.test/f"))
 	h.Handle("/to-loop", redirect(h.URL("", "/to-loop")))
+	// A chain of exactly MaxRedirects hops is followed; one more is not.
+	for i := 1; i <= clientfile.DefaultMaxRedirects+1; i++ {
+		next := h.URL("", fmt.Sprintf("/hop%d", i-1))
+		if i == 1 {
+			next = h.URL("", "/f")
+		}
+		h.Handle(fmt.Sprintf("/hop%d", i), redirect(next))
+	}
 	tests := []struct {
 		path string
 		want clientfile.Kind
 	}{
+		{fmt.Sprintf("/hop%d", clientfile.DefaultMaxRedirects), 0},
+		{fmt.Sprintf("/hop%d", clientfile.DefaultMaxRedirects+1), clientfile.TooManyRedirects},
 		{"/to-private", clientfile.PrivateAddress},
 		{"/to-http", clientfile.NotHTTPS},
 		{"/to-elsewhere", clientfile.HostNotAllowed},
@@ -161,8 +172,11 @@ func TestRedirectsAreHeldToThePolicy(t *testing.T) {
 	}
 	f := h.Fetcher(t, nil)
 	for _, tc := range tests {
-		_, err := f.Open(context.Background(), h.URL("", tc.path), limit)
-		if clientfile.KindOf(err) != tc.want {
+		file, err := f.Open(context.Background(), h.URL("", tc.path), limit)
+		if err == nil {
+			file.Body.Close()
+		}
+		if clientfile.KindOf(err) != tc.want || tc.want == 0 && err != nil {
 			t.Errorf("%s: err %v, want kind %d", tc.path, err, tc.want)
 		}
 		if err != nil && strings.Contains(err.Error(), "10.0.0.5") {
@@ -196,6 +210,8 @@ func TestURLRules(t *testing.T) {
 		{"https://user:pw@files.oaiusercontent.com/f", clientfile.BadURL},
 		{"chat_upload", clientfile.BadURL},
 		{"https://files.oaiusercontent.com/" + strings.Repeat("a", clientfile.MaxURLLength), clientfile.BadURL},
+		{"https://files.oaiusercontent.com/" + strings.Repeat("a", clientfile.MaxURLLength-len("https://files.oaiusercontent.com/")), 0},
+		{"https://files.oaiusercontent.com/" + strings.Repeat("a", clientfile.MaxURLLength-len("https://files.oaiusercontent.com/")+1), clientfile.BadURL},
 	}
 	for _, tc := range tests {
 		if got := clientfile.KindOf(f.CheckURL(tc.url)); got != tc.want {

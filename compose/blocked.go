@@ -20,53 +20,93 @@ func blockedRefusal(it *item, f *blocked.Finding, tail string) error {
 	return refuseErr(f, blockedKind(f), "%s", text)
 }
 
-// blockedAdvice says what to do instead, for the entry's source.
+// blockedAdvice says what to do instead, for the entry's source: a
+// Drive file can go as a link; content written into the call has no file
+// to link to; a client file cannot go as a link and renaming it would not
+// make Gmail take it; a Gmail attachment gets a link once save_to_drive
+// has put it in Drive.
 func blockedAdvice(it *item, f *blocked.Finding) string {
 	switch it.att.Source.(type) {
 	case Content:
-		return contentBlockedAdvice(it, f)
+		if f.Reason == blocked.ReasonExtension && f.Entry == "" {
+			return contentProgramAdvice(it)
+		}
+		return contentBlocked.pick(f)
 	case ClientFile:
-		return clientBlockedAdvice(f)
+		return clientBlocked.pick(f)
 	case GmailAttachment:
-		return mailBlockedAdvice(f)
+		return mailBlocked.pick(f)
 	}
-	link := "Send a link to the file instead"
-	switch {
-	case f.Reason == blocked.ReasonExtension && f.Entry == "":
-		return link + ", or put it in a format Gmail allows."
-	case f.Reason == blocked.ReasonExtension:
-		return link + " or remove it from the archive."
-	case f.Reason == blocked.ReasonEncrypted:
-		return link + ", or send the archive without a password."
-	case f.Reason == blocked.ReasonTooLarge:
-		return link + ", or split the archive."
-	}
-	return link + ", or check that the file is not damaged."
+	return driveBlocked.pick(f)
 }
 
-// contentBlockedAdvice is the advice for content written into the call,
-// which has no file to link to.
-func contentBlockedAdvice(it *item, f *blocked.Finding) string {
+// adviceSet is one source's advice for each kind of finding.
+type adviceSet struct {
+	program    string // the file is a program or script (by its name)
+	entry      string // an archive holds one
+	encrypted  string // a password-protected archive or entry
+	tooLarge   string // an archive too large to check
+	unreadable string // an archive whose listing cannot be read
+}
+
+func (a adviceSet) pick(f *blocked.Finding) string {
 	switch {
 	case f.Reason == blocked.ReasonExtension && f.Entry == "":
-		name := it.plan.name
-		if name == "" {
-			name = it.att.Name
-		}
-		stem := strings.TrimSuffix(name, path.Ext(name))
-		if strings.TrimSpace(stem) == "" {
-			stem = "notes"
-		}
-		return fmt.Sprintf("Gmail does not carry programs at all, so leave it out; if it is not a program, name it with an extension Gmail allows, such as %q.",
-			truncate(stem, 60)+".txt")
+		return a.program
 	case f.Reason == blocked.ReasonExtension:
-		return "Leave that file out of the archive, or leave the archive out."
+		return a.entry
 	case f.Reason == blocked.ReasonEncrypted:
-		return "Send the archive without a password."
+		return a.encrypted
 	case f.Reason == blocked.ReasonTooLarge:
-		return "Split the archive."
+		return a.tooLarge
 	}
-	return "Check that the content is the whole archive, base64-encoded."
+	return a.unreadable
+}
+
+var (
+	driveBlocked = adviceSet{
+		program:    "Send a link to the file instead, or put it in a format Gmail allows.",
+		entry:      "Send a link to the file instead or remove it from the archive.",
+		encrypted:  "Send a link to the file instead, or send the archive without a password.",
+		tooLarge:   "Send a link to the file instead, or split the archive.",
+		unreadable: "Send a link to the file instead, or check that the file is not damaged.",
+	}
+	contentBlocked = adviceSet{ // program: contentProgramAdvice
+		entry:      "Leave that file out of the archive, or leave the archive out.",
+		encrypted:  "Send the archive without a password.",
+		tooLarge:   "Split the archive.",
+		unreadable: "Check that the content is the whole archive, base64-encoded.",
+	}
+	clientBlocked = adviceSet{
+		program:    "Gmail does not carry programs or scripts, even renamed, so leave it out of the message.",
+		entry:      "Leave it out, or ask the user for the archive without that file.",
+		encrypted:  "Ask the user for the archive without a password.",
+		tooLarge:   "Ask the user to split the archive.",
+		unreadable: "Ask the user to attach the whole file to the conversation again.",
+	}
+	mailBlocked = adviceSet{
+		program:    "Gmail will not send it on: leave it out, or put it in Drive with save_to_drive and send a link to it (link: true).",
+		entry:      "Leave the archive out, or put it in Drive with save_to_drive and send a link to it (link: true).",
+		encrypted:  "Put it in Drive with save_to_drive and send a link to it (link: true).",
+		tooLarge:   "Put it in Drive with save_to_drive and send a link to it (link: true).",
+		unreadable: "Check that the attachment is not damaged, or put it in Drive with save_to_drive and send a link to it.",
+	}
+)
+
+// contentProgramAdvice is the advice for a program written into the
+// call: there is nothing to link to, and if it is not a program, a name
+// with another extension lets it go.
+func contentProgramAdvice(it *item) string {
+	name := it.plan.name
+	if name == "" {
+		name = it.att.Name
+	}
+	stem := strings.TrimSuffix(name, path.Ext(name))
+	if strings.TrimSpace(stem) == "" {
+		stem = "notes"
+	}
+	return fmt.Sprintf("Gmail does not carry programs at all, so leave it out; if it is not a program, name it with an extension Gmail allows, such as %q.",
+		truncate(stem, 60)+".txt")
 }
 
 // blockedKind is the kind of a file Gmail would block, by its reason.

@@ -35,7 +35,7 @@ func checkClientFile(it *item, src ClientFile) error {
 		it.att.Name = strings.TrimSpace(src.Name)
 	}
 	if strings.TrimSpace(src.URL) == "" {
-		return refuse(kindClientFileRefused, "%s has no download_url. Ask the user to attach the file to the conversation again.", it.label())
+		return refuse(clientfile.KindRefused, "%s has no download_url. %s", it.label(), clientfile.AttachAgain)
 	}
 	if t := strings.TrimSpace(src.MimeType); t != "" && !validMimeType(t) {
 		return refuse(kindBadMimeType, "%s: mime_type %q is not a MIME type such as \"application/pdf\". Correct it or leave it out.", it.label(), truncate(t, 60))
@@ -59,7 +59,7 @@ func openClientFiles(ctx context.Context, files *clientfile.Fetcher, items []*it
 		return nil
 	}
 	if files == nil {
-		return refuse(kindClientFilesOff, "This drivemail server does not fetch files from the conversation, so %s cannot go. "+
+		return refuse(clientfile.KindOff, "This drivemail server does not fetch files from the conversation, so %s cannot go. "+
 			"Put the file in Google Drive and attach it by id, or ask the user to upload it with request_upload.", todo[0].label())
 	}
 	sem := make(chan struct{}, metadataWorkers)
@@ -128,7 +128,7 @@ func planClient(it *item) error {
 		name = f.Name
 	}
 	if name == "" {
-		name = urlName(it.client.url)
+		name = clientfile.URLName(it.client.url)
 	}
 	if mimeType == "" || !validMimeType(mimeType) {
 		mimeType = exportfmt.MimeTypeByName(name)
@@ -147,71 +147,31 @@ func planClient(it *item) error {
 	return nil
 }
 
-// urlName is the last path segment of a download URL when it looks like
-// a file name (signed blob URLs often end in an opaque id).
-func urlName(raw string) string {
-	i := strings.IndexAny(raw, "?#")
-	if i >= 0 {
-		raw = raw[:i]
-	}
-	base := path.Base(raw)
-	if strings.Contains(base, ".") && !strings.ContainsAny(base, "%:") {
-		return base
-	}
-	return ""
-}
-
-// clientBlockedAdvice is what to do about a client file Gmail would
-// block: it cannot go as a link, and renaming it would not make Gmail
-// take it.
-func clientBlockedAdvice(f *blocked.Finding) string {
-	switch {
-	case f.Reason == blocked.ReasonExtension && f.Entry == "":
-		return "Gmail does not carry programs or scripts, even renamed, so leave it out of the message."
-	case f.Reason == blocked.ReasonExtension:
-		return "Leave it out, or ask the user for the archive without that file."
-	case f.Reason == blocked.ReasonEncrypted:
-		return "Ask the user for the archive without a password."
-	case f.Reason == blocked.ReasonTooLarge:
-		return "Ask the user to split the archive."
-	}
-	return "Ask the user to attach the whole file to the conversation again."
-}
-
-// attachAgain is the advice for a file whose URL no longer works: the
-// user's client issues a fresh one when the file is attached again.
-const attachAgain = "Ask the user to attach the file to the conversation again, then call again with the new file."
-
 // clientRefusal words a client file that could not be fetched; streaming
-// says the failure came while the message was under way.
+// says the failure came while the message was under way. The sentence is
+// clientfile's but for a file past the limit, which is Gmail's.
 func clientRefusal(it *item, err error, draft, streaming bool) error {
+	w := clientfile.Wording{File: it.label(), Instead: "For a file in Google Drive, attach it by id instead."}
+	if streaming {
+		w.Done = "The message was abandoned. " + nothing(draft)
+	}
+	if r := w.Refusal(err); r != nil {
+		return r
+	}
 	var fe *clientfile.Error
-	if !errors.As(err, &fe) {
+	if !errors.As(err, &fe) || fe.Kind != clientfile.TooLarge {
 		return err
 	}
+	size := "is larger than"
+	if fe.Size > fe.Limit {
+		size = "is " + sizeText(fe.Size) + ", larger than"
+	}
 	done := ""
-	if streaming {
-		done = " The message was abandoned. " + nothing(draft)
+	if w.Done != "" {
+		done = " " + w.Done
 	}
-	switch fe.Kind {
-	case clientfile.Expired:
-		return refuseErr(err, kindClientFileExpired, "The download link of %s has expired or was withdrawn (its host refused it).%s %s", it.label(), done, attachAgain)
-	case clientfile.NotHTTPS, clientfile.HostNotAllowed, clientfile.BadURL, clientfile.PrivateAddress, clientfile.TooManyRedirects:
-		return refuseErr(err, kindClientFileRefused, "%s: its download_url is not one drivemail fetches (%s). Pass the file object exactly as the client gave it; "+
-			"for a file in Google Drive, attach it by id instead.%s", it.label(), strings.TrimPrefix(fe.Error(), "clientfile: "), done)
-	case clientfile.TooLarge:
-		size := "is larger than"
-		if fe.Size > fe.Limit {
-			size = "is " + sizeText(fe.Size) + ", larger than"
-		}
-		return refuseErr(err, kindClientFileTooLarge, "%s %s the 25 MiB (26,214,400 bytes) Gmail takes per message.%s "+
-			"Put it in Google Drive with save_to_drive and send it as a link (link: true).", it.label(), size, done)
-	case clientfile.Stalled, clientfile.TooSlow:
-		return refuseErr(err, kindClientFileStalled, "The host of %s stopped sending it, or sent it too slowly.%s Try again in a minute; if it fails again, %s",
-			it.label(), done, lowerFirst(attachAgain))
-	}
-	return refuseErr(err, kindClientFileUnavailable, "The host of %s failed while it was fetched.%s Try again in a minute; if it fails again, %s",
-		it.label(), done, lowerFirst(attachAgain))
+	return refuseErr(err, clientfile.KindTooLarge, "%s %s the 25 MiB (26,214,400 bytes) Gmail takes per message.%s "+
+		"Put it in Google Drive with save_to_drive and send it as a link (link: true).", it.label(), size, done)
 }
 
 // clientFailure is streamError's case for a client file, or nil when the
@@ -232,16 +192,9 @@ func clientOverLimit(c *checked, err error, draft bool) error {
 	}
 	for _, it := range c.items {
 		if it.plan.action == actClient && it.plan.size < 0 {
-			return refuseErr(err, kindClientFileTooLarge, "The attachments grew past Gmail's 25 MiB limit while %s streamed (its host did not say its size in advance), so the message was abandoned. %s "+
+			return refuseErr(err, clientfile.KindTooLarge, "The attachments grew past Gmail's 25 MiB limit while %s streamed (its host did not say its size in advance), so the message was abandoned. %s "+
 				"Send fewer files in this message, or put the large ones in Google Drive and send links.", it.label(), nothing(draft))
 		}
 	}
 	return nil
-}
-
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
 }

@@ -203,3 +203,44 @@ func TestClientFilesOff(t *testing.T) {
 }
 
 func timeAfter(ms int) <-chan time.Time { return time.After(time.Duration(ms) * time.Millisecond) }
+
+// TestClientFileOfUnannouncedSizeAtTheLimit: a client file whose host
+// sends no Content-Length is counted as it streams; beside a Drive file,
+// the attachments may reach 25 MiB exactly, and one byte more abandons
+// the message with nothing sent and a sentence that names the file.
+func TestClientFileOfUnannouncedSizeAtTheLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 50 MiB")
+	}
+	e, host := clientEnv(t, nil)
+	const driveBytes = 20 << 20
+	pdf, _ := e.putBytes("big.pdf", driveBytes)
+	chunked := func(n int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			for sent := 0; sent < n; {
+				k := min(1<<20, n-sent)
+				if _, err := w.Write(make([]byte, k)); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush() // no Content-Length: chunked
+				sent += k
+			}
+		}
+	}
+	host.Handle("/at", chunked(compose.MaxAttachmentBytes-driveBytes))
+	host.Handle("/past", chunked(compose.MaxAttachmentBytes-driveBytes+1))
+	drive := compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(pdf.ID)}}
+
+	if _, err := e.send(message(drive, clientFile(host.URL("", "/at"), "scan.bin")), compose.Options{}); err != nil {
+		t.Fatalf("attachments of exactly 25 MiB: %v", err)
+	}
+	before := e.Emu.Stats()
+	_, err := e.send(message(drive, clientFile(host.URL("", "/past"), "scan.bin")), compose.Options{})
+	r, ok := refusal.As(err)
+	if !ok || r.Kind != clientfile.KindTooLarge || !strings.Contains(r.Text, `grew past Gmail's 25 MiB limit while attachment 2 ("scan.bin") streamed`) ||
+		!strings.Contains(r.Text, "Nothing was sent") || r.Delivery != refusal.NotSent {
+		t.Fatalf("one byte past: %v", err)
+	}
+	outboxUnchanged(t, before, e.Emu.Stats())
+}

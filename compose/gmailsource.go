@@ -96,39 +96,62 @@ func resolveMail(ctx context.Context, l *mailLookup, items []*item, draft bool) 
 		if err != nil {
 			return mailLookupError(err, fmt.Sprintf("Attachment %d: ", it.index), src.Message.ID, draft)
 		}
-		a, found := m.Find(src.Name)
-		if src.part != "" {
-			a, found = partOf(m, src.part)
-		}
-		if !found {
-			return noSuchAttachment(it, src, m)
+		a, err := attachmentOf(m, src)
+		if err != nil {
+			return labelled(it, err)
 		}
 		it.mail = &mailPart{msgID: m.ID, att: a, r: l.r}
 	}
 	return nil
 }
 
-func partOf(m gmail.Message, id string) (gmail.Attachment, bool) {
+// attachmentOf is the attachment of m that src names: by Gmail's part id
+// for a forward's (two may share a name), else by its name.
+func attachmentOf(m gmail.Message, src GmailAttachment) (gmail.Attachment, error) {
+	if src.part == "" {
+		return FindAttachment(m, src.Name)
+	}
 	for _, a := range m.Attachments {
-		if a.PartID == id {
-			return a, true
+		if a.PartID == src.part {
+			return a, nil
 		}
 	}
-	return gmail.Attachment{}, false
+	return gmail.Attachment{}, noAttachment(m, src.Name)
 }
 
-// noSuchAttachment lists the names the message has.
-func noSuchAttachment(it *item, src GmailAttachment, m gmail.Message) error {
+// FindAttachment is the attachment of message m that name names (as
+// gmail.Message.Find matches names), or the refusal that lists the names
+// m has: one sentence for a name the message lacks, whether the file was
+// going into a message or into Drive (save_to_drive).
+func FindAttachment(m gmail.Message, name string) (gmail.Attachment, error) {
+	if a, ok := m.Find(name); ok {
+		return a, nil
+	}
+	return gmail.Attachment{}, noAttachment(m, name)
+}
+
+// noAttachment refuses a name message m has no attachment of.
+func noAttachment(m gmail.Message, name string) error {
 	if len(m.Attachments) == 0 {
-		return refuse(kindUnknownAttachment, "%s: Gmail message %s has no attachments. Check the message id with search_mail (has:attachment finds messages with files).",
-			it.label(), src.Message.ID)
+		return refuse(kindUnknownAttachment, "Gmail message %s has no attachments. Check the message id with search_mail (has:attachment finds messages with files).", m.ID)
 	}
 	names := make([]string, 0, len(m.Attachments))
 	for _, n := range m.Names() {
 		names = append(names, fmt.Sprintf("%q", truncate(n, 80)))
 	}
-	return refuse(kindUnknownAttachment, "%s: Gmail message %s has no attachment named %q. Its attachments are: %s. Use one of those names as \"attachment\".",
-		it.label(), src.Message.ID, truncate(src.Name, 80), strings.Join(names, ", "))
+	return refuse(kindUnknownAttachment, "Gmail message %s has no attachment named %q. Its attachments are: %s. Use one of those names as \"attachment\".",
+		m.ID, truncate(name, 80), strings.Join(names, ", "))
+}
+
+// labelled starts a refusal's sentence with the entry it is about.
+func labelled(it *item, err error) error {
+	r, ok := err.(*refusal.Refusal)
+	if !ok {
+		return err
+	}
+	out := *r
+	out.Text = capitalize(it.label() + ": " + r.Text)
+	return &out
 }
 
 // mailLookupError words a failed read of a message that a send names;
@@ -197,20 +220,6 @@ func mailLimitAdvice(err error, items []*item) error {
 	out := *r
 	out.Text += " Of the Gmail attachments, " + strings.Join(sizes, ", ") + "; to send a large one as a link, put it in Drive with save_to_drive first."
 	return &out
-}
-
-// mailBlockedAdvice is blockedAdvice for a Gmail attachment, which has
-// no link of its own: save_to_drive gives it one.
-func mailBlockedAdvice(f *blocked.Finding) string {
-	switch {
-	case f.Reason == blocked.ReasonExtension && f.Entry == "":
-		return "Gmail will not send it on: leave it out, or put it in Drive with save_to_drive and send a link to it (link: true)."
-	case f.Reason == blocked.ReasonExtension:
-		return "Leave the archive out, or put it in Drive with save_to_drive and send a link to it (link: true)."
-	case f.Reason == blocked.ReasonEncrypted, f.Reason == blocked.ReasonTooLarge:
-		return "Put it in Drive with save_to_drive and send a link to it (link: true)."
-	}
-	return "Check that the attachment is not damaged, or put it in Drive with save_to_drive and send a link to it."
 }
 
 // openMail is openPart's case for a Gmail attachment: its bytes as they

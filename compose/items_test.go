@@ -81,6 +81,7 @@ func TestValidateAttachmentsRefusals(t *testing.T) {
 		{"too many entries", many, "lists 26 attachments", kindTooManyEntries},
 		{"content without name", []Attachment{{Source: Content{Encoding: Text, Data: "x"}}}, "has content but no name", kindNoName},
 		{"content with a blank name", []Attachment{{Name: " ", Source: Content{Encoding: Base64, Data: "eA=="}}}, `Give it "name"`, kindNoName},
+		{"gmail attachment without a name", []Attachment{{Source: GmailAttachment{Message: handle.Message{ID: "18f3a2b4c5d6e7f8"}, Name: " "}}}, `names Gmail message 18f3a2b4c5d6e7f8 but no attachment of it. Give "attachment"`, kindNoName},
 		{"link with as", []Attachment{{Source: DriveFile{Handle: handle.MustParse(id), Link: true, As: "pdf"}}}, `both "link": true and "as": "pdf"`, kindBadOption},
 		{"link with sheet", []Attachment{{Source: DriveFile{Handle: handle.MustParse(id), Link: true, Sheet: "Q1"}}}, `both "link": true and "sheet"`, kindBadOption},
 		{"bad base64", []Attachment{{Name: "a.bin", Source: Content{Encoding: Base64, Data: "@@@@"}}}, "not valid base64", kindBadBase64},

@@ -136,16 +136,6 @@ func inputKind(field string) kind {
 	return kindInvalidHeader
 }
 
-// Files a chat client hands over by URL (clientfile.go).
-const (
-	kindClientFilesOff        kind = "client_files_off"        // the server fetches no client files
-	kindClientFileRefused     kind = "client_file_refused"     // a URL off the allowlist, not https, or on a private address
-	kindClientFileExpired     kind = "client_file_expired"     // the host refused the signed URL: expired or taken back
-	kindClientFileTooLarge    kind = "client_file_too_large"   // larger than what the message may still carry
-	kindClientFileStalled     kind = "client_file_stalled"     // the host stopped sending, or sent too slowly
-	kindClientFileUnavailable kind = "client_file_unavailable" // the host failed (5xx, a reset, a body cut short)
-)
-
 // File-transfer URIs of the MCP draft (transfer.go).
 const (
 	kindUnknownTransfer kind = "unknown_file_uri"      // no such URI for this user (or another user's), or transfers off

@@ -18,6 +18,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 const attachmentsGet = "GET /gmail/v1/users/{userId}/messages/{messageId}/attachments/{id}"
@@ -389,5 +390,26 @@ func TestGmailDownloadCutPartWay(t *testing.T) {
 	}
 	if got := e.Emu.Stats().MessagesSent - before.MessagesSent; got != 0 {
 		t.Errorf("%d messages sent", got)
+	}
+}
+
+// TestReplyToAMessageWithoutSender: a message without a sender has no
+// one to answer: refused with nothing sent, and the reply goes once "to"
+// names whom to answer.
+func TestReplyToAMessageWithoutSender(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	d, err := e.Emu.Gmail().Deliver(user, strings.NewReader("Message-ID: <note-1@example.org>\r\nTo: "+user+"\r\nSubject: Note\r\n\r\nHello.\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.Emu.Stats()
+	_, err = e.send(compose.Request{ReplyTo: msgRef(d.ID), BodyText: "Thanks."}, compose.Options{})
+	if r, ok := refusal.As(err); !ok || r.Kind != "no_recipient" || !strings.Contains(r.Text, `has no sender address drivemail can reply to. Nothing was sent. Give "to"`) {
+		t.Errorf("a reply to no one: %v", err)
+	}
+	outboxUnchanged(t, before, e.Emu.Stats())
+	res, err := e.send(compose.Request{ReplyTo: msgRef(d.ID), To: []string{"dana@example.org"}, BodyText: "Thanks."}, compose.Options{})
+	if err != nil || res.Subject != "Re: Note" {
+		t.Fatalf("a reply with to: %+v, %v", res, err)
 	}
 }

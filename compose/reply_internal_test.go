@@ -1,10 +1,15 @@
 package compose
 
 import (
+	"context"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/internal/refusal"
 )
 
 func TestReplyRecipients(t *testing.T) {
@@ -71,5 +76,50 @@ func TestHTMLText(t *testing.T) {
 	got := htmlText("<html><style>p{x:1}</style><p>Hello &amp; welcome</p><div>Line<br>two</div><script>alert(1)</script></html>")
 	if got != "Hello & welcome\nLine\ntwo" {
 		t.Errorf("htmlText = %q", got)
+	}
+}
+
+// fakeMail is a mailReader with one message, or an error for every read.
+type fakeMail struct {
+	m   gmail.Message
+	err error
+}
+
+func (f fakeMail) Message(context.Context, string, bool) (gmail.Message, error) { return f.m, f.err }
+
+func (f fakeMail) OpenAttachment(context.Context, string, gmail.Attachment) (io.ReadCloser, error) {
+	return nil, errors.New("not here")
+}
+
+// TestReplyRefusals: a reply to a message Gmail cannot give, or to one
+// without a Message-ID (Gmail's receiving side adds one, so only a
+// message put in the mailbox another way lacks it), is refused with what
+// became of it and what to do.
+func TestReplyRefusals(t *testing.T) {
+	const id = "18f3a2b4c5d6e7f8"
+	gerr := func(e error) error { return &gmail.Error{Op: "messages.get", Err: e} }
+	for _, tt := range []struct {
+		name  string
+		mail  fakeMail
+		draft bool
+		kind  kind
+		says  string
+	}{
+		{"no Message-ID", fakeMail{m: gmail.Message{ID: id, From: "dana@x.org"}}, false, kindNoMessageID,
+			"Gmail message 18f3a2b4c5d6e7f8 has no Message-ID header, so a reply cannot join its conversation. Nothing was sent."},
+		{"no Message-ID, a draft", fakeMail{m: gmail.Message{ID: id, From: "dana@x.org"}}, true, kindNoMessageID, "Nothing was saved."},
+		{"no read scope", fakeMail{err: gerr(gmail.ErrScope)}, false, kindMailScope, `"reply_to": reading Gmail needs permission`},
+		{"a revoked token", fakeMail{err: gerr(gmail.ErrUnauthorized)}, false, kindGmailUnauthorized, "Reconnect drivemail"},
+		{"too large to read", fakeMail{err: gerr(gmail.ErrAnswerTooLarge)}, false, kindMailTooLarge, "too large for drivemail to read whole"},
+		{"Gmail busy", fakeMail{err: gerr(gmail.ErrUnavailable)}, false, kindMailUnavailable, "busy or unavailable right now, so message 18f3a2b4c5d6e7f8 could not be read"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newMailLookup(tt.mail)
+			_, err := withOriginal(context.Background(), l, Request{ReplyTo: handle.Message{ID: id}, BodyText: "x"}, "ana@example.com", tt.draft)
+			r, ok := refusal.As(err)
+			if !ok || r.Kind != tt.kind || !strings.Contains(r.Text, tt.says) {
+				t.Errorf("err = %v; want %s saying %q", err, tt.kind, tt.says)
+			}
+		})
 	}
 }

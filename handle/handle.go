@@ -117,7 +117,8 @@ func DriveRef(h Handle) (drive.Ref, bool) {
 	return drive.Ref{}, false
 }
 
-// Problem says why a spelling is not a handle.
+// Problem says why a spelling is not a handle (Parse) or a message id
+// (ParseMessage).
 type Problem int
 
 const (
@@ -130,10 +131,18 @@ const (
 	ForeignLink
 	// BadUpload: an mcp-file:// handle that does not end in one file id.
 	BadUpload
+	// HeaderID: an RFC 5322 Message-ID ("<abc@mail.gmail.com>"), which
+	// names a message in every mailbox that has it, not Gmail's id of it.
+	HeaderID
+	// MailLink: a link into Gmail's web interface, whose ids are not the
+	// API's.
+	MailLink
+	// NotAMessageID: anything else that is not a message id.
+	NotAMessageID
 )
 
-// SyntaxError is a spelling Parse does not accept. Callers word it for
-// their argument ("Attachment 2: …", "folder_id …").
+// SyntaxError is a spelling Parse or ParseMessage does not accept.
+// Callers word it for their argument ("Attachment 2: …", "folder_id …").
 type SyntaxError struct {
 	Input   string
 	Problem Problem
@@ -142,11 +151,17 @@ type SyntaxError struct {
 func (e *SyntaxError) Error() string {
 	switch e.Problem {
 	case Empty:
-		return "empty file handle"
+		return "empty file handle or message id"
 	case ForeignLink:
 		return fmt.Sprintf("%q is a link, not a Drive file id", e.Input)
 	case BadUpload:
 		return fmt.Sprintf("%q is not an mcp-file:// handle of one file", e.Input)
+	case HeaderID:
+		return fmt.Sprintf("%q is a Message-ID header, not a Gmail message id", e.Input)
+	case MailLink:
+		return fmt.Sprintf("%q is a link into Gmail, not a Gmail message id", e.Input)
+	case NotAMessageID:
+		return fmt.Sprintf("%q is not a Gmail message id", e.Input)
 	}
 	return fmt.Sprintf("%q is not a Drive file id", e.Input)
 }

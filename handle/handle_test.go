@@ -58,6 +58,10 @@ func TestParse(t *testing.T) {
 		// file-transfer URIs of the MCP draft.
 		{"mcp-file://drivemail.example.com/transfer/k3Jx9_Qw-2bN7vLpZs0aYe", Transfer{Host: "drivemail.example.com", ID: "k3Jx9_Qw-2bN7vLpZs0aYe"}, 0},
 		{"mcp-file://h/transfer/short", nil, BadUpload},
+		{"mcp-file://h/transfer/" + strings.Repeat("t", 16), Transfer{Host: "h", ID: strings.Repeat("t", 16)}, 0},
+		{"mcp-file://h/transfer/" + strings.Repeat("t", 15), nil, BadUpload},
+		{"mcp-file://h/transfer/" + strings.Repeat("t", 64), Transfer{Host: "h", ID: strings.Repeat("t", 64)}, 0},
+		{"mcp-file://h/transfer/" + strings.Repeat("t", 65), nil, BadUpload},
 		{"mcp-file://h/transfer/k3Jx9_Qw-2bN7vLpZs0aYe/x", nil, BadUpload},
 		{"mcp-file://h/transfer/k3Jx9_Qw-2bN7vLp.s0aYe", nil, BadUpload},
 		{"mcp-file://h/", nil, BadUpload},

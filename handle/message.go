@@ -1,7 +1,6 @@
 package handle
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/drivemail/drivemail/drive"
@@ -21,51 +20,21 @@ func (m Message) String() string { return m.ID }
 // bound leaves room without letting a paragraph through.
 const maxMessageIDLen = 64
 
-// Problems of a message id's spelling (beside Empty).
-const (
-	// HeaderID: an RFC 5322 Message-ID ("<abc@mail.gmail.com>"), which
-	// names a message in every mailbox that has it, not Gmail's id of it.
-	HeaderID Problem = iota + 100
-	// MailLink: a link into Gmail's web interface, whose ids are not the
-	// API's.
-	MailLink
-	// NotAMessageID: anything else that is not a message id.
-	NotAMessageID
-)
-
-// MessageSyntaxError is a spelling ParseMessage does not accept.
-type MessageSyntaxError struct {
-	Input   string
-	Problem Problem
-}
-
-func (e *MessageSyntaxError) Error() string {
-	switch e.Problem {
-	case Empty:
-		return "empty message id"
-	case HeaderID:
-		return fmt.Sprintf("%q is a Message-ID header, not a Gmail message id", e.Input)
-	case MailLink:
-		return fmt.Sprintf("%q is a link into Gmail, not a Gmail message id", e.Input)
-	}
-	return fmt.Sprintf("%q is not a Gmail message id", e.Input)
-}
-
 // ParseMessage reads a Gmail message id: letters, digits, '-' and '_',
 // at most 64 of them. White space around it is ignored. Its errors are
-// *MessageSyntaxError.
+// *SyntaxError.
 func ParseMessage(s string) (Message, error) {
 	s = strings.TrimSpace(s)
 	lower := strings.ToLower(s)
 	switch {
 	case s == "":
-		return Message{}, &MessageSyntaxError{Input: s, Problem: Empty}
+		return Message{}, &SyntaxError{Input: s, Problem: Empty}
 	case strings.HasPrefix(s, "<") || strings.Contains(s, "@"):
-		return Message{}, &MessageSyntaxError{Input: s, Problem: HeaderID}
+		return Message{}, &SyntaxError{Input: s, Problem: HeaderID}
 	case strings.HasPrefix(lower, "https://mail.google.com"), strings.HasPrefix(lower, "http://mail.google.com"):
-		return Message{}, &MessageSyntaxError{Input: s, Problem: MailLink}
+		return Message{}, &SyntaxError{Input: s, Problem: MailLink}
 	case !validMessageID(s):
-		return Message{}, &MessageSyntaxError{Input: s, Problem: NotAMessageID}
+		return Message{}, &SyntaxError{Input: s, Problem: NotAMessageID}
 	}
 	return Message{ID: s}, nil
 }

@@ -28,7 +28,7 @@ func TestParseMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := ParseMessage(tt.in)
-		var se *MessageSyntaxError
+		var se *SyntaxError
 		switch {
 		case tt.problem == 0 && (err != nil || got.ID != tt.want):
 			t.Errorf("ParseMessage(%q) = %+v, %v; want %q", tt.in, got, err, tt.want)

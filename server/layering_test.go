@@ -24,7 +24,7 @@ var layers = map[string][]string{
 	"compose": {"drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/identity", "internal/redact", "internal/refusal"},
 	"handle":  {"drive"},
 	// clientfile fetches files a chat client hands over by signed URL.
-	"clientfile":                {"internal/safedial"},
+	"clientfile":                {"internal/refusal", "internal/safedial"},
 	"clientfile/clientfiletest": {"clientfile", "internal/safedial"},
 	"drive":                     {"exportfmt", "internal/google"},
 	"gmail":                     {"internal/google"},

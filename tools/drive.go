@@ -188,22 +188,33 @@ func fileOut(f drive.File) File {
 
 // searchText is the compact text of a search: one line per file.
 func searchText(r SearchResult) string {
+	lines := make([]string, len(r.Files))
+	for i, f := range r.Files {
+		lines[i] = fileLine(f)
+	}
+	return pageText(lines, "file", "", "No files match. Try fewer or different words, or drop mime_type and modified_after.", r.NextPageToken)
+}
+
+// pageText is one page of a search's results, one line each: how many
+// (of noun, with the columns of a line when it has many), the lines, and
+// how to ask for the next page.
+func pageText(lines []string, noun, columns, none, nextPageToken string) string {
 	var b strings.Builder
-	switch len(r.Files) {
-	case 0:
-		b.WriteString("No files match. Try fewer or different words, or drop mime_type and modified_after.")
-	case 1:
-		b.WriteString("1 file:\n")
+	switch {
+	case len(lines) == 0 && nextPageToken != "":
+		fmt.Fprintf(&b, "No %ss on this page.\n", noun) // Google may answer an empty page before more
+	case len(lines) == 0:
+		b.WriteString(none)
+	case len(lines) == 1:
+		fmt.Fprintf(&b, "1 %s%s:\n", noun, columns)
 	default:
-		fmt.Fprintf(&b, "%d files:\n", len(r.Files))
+		fmt.Fprintf(&b, "%d %ss%s:\n", len(lines), noun, columns)
 	}
-	for _, f := range r.Files {
-		b.WriteString("- ")
-		b.WriteString(fileLine(f))
-		b.WriteByte('\n')
+	for _, l := range lines {
+		b.WriteString("- " + l + "\n")
 	}
-	if r.NextPageToken != "" {
-		fmt.Fprintf(&b, "More files match: call again with page_token %q.\n", r.NextPageToken)
+	if nextPageToken != "" {
+		fmt.Fprintf(&b, "More %ss match: call again with page_token %q.\n", noun, nextPageToken)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

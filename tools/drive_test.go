@@ -257,3 +257,24 @@ func TestDriveLinkKeepsResourceKey(t *testing.T) {
 		t.Errorf("a link without a key reached Drive as %+v", h.drive.gotRef)
 	}
 }
+
+// TestPageText: a search's text counts its lines in the header, gives
+// one line per result, and says how to get the next page only when
+// there is one. Google may answer an empty page that has a next one:
+// that is not "nothing matches".
+func TestPageText(t *testing.T) {
+	for _, tt := range []struct {
+		lines []string
+		next  string
+		want  string
+	}{
+		{nil, "", "None."},
+		{nil, "tok", "No files on this page.\nMore files match: call again with page_token \"tok\"."},
+		{[]string{"a"}, "", "1 file (cols):\n- a"},
+		{[]string{"a", "b"}, "tok", "2 files (cols):\n- a\n- b\nMore files match: call again with page_token \"tok\"."},
+	} {
+		if got := pageText(tt.lines, "file", " (cols)", "None.", tt.next); got != tt.want {
+			t.Errorf("pageText(%q, %q) =\n%s\nwant\n%s", tt.lines, tt.next, got, tt.want)
+		}
+	}
+}

@@ -92,3 +92,15 @@ func TestInputFilesSidecar(t *testing.T) {
 		}
 	}
 }
+
+// TestFileURIsOfAnotherShape: file_uris that is neither a string nor a
+// list of them is refused with what it takes.
+func TestFileURIsOfAnotherShape(t *testing.T) {
+	h := newHarness(t, func(d *Deps) { d.FileTransfer = true })
+	for _, v := range []string{`5`, `{"uri":"mcp-file://h/transfer/k3Jx9_Qw-2bN7vLpZs0aYe"}`, `[5]`} {
+		h.mustRefuse("send_email", `{"to":"ana@example.com","subject":"s","body_text":"x","file_uris":`+v+`}`, `"file_uris" must be a list of file URIs`)
+	}
+	if h.mail.called != 0 {
+		t.Fatal("Mail.Send was called")
+	}
+}

@@ -27,7 +27,6 @@ const (
 	kindMailNotGranted    refusal.Kind = "mail_not_granted"   // the user has not granted a Gmail read scope
 	kindBadMessageID      refusal.Kind = "bad_message_id"     // not a Gmail message id
 	kindUnknownMessage    refusal.Kind = "unknown_message"    // no such message for this account
-	kindUnknownAttachment refusal.Kind = "unknown_attachment" // the message has no attachment of that name
 	kindMailUnavailable   refusal.Kind = "mail_unavailable"   // 5xx, rate limits, a cut download
 	kindMailCorrupt       refusal.Kind = "mail_corrupt"       // an attachment not as Gmail described it
 	kindGmailUnauthorized refusal.Kind = "gmail_unauthorized" // Google refused the token (401)

@@ -15,12 +15,12 @@ import (
 )
 
 // TestRefusalKindsAreDocumented: every kind a layer declares (the tools',
-// compose's, googleauth's reconnect) is listed in docs/operations.md, the
+// compose's, clientfile's, upload's, googleauth's reconnect) is listed in docs/operations.md, the
 // list has no kind that no layer declares, and no two constants of one
 // layer share a code.
 func TestRefusalKindsAreDocumented(t *testing.T) {
 	declared := map[string]bool{}
-	for _, path := range []string{"kinds.go", "../compose/kinds.go"} {
+	for _, path := range []string{"kinds.go", "../compose/kinds.go", "../clientfile/kinds.go", "../upload/kinds.go"} {
 		for _, code := range kindsIn(t, path) {
 			declared[code] = true
 		}
@@ -36,15 +36,18 @@ func TestRefusalKindsAreDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	documented := map[string]bool{}
-	row := regexp.MustCompile("(?m)^\\| `([a-z0-9_]+)` \\|")
-	for _, heading := range []string{"### Why sends are refused", "### Why other tool calls are refused"} {
+	row := regexp.MustCompile("(?m)^\\| (`[a-z0-9_]+`(?:, `[a-z0-9_]+`)*) \\|") // a row's first cell: one kind or several
+	code := regexp.MustCompile("`([a-z0-9_]+)`")
+	for _, heading := range []string{"### Why sends are refused", "### Why other tool calls are refused", "### Why uploads and saves are refused"} {
 		_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
 		if !ok {
 			t.Fatalf("docs/operations.md has no %q section", heading)
 		}
 		section, _, _ = strings.Cut(section, "\n#")
 		for _, m := range row.FindAllStringSubmatch(section, -1) {
-			documented[m[1]] = true
+			for _, c := range code.FindAllStringSubmatch(m[1], -1) {
+				documented[c[1]] = true
+			}
 		}
 	}
 	for code := range declared {

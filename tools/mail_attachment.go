@@ -27,7 +27,7 @@ func parseMessageID(s, what string) (handle.Message, error) {
 	if err == nil {
 		return m, nil
 	}
-	var se *handle.MessageSyntaxError
+	var se *handle.SyntaxError
 	if !errors.As(err, &se) {
 		return m, err
 	}
@@ -88,12 +88,9 @@ func parseMailAttachment(raw json.RawMessage, what string) (compose.Attachment, 
 	if err != nil {
 		return a, err
 	}
-	name, err := m.str("attachment")
+	name, err := m.str("attachment") // compose refuses a blank one
 	if err != nil {
 		return a, prefixed(what, err)
-	}
-	if strings.TrimSpace(name) == "" {
-		return a, refuse("%s names Gmail message %s but no attachment of it: give \"attachment\", the file's name as search_mail lists it.", what, msg.ID)
 	}
 	if a.Name, err = m.str("name"); err != nil {
 		return a, prefixed(what, err)

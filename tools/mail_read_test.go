@@ -215,7 +215,6 @@ func TestParseSendMailRefusals(t *testing.T) {
 		{`{"reply_to":"invoice.pdf","body_text":"b"}`, []string{"not a Gmail message id", "search_mail"}},
 		{`{"forward":"18f3"}`, []string{`"to" is required`}},
 		{`{"to":"a@example.com","subject":"s","attachments":[{"message_id":"18f3","file_id":"` + id33 + `"}]}`, []string{"exactly one source"}},
-		{`{"to":"a@example.com","subject":"s","attachments":[{"message_id":"18f3"}]}`, []string{"no attachment of it", `"attachment"`}},
 		{`{"to":"a@example.com","subject":"s","attachments":[{"message_id":"18f3","attachment":"a.pdf","as":"pdf"}]}`, []string{`"as" does not apply to a Gmail attachment`}},
 		{`{"to":"a@example.com","subject":"s","attachments":[{"attachment":"a.pdf"}]}`, []string{`"message_id" is required`}},
 	} {
@@ -262,6 +261,7 @@ func TestSearchMail(t *testing.T) {
 		t.Error("a bidi override reached the text")
 	}
 	h.mustRefuse("search_mail", `{"query":"x","page_size":51}`, "use 1 to 50")
+	h.mustRefuse("search_mail", `{"query":"x","page_size":0}`, "use 1 to 50")
 	h.mustRefuse("search_mail", `{"query":"`+strings.Repeat("a", maxQueryRunes+1)+`"}`, "at most 1000")
 	if res := h.call("search_mail", `{"query":"`+strings.Repeat("a", maxQueryRunes)+`","page_size":1}`); res.IsError {
 		t.Errorf("a query at the limit: %s", res.text())
@@ -435,3 +435,74 @@ func TestMailSchemasMatchTheParser(t *testing.T) {
 }
 
 func userContext(h *harness) context.Context { return identity.WithUser(context.Background(), h.user) }
+
+// TestMailReadRefusals: each failure of a Gmail read that search_mail
+// and save_to_drive word for the model, fed to the tool.
+func TestMailReadRefusals(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		err   error
+		tool  string
+		args  string
+		wants []string
+	}{
+		{"a search Gmail rejects", &gmail.Error{Op: "messages.list", Code: 400, Err: gmail.ErrRejected}, "search_mail", `{"query":"x","page_token":"zz"}`,
+			[]string{"Gmail did not accept that search", "page_token only with the search that gave it"}},
+		{"an answer too large", &gmail.Error{Op: "messages.list", Err: gmail.ErrAnswerTooLarge}, "search_mail", `{"query":"x"}`, []string{"Ask for fewer messages"}},
+		{"Gmail unavailable", &gmail.Error{Op: "messages.list", Code: 503, Err: gmail.ErrUnavailable}, "search_mail", `{"query":"x"}`, []string{"busy or unavailable", "Try again in a minute"}},
+		{"a revoked token", &gmail.Error{Op: "messages.list", Code: 401, Err: gmail.ErrUnauthorized}, "search_mail", `{"query":"x"}`, []string{"Reconnect drivemail"}},
+		{"a message Gmail rejects", &gmail.Error{Op: "messages.get", Code: 400, Err: gmail.ErrRejected}, "save_to_drive", `{"message_id":"18f3a2b4c5d6e7f8","attachment":"a.pdf"}`,
+			[]string{"No Gmail message with id 18f3a2b4c5d6e7f8 is visible"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, r, _ := mailHarness(t, true, true)
+			r.err = tt.err
+			h.mustRefuse(tt.tool, tt.args, tt.wants...)
+		})
+	}
+}
+
+// TestSaveToDriveMailRefusals: a folder_id that is a file-transfer URI, a
+// server that saves nothing, and Gmail failing part-way (stalled, or
+// cut) are refusals that say what to do; nothing is saved.
+func TestSaveToDriveMailRefusals(t *testing.T) {
+	msg := gmail.Message{ID: "18f3a2b4c5d6e7f8", Attachments: []gmail.Attachment{{Name: "a.pdf", Size: 5}}}
+	const args = `{"message_id":"18f3a2b4c5d6e7f8","attachment":"a.pdf"}`
+
+	h, r, s := mailHarness(t, true, true)
+	r.msg = msg
+	h.mustRefuse("save_to_drive", `{"message_id":"18f3a2b4c5d6e7f8","attachment":"a.pdf","folder_id":"mcp-file://h/transfer/k3Jx9_Qw-2bN7vLpZs0aYe"}`,
+		`"folder_id" is a file-transfer URI, not a folder`)
+	if s.got != (upload.SaveFile{}) {
+		t.Errorf("saved %+v", s.got)
+	}
+
+	off := newHarness(t, func(d *Deps) { d.ReadMailEnabled, d.MailReader = true, r })
+	off.user.GoogleScopes = h.user.GoogleScopes
+	off.mustRefuse("save_to_drive", args, "does not put files into Drive", `{"message_id", "attachment"}`)
+
+	for _, tt := range []struct {
+		cause error
+		want  string
+	}{
+		{&gmail.Error{Op: "messages.attachments.get", Err: gmail.ErrStalled}, "Gmail stalled while sending the attachment"},
+		{io.ErrUnexpectedEOF, "Gmail stopped sending the attachment part-way"},
+	} {
+		cut := newHarness(t, func(d *Deps) {
+			d.ReadMailEnabled, d.Saver = true, &fakeSaver{}
+			d.MailReader = cutReader{r, tt.cause}
+		})
+		cut.user.GoogleScopes = h.user.GoogleScopes
+		cut.mustRefuse("save_to_drive", args, tt.want, "nothing was saved")
+	}
+}
+
+// cutReader's attachments fail part-way with cause.
+type cutReader struct {
+	*fakeMailReader
+	cause error
+}
+
+func (c cutReader) OpenAttachment(context.Context, string, gmail.Attachment) (io.ReadCloser, error) {
+	return io.NopCloser(io.MultiReader(strings.NewReader("%P"), errReader{c.cause})), nil
+}

@@ -128,16 +128,8 @@ func mailOut(m gmail.Message) MailMessage {
 // and snippet are always quoted, so they read as what they are: quoted
 // text.
 func mailSearchText(r MailSearchResult) string {
-	var b strings.Builder
-	switch len(r.Messages) {
-	case 0:
-		b.WriteString("No messages match. Try fewer operators, or a wider newer_than:.")
-	case 1:
-		b.WriteString("1 message (id | thread | date | from | to | subject | files | snippet):\n")
-	default:
-		fmt.Fprintf(&b, "%d messages (id | thread | date | from | to | subject | files | snippet):\n", len(r.Messages))
-	}
-	for _, m := range r.Messages {
+	lines := make([]string, len(r.Messages))
+	for i, m := range r.Messages {
 		files := "no files"
 		if len(m.Attachments) > 0 {
 			parts := make([]string, len(m.Attachments))
@@ -146,14 +138,12 @@ func mailSearchText(r MailSearchResult) string {
 			}
 			files = "files: " + strings.Join(parts, "; ")
 		}
-		fmt.Fprintf(&b, "- %s | thread %s | %s | from %s | to %s | %s | %s | %s\n",
+		lines[i] = fmt.Sprintf("%s | thread %s | %s | from %s | to %s | %s | %s | %s",
 			field(m.ID, "|"), field(m.ThreadID, "|"), m.Date.Format("2006-01-02 15:04 UTC"),
 			field(m.From, "|"), field(truncate(m.To, 200), "|"), quoteVisible(m.Subject), files, quoteVisible(m.Snippet))
 	}
-	if r.NextPageToken != "" {
-		fmt.Fprintf(&b, "More messages match: call again with page_token %q.\n", r.NextPageToken)
-	}
-	return strings.TrimRight(b.String(), "\n")
+	return pageText(lines, "message", " (id | thread | date | from | to | subject | files | snippet)",
+		"No messages match. Try fewer operators, or a wider newer_than:.", r.NextPageToken)
 }
 
 // Google scopes that allow reading mail.

@@ -288,9 +288,9 @@ func (s *mailSource) describe(ctx context.Context) (SourceFile, error) {
 	if err != nil {
 		return SourceFile{}, mailError(err, s.msg.ID)
 	}
-	a, ok := m.Find(s.name)
-	if !ok {
-		return SourceFile{}, noAttachment(m, s.msg.ID, s.name)
+	a, err := compose.FindAttachment(m, s.name)
+	if err != nil {
+		return SourceFile{}, err
 	}
 	s.att = a
 	return SourceFile{Name: a.Name, MimeType: a.MimeType, Size: a.Size}, nil
@@ -350,17 +350,4 @@ func savedNothing(err error) error {
 	out := *r
 	out.Text = strings.TrimSuffix(out.Text, ".") + ". Nothing was saved."
 	return &out
-}
-
-// noAttachment lists the names the message has.
-func noAttachment(m gmail.Message, id, name string) error {
-	if len(m.Attachments) == 0 {
-		return refusal.New(kindUnknownAttachment, "Gmail message %s has no attachments. Check the message id with search_mail (has:attachment finds messages with files).", id)
-	}
-	names := make([]string, 0, len(m.Attachments))
-	for _, n := range m.Names() {
-		names = append(names, quoteVisible(truncate(n, 80)))
-	}
-	return refusal.New(kindUnknownAttachment, "Gmail message %s has no attachment named %s. Its attachments are: %s. Use one of those names as \"attachment\".",
-		id, quoteVisible(truncate(name, 80)), strings.Join(names, ", "))
 }

@@ -28,8 +28,8 @@ type Error struct {
 // Unwrap gives the refusal, and through it the cause.
 func (e *Error) Unwrap() error { return e.Refusal }
 
-func refuse(status int, kind, format string, args ...any) *Error {
-	return &Error{Status: status, Refusal: refusal.New(refusal.Kind(kind), format, args...)}
+func refuse(status int, kind refusal.Kind, format string, args ...any) *Error {
+	return &Error{Status: status, Refusal: refusal.New(kind, format, args...)}
 }
 
 // because records the cause of a refusal for the log line.
@@ -57,7 +57,7 @@ func writeError(w http.ResponseWriter, err error) {
 		if id := w.Header().Get("X-Request-Id"); id != "" {
 			msg += " (request id " + id + ")"
 		}
-		e = refuse(http.StatusInternalServerError, "internal", "%s. Try again; if it keeps failing, give the request id to whoever runs this server.", msg)
+		e = refuse(http.StatusInternalServerError, kindInternal, "%s. Try again; if it keeps failing, give the request id to whoever runs this server.", msg)
 	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
@@ -71,29 +71,29 @@ func writeError(w http.ResponseWriter, err error) {
 func googleRefusal(err error, folderGiven bool) *Error {
 	var de *drive.Error
 	if errors.As(err, &de) && de.Reason == "storageQuotaExceeded" {
-		return refuse(http.StatusInsufficientStorage, "drive_full", "Your Google Drive is full, so the file was not saved. Free some space in Drive, then upload again.").because(err)
+		return refuse(http.StatusInsufficientStorage, kindDriveFull, "Your Google Drive is full, so the file was not saved. Free some space in Drive, then upload again.").because(err)
 	}
 	switch {
 	case errors.Is(err, googleauth.ErrReconnect):
-		return refuse(http.StatusForbidden, "reconnect", "%s Nothing was saved.", googleauth.ErrReconnect.Error()).because(err)
+		return refuse(http.StatusForbidden, kindReconnect, "%s Nothing was saved.", googleauth.ErrReconnect.Error()).because(err)
 	case errors.Is(err, drive.ErrAPIDisabled):
-		return refuse(http.StatusServiceUnavailable, "drive_api_disabled", "This drivemail server's Google Cloud project has not enabled the Google Drive API, so nothing was saved. Ask whoever runs drivemail to enable it.").because(err)
+		return refuse(http.StatusServiceUnavailable, kindDriveAPIDisabled, "This drivemail server's Google Cloud project has not enabled the Google Drive API, so nothing was saved. Ask whoever runs drivemail to enable it.").because(err)
 	case errors.Is(err, drive.ErrNotFound) && folderGiven:
-		return refuse(http.StatusNotFound, "folder_not_found", "The folder given as folder_id was not found (or is in the trash), or drivemail cannot see it: with the drive.file permission it can only put files in folders it created. Leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
+		return refuse(http.StatusNotFound, kindFolderNotFound, "The folder given as folder_id was not found (or is in the trash), or drivemail cannot see it: with the drive.file permission it can only put files in folders it created. Leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
 	case errors.Is(err, drive.ErrNotFolder) && folderGiven:
-		return refuse(http.StatusBadRequest, "not_a_folder", "folder_id names a file, not a folder, so nothing was saved. Give a folder's id, or leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
+		return refuse(http.StatusBadRequest, kindNotAFolder, "folder_id names a file, not a folder, so nothing was saved. Give a folder's id, or leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
 	case errors.Is(err, drive.ErrAppNotAuthorized) && folderGiven:
-		return refuse(http.StatusForbidden, "folder_not_writable", "drivemail may put files only in folders it created (such as %q) or that you opened with it: Google gives it no other (its drive.file permission), and the folder given as folder_id is not one of them, so nothing was saved. Leave folder_id out to use the %q folder.", DefaultFolderName, DefaultFolderName).because(err)
+		return refuse(http.StatusForbidden, kindFolderNotWritable, "drivemail may put files only in folders it created (such as %q) or that you opened with it: Google gives it no other (its drive.file permission), and the folder given as folder_id is not one of them, so nothing was saved. Leave folder_id out to use the %q folder.", DefaultFolderName, DefaultFolderName).because(err)
 	case errors.Is(err, drive.ErrFilePermission) && folderGiven:
-		return refuse(http.StatusForbidden, "folder_read_only", "You may not add files to the folder given as folder_id (it is shared with you read-only), so nothing was saved. Leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
+		return refuse(http.StatusForbidden, kindFolderReadOnly, "You may not add files to the folder given as folder_id (it is shared with you read-only), so nothing was saved. Leave folder_id out to use the %q folder.", DefaultFolderName).because(err)
 	case errors.Is(err, drive.ErrBadID):
-		return refuse(http.StatusBadRequest, "bad_folder_id", "folder_id is not a Drive folder id (ids are letters, digits, '-' and '_'). Leave it out to use the %q folder.", DefaultFolderName).because(err)
+		return refuse(http.StatusBadRequest, kindBadFolderID, "folder_id is not a Drive folder id (ids are letters, digits, '-' and '_'). Leave it out to use the %q folder.", DefaultFolderName).because(err)
 	case errors.Is(err, drive.ErrScope), errors.Is(err, drive.ErrUnauthorized), errors.Is(err, drive.ErrForbidden):
-		return refuse(http.StatusForbidden, "drive_denied", "Google refused drivemail access to your Drive, so nothing was saved. Reconnect drivemail (sign in again) and allow it to add files to your Drive.").because(err)
+		return refuse(http.StatusForbidden, kindDriveDenied, "Google refused drivemail access to your Drive, so nothing was saved. Reconnect drivemail (sign in again) and allow it to add files to your Drive.").because(err)
 	case errors.Is(err, drive.ErrRateLimited):
-		e := refuse(http.StatusServiceUnavailable, "drive_rate_limited", "Google Drive is limiting how fast files can be added, so nothing was saved. Try again in a minute.")
+		e := refuse(http.StatusServiceUnavailable, kindDriveRateLimited, "Google Drive is limiting how fast files can be added, so nothing was saved. Try again in a minute.")
 		e.RetryAfter = time.Minute
 		return e.because(err)
 	}
-	return refuse(http.StatusBadGateway, "drive_failed", "Google Drive did not take the file (it may be briefly unavailable), so nothing was saved. Try again in a minute.").because(err)
+	return refuse(http.StatusBadGateway, kindDriveFailed, "Google Drive did not take the file (it may be briefly unavailable), so nothing was saved. Try again in a minute.").because(err)
 }

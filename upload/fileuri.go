@@ -58,7 +58,7 @@ type TransferTicket struct {
 // ticket for the caller in ctx. Refusals are *Error.
 func (s *Service) PrepareTransfer(ctx context.Context, req TransferRequest) (TransferTicket, error) {
 	if s.cfg.Transfers == nil {
-		return TransferTicket{}, refuse(http.StatusNotImplemented, "transfers_off", "This drivemail server does not take file transfers (it runs without --file-transfer).")
+		return TransferTicket{}, refuse(http.StatusNotImplemented, kindTransfersOff, "This drivemail server does not take file transfers (it runs without --file-transfer).")
 	}
 	u, ok := identity.FromContext(ctx)
 	if !ok {
@@ -141,7 +141,7 @@ func SHA256FromDigest(algorithm, value string) (string, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(value, "="))
 	if err != nil || len(b) != 32 {
-		return "", refuse(http.StatusBadRequest, "bad_sha256", "The digest is not a SHA-256 in unpadded base64url (43 characters).")
+		return "", refuse(http.StatusBadRequest, kindBadSHA256, "The digest is not a SHA-256 in unpadded base64url (43 characters).")
 	}
 	return hex.EncodeToString(b), nil
 }

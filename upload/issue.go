@@ -96,16 +96,16 @@ const maxMimeTypeLen = 255
 func (s *Service) claimsFor(req Request) (claims, error) {
 	var c claims
 	if strings.TrimSpace(req.Name) == "" {
-		return c, refuse(http.StatusBadRequest, "no_name", "Give the file's name, such as \"report.pdf\".")
+		return c, refuse(http.StatusBadRequest, kindNoName, "Give the file's name, such as \"report.pdf\".")
 	}
 	c.Name = cleanName(req.Name)
 	if req.MimeType != "" {
 		if len(req.MimeType) > maxMimeTypeLen {
-			return c, refuse(http.StatusBadRequest, "bad_mime_type", "mime_type is %d characters long; a MIME type such as \"application/pdf\" has at most %d. Leave it out to guess it from the name.", len(req.MimeType), maxMimeTypeLen)
+			return c, refuse(http.StatusBadRequest, kindBadMimeType, "mime_type is %d characters long; a MIME type such as \"application/pdf\" has at most %d. Leave it out to guess it from the name.", len(req.MimeType), maxMimeTypeLen)
 		}
 		mt, _, err := mime.ParseMediaType(req.MimeType)
 		if err != nil || !strings.Contains(mt, "/") {
-			return c, refuse(http.StatusBadRequest, "bad_mime_type", "mime_type %q is not a MIME type such as \"application/pdf\"; leave it out to guess it from the name.", truncate(req.MimeType, 60))
+			return c, refuse(http.StatusBadRequest, kindBadMimeType, "mime_type %q is not a MIME type such as \"application/pdf\"; leave it out to guess it from the name.", truncate(req.MimeType, 60))
 		}
 		if err := checkType(mt); err != nil {
 			return c, err
@@ -115,23 +115,23 @@ func (s *Service) claimsFor(req Request) (claims, error) {
 	if req.Size != nil {
 		switch size := *req.Size; {
 		case size < 0:
-			return c, refuse(http.StatusBadRequest, "bad_size", "size %d is not a file size; give the size in bytes, or leave it out.", size)
+			return c, refuse(http.StatusBadRequest, kindBadSize, "size %d is not a file size; give the size in bytes, or leave it out.", size)
 		case size > s.cfg.MaxBytes:
-			return c, refuse(http.StatusRequestEntityTooLarge, "too_large", "The file is %d bytes, larger than this server's upload limit of %s (%d bytes). Send a smaller file, or share a link to it instead.", size, byteSize(s.cfg.MaxBytes), s.cfg.MaxBytes)
+			return c, refuse(http.StatusRequestEntityTooLarge, kindTooLarge, "The file is %d bytes, larger than this server's upload limit of %s (%d bytes). Send a smaller file, or share a link to it instead.", size, byteSize(s.cfg.MaxBytes), s.cfg.MaxBytes)
 		}
 		c.Size = req.Size
 	}
 	if req.SHA256 != "" {
 		sum := strings.ToLower(strings.TrimSpace(req.SHA256))
 		if b, err := hex.DecodeString(sum); err != nil || len(b) != 32 {
-			return c, refuse(http.StatusBadRequest, "bad_sha256", "sha256 must be 64 hexadecimal characters (the output of sha256sum), or left out.")
+			return c, refuse(http.StatusBadRequest, kindBadSHA256, "sha256 must be 64 hexadecimal characters (the output of sha256sum), or left out.")
 		}
 		c.SHA256 = sum
 	}
 	if req.FolderID != "" {
 		id := folderID(req.FolderID)
 		if !drive.ValidID(id) {
-			return c, refuse(http.StatusBadRequest, "bad_folder_id", "folder_id %q is not a Drive folder id. Leave it out to use the %q folder.", truncate(req.FolderID, 60), s.cfg.FolderName)
+			return c, refuse(http.StatusBadRequest, kindBadFolderID, "folder_id %q is not a Drive folder id. Leave it out to use the %q folder.", truncate(req.FolderID, 60), s.cfg.FolderName)
 		}
 		c.Folder = id
 	}

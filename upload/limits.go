@@ -34,7 +34,7 @@ func (s *Service) rateLimit(ctx context.Context, kind, userID string, max int) e
 	}
 	now := s.cfg.Now()
 	wait := now.Truncate(s.cfg.RateWindow).Add(s.cfg.RateWindow).Sub(now)
-	e := refuse(http.StatusTooManyRequests, "rate_limited", "Too many uploads: at most %d every %s per user. Try again in %s.",
+	e := refuse(http.StatusTooManyRequests, kindRateLimited, "Too many uploads: at most %d every %s per user. Try again in %s.",
 		max, spell(s.cfg.RateWindow), spell(wait.Round(time.Second)))
 	e.RetryAfter = wait
 	return e
@@ -44,7 +44,7 @@ func (s *Service) rateLimit(ctx context.Context, kind, userID string, max int) e
 func (s *Service) useTicket(ctx context.Context, p permit) error {
 	err := s.cfg.Limits.UseOnce(ctx, "upload-ticket:"+p.nonce, p.expires.Add(time.Minute))
 	if errors.Is(err, store.ErrUsed) {
-		return refuse(http.StatusConflict, "ticket_used", "This upload URL was already used; each works once. Ask request_upload for a new one.")
+		return refuse(http.StatusConflict, kindTicketUsed, "This upload URL was already used; each works once. Ask request_upload for a new one.")
 	}
 	if err != nil {
 		return fmt.Errorf("upload: use ticket: %w", err)
@@ -73,12 +73,12 @@ func (s *slots) take(userID string) (release func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.perUser[userID] >= s.maxUser {
-		e := refuse(http.StatusTooManyRequests, "user_busy", "%s and try again. Nothing was stored.", stillRunning(s.maxUser))
+		e := refuse(http.StatusTooManyRequests, kindUserBusy, "%s and try again. Nothing was stored.", stillRunning(s.maxUser))
 		e.RetryAfter = 10 * time.Second
 		return nil, e
 	}
 	if s.total >= s.maxAll {
-		e := refuse(http.StatusServiceUnavailable, "server_busy", "This server is busy with other people's uploads. Nothing was stored; try again in a minute.")
+		e := refuse(http.StatusServiceUnavailable, kindServerBusy, "This server is busy with other people's uploads. Nothing was stored; try again in a minute.")
 		e.RetryAfter = 30 * time.Second
 		return nil, e
 	}

@@ -64,7 +64,7 @@ func readRequest(r *http.Request, body io.Reader, b *budget, maxFile int64) (*re
 	mediaType, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mediaType == "multipart/form-data" {
 		if r.Method != http.MethodPost {
-			return nil, refuse(http.StatusMethodNotAllowed, "form_not_post", "A multipart form upload must be a POST. Use POST with -F file=@NAME, or PUT the raw file with -T NAME.")
+			return nil, refuse(http.StatusMethodNotAllowed, kindFormNotPost, "A multipart form upload must be a POST. Use POST with -F file=@NAME, or PUT the raw file with -T NAME.")
 		}
 		if err := q.readForm(body, params["boundary"], b, maxFile); err != nil {
 			return nil, err
@@ -72,7 +72,7 @@ func readRequest(r *http.Request, body io.Reader, b *budget, maxFile int64) (*re
 		return q, nil
 	}
 	if strings.HasPrefix(mediaType, "multipart/") {
-		return nil, refuse(http.StatusUnsupportedMediaType, "not_form_data", "A multipart upload must be multipart/form-data (curl -F file=@NAME). To send the raw file, use curl -T NAME or --data-binary @NAME.")
+		return nil, refuse(http.StatusUnsupportedMediaType, kindNotFormData, "A multipart upload must be multipart/form-data (curl -F file=@NAME). To send the raw file, use curl -T NAME or --data-binary @NAME.")
 	}
 	b.left = maxFile + 1 // one byte past the limit, so the limit is what trips
 	if cd := r.Header.Get("Content-Disposition"); cd != "" {
@@ -90,10 +90,10 @@ func (q *request) addQuery(query url.Values) error {
 		switch key {
 		case "name", "folder_id":
 			if len(vals) != 1 {
-				return refuse(http.StatusBadRequest, "repeated_query", "The query parameter %q is given %d times; give it once.", key, len(vals))
+				return refuse(http.StatusBadRequest, kindRepeatedQuery, "The query parameter %q is given %d times; give it once.", key, len(vals))
 			}
 		default:
-			return refuse(http.StatusBadRequest, "unknown_query", "Unknown query parameter %q. /upload takes only name and folder_id.", truncate(key, 40))
+			return refuse(http.StatusBadRequest, kindUnknownQuery, "Unknown query parameter %q. /upload takes only name and folder_id.", truncate(key, 40))
 		}
 	}
 	if v := query.Get("name"); v != "" {
@@ -107,14 +107,14 @@ func (q *request) addQuery(query url.Values) error {
 // byte.
 func (q *request) readForm(body io.Reader, boundary string, b *budget, maxFile int64) error {
 	if boundary == "" {
-		return refuse(http.StatusBadRequest, "form_malformed", "The multipart form has no boundary in its Content-Type. Let curl build the form: curl -F file=@NAME URL.")
+		return refuse(http.StatusBadRequest, kindFormMalformed, "The multipart form has no boundary in its Content-Type. Let curl build the form: curl -F file=@NAME URL.")
 	}
 	mr := multipart.NewReader(body, boundary)
 	var fieldName, fieldFolder, fieldToken string
 	for parts := 0; ; parts++ {
 		p, err := mr.NextRawPart()
 		if err == io.EOF {
-			return refuse(http.StatusBadRequest, "no_file_part", "The form has no file part. Send the file as -F file=@NAME.")
+			return refuse(http.StatusBadRequest, kindNoFilePart, "The form has no file part. Send the file as -F file=@NAME.")
 		}
 		if err != nil {
 			return formRefusal(err)
@@ -129,7 +129,7 @@ func (q *request) readForm(body io.Reader, boundary string, b *budget, maxFile i
 			if q.folderID == "" {
 				q.folderID = fieldFolder
 			} else if fieldFolder != "" && fieldFolder != q.folderID {
-				return refuse(http.StatusBadRequest, "repeated_folder_id", "folder_id is given twice with different values (query and form); give it once.")
+				return refuse(http.StatusBadRequest, kindRepeatedFolderID, "folder_id is given twice with different values (query and form); give it once.")
 			}
 			q.token = fieldToken
 			q.mimeType = declaredType(p.Header.Get("Content-Type"))
@@ -139,12 +139,12 @@ func (q *request) readForm(body io.Reader, boundary string, b *budget, maxFile i
 			return nil
 		}
 		if parts >= maxPartsBeforeFile {
-			return refuse(http.StatusBadRequest, "too_many_fields", "The form has too many fields before the file. Send only the file part and, if needed, name and folder_id fields.")
+			return refuse(http.StatusBadRequest, kindTooManyFields, "The form has too many fields before the file. Send only the file part and, if needed, name and folder_id fields.")
 		}
 		switch p.FormName() {
 		case "name", "folder_id", "token":
 		default:
-			return refuse(http.StatusBadRequest, "unknown_field", "Unknown form field %q. /upload takes a file part (-F file=@NAME) and optional name and folder_id fields.", truncate(p.FormName(), 40))
+			return refuse(http.StatusBadRequest, kindUnknownField, "Unknown form field %q. /upload takes a file part (-F file=@NAME) and optional name and folder_id fields.", truncate(p.FormName(), 40))
 		}
 		limit := maxFieldBytes
 		if p.FormName() == "token" {
@@ -157,7 +157,7 @@ func (q *request) readForm(body io.Reader, boundary string, b *budget, maxFile i
 		switch p.FormName() {
 		case "name":
 			if fieldName != "" {
-				return refuse(http.StatusBadRequest, "repeated_name", "The name field is given twice; give it once.")
+				return refuse(http.StatusBadRequest, kindRepeatedName, "The name field is given twice; give it once.")
 			}
 			fieldName = cleanName(v)
 		case "token":
@@ -189,10 +189,10 @@ func readField(p *multipart.Part, limit int) (string, error) {
 		return "", formRefusal(err)
 	}
 	if len(v) > limit {
-		return "", refuse(http.StatusBadRequest, "long_field", "The %s field is longer than %d bytes. Give a file name or a folder id.", p.FormName(), limit)
+		return "", refuse(http.StatusBadRequest, kindLongField, "The %s field is longer than %d bytes. Give a file name or a folder id.", p.FormName(), limit)
 	}
 	if !utf8.Valid(v) {
-		return "", refuse(http.StatusBadRequest, "field_not_utf8", "The %s field is not UTF-8 text.", p.FormName())
+		return "", refuse(http.StatusBadRequest, kindFieldNotUTF8, "The %s field is not UTF-8 text.", p.FormName())
 	}
 	return string(v), nil
 }
@@ -209,11 +209,11 @@ func afterFile(mr *multipart.Reader) error {
 	}
 	switch {
 	case isFilePart(p):
-		return refuse(http.StatusBadRequest, "two_files", "The form has more than one file; nothing was saved. Upload one file per request.")
+		return refuse(http.StatusBadRequest, kindTwoFiles, "The form has more than one file; nothing was saved. Upload one file per request.")
 	case p.FormName() == "name" || p.FormName() == "folder_id":
-		return refuse(http.StatusBadRequest, "field_after_file", "The %s field comes after the file; nothing was saved. Put name and folder_id before the file part (curl: -F name=… before -F file=@…), or give them in the query string (?name=…&folder_id=…).", p.FormName())
+		return refuse(http.StatusBadRequest, kindFieldAfterFile, "The %s field comes after the file; nothing was saved. Put name and folder_id before the file part (curl: -F name=… before -F file=@…), or give them in the query string (?name=…&folder_id=…).", p.FormName())
 	}
-	return refuse(http.StatusBadRequest, "unknown_field", "Unknown form field %q after the file; nothing was saved. /upload takes one file part and optional name and folder_id fields before it.", truncate(p.FormName(), 40))
+	return refuse(http.StatusBadRequest, kindUnknownField, "Unknown form field %q after the file; nothing was saved. /upload takes one file part and optional name and folder_id fields before it.", truncate(p.FormName(), 40))
 }
 
 // formRefusal explains a multipart body that could not be read: a read
@@ -224,7 +224,7 @@ func formRefusal(err error) *Error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errBudget) || errors.As(err, &ne) || errors.As(err, &mbe) {
 		return readRefusal(err)
 	}
-	return refuse(http.StatusBadRequest, "form_malformed", "The multipart form is malformed. Let curl build it: curl -F file=@NAME URL.").because(errMalformedForm)
+	return refuse(http.StatusBadRequest, kindFormMalformed, "The multipart form is malformed. Let curl build it: curl -F file=@NAME URL.").because(errMalformedForm)
 }
 
 // errMalformedForm stands in the log for mime/multipart's parse error,

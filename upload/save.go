@@ -41,7 +41,7 @@ type SaveFile struct {
 // returns comes back unchanged in the chain, so its own refusal shows.
 func (s *Service) Save(ctx context.Context, f SaveFile, open func(context.Context) (io.ReadCloser, error)) (Result, error) {
 	if strings.TrimSpace(f.Name) == "" {
-		return Result{}, refuse(http.StatusBadRequest, "no_name", "The file needs a name. Give \"name\", such as \"invoice.pdf\".")
+		return Result{}, refuse(http.StatusBadRequest, kindNoName, "The file needs a name. Give \"name\", such as \"invoice.pdf\".")
 	}
 	return s.store(ctx, f, func(ctx context.Context, _ *SaveFile) (io.ReadCloser, error) { return open(ctx) })
 }
@@ -80,7 +80,7 @@ func (s *Service) save(ctx context.Context, u identity.User, f SaveFile, open op
 	}
 	f.FolderID = strings.TrimSpace(f.FolderID)
 	if f.FolderID != "" && !drive.ValidID(f.FolderID) {
-		return Result{}, refuse(http.StatusBadRequest, "bad_folder_id", "folder_id %q is not a Drive folder id (ids are letters, digits, '-' and '_'). Leave it out to use the %q folder.",
+		return Result{}, refuse(http.StatusBadRequest, kindBadFolderID, "folder_id %q is not a Drive folder id (ids are letters, digits, '-' and '_'). Leave it out to use the %q folder.",
 			truncate(f.FolderID, 60), s.cfg.FolderName)
 	}
 	if err := s.checkFile(f); err != nil {
@@ -144,7 +144,7 @@ func (s *Service) save(ctx context.Context, u identity.User, f SaveFile, open op
 // is counted as it streams) and its type ("" is guessed from the name).
 func (s *Service) checkFile(f SaveFile) error {
 	if f.Size > s.cfg.MaxBytes {
-		return refuse(http.StatusRequestEntityTooLarge, "too_large", "The file is %s, over this server's limit of %s for a file put into Drive, so nothing was saved.",
+		return refuse(http.StatusRequestEntityTooLarge, kindTooLarge, "The file is %s, over this server's limit of %s for a file put into Drive, so nothing was saved.",
 			byteSize(f.Size), byteSize(s.cfg.MaxBytes))
 	}
 	return checkType(strings.TrimSpace(f.MimeType))

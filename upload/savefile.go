@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"path"
 	"strings"
 
 	"github.com/drivemail/drivemail/clientfile"
@@ -31,7 +30,7 @@ type SaveRequest struct {
 // before its body is read. Refusals are *Error.
 func (s *Service) SaveClientFile(ctx context.Context, req SaveRequest) (Result, error) {
 	if s.cfg.Files == nil {
-		return Result{}, refuse(http.StatusNotImplemented, "client_files_off", "This drivemail server does not fetch files from the conversation. Put the file in Google Drive another way, or use request_upload.")
+		return Result{}, refuse(http.StatusNotImplemented, clientfile.KindOff, "This drivemail server does not fetch files from the conversation. Put the file in Google Drive another way, or use request_upload.")
 	}
 	f := SaveFile{Name: req.Name, MimeType: strings.TrimSpace(req.MimeType), Size: -1, FolderID: req.FolderID}
 	res, err := s.store(ctx, f, func(ctx context.Context, f *SaveFile) (io.ReadCloser, error) {
@@ -56,10 +55,7 @@ func savedName(req SaveRequest, f *clientfile.File) string {
 		name = f.Name
 	}
 	if name == "" {
-		raw, _, _ := strings.Cut(req.URL, "?")
-		if base := path.Base(raw); strings.Contains(base, ".") && !strings.ContainsAny(base, "%:") {
-			name = base
-		}
+		name = clientfile.URLName(req.URL)
 	}
 	if name = cleanName(name); name == "" {
 		name = "attachment"
@@ -67,23 +63,30 @@ func savedName(req SaveRequest, f *clientfile.File) string {
 	return name
 }
 
-// clientFileRefusal words a client file that could not be fetched.
+// clientFileRefusal words a client file that could not be fetched, in
+// clientfile's sentence but for a file past this server's limit.
 func (s *Service) clientFileRefusal(err error) error {
 	var fe *clientfile.Error
 	var own *Error
 	if !errors.As(err, &fe) || errors.As(err, &own) {
 		return err
 	}
-	const again = "Ask the user to attach the file to the conversation again, then call again with the new file."
-	switch fe.Kind {
-	case clientfile.Expired:
-		return refuse(http.StatusGone, "client_file_expired", "The file's download link has expired or was withdrawn (its host refused it); nothing was saved. %s", again).because(err)
-	case clientfile.TooLarge:
-		return refuse(http.StatusRequestEntityTooLarge, "client_file_too_large", "The file is larger than this server's upload limit of %s, so nothing was saved.", byteSize(s.cfg.MaxBytes)).because(err)
-	case clientfile.Stalled, clientfile.TooSlow:
-		return refuse(http.StatusGatewayTimeout, "client_file_stalled", "The file's host stopped sending it, or sent it too slowly; nothing was saved. Try again in a minute; if it fails again, %s", strings.ToLower(again[:1])+again[1:]).because(err)
-	case clientfile.Unavailable, clientfile.Truncated:
-		return refuse(http.StatusBadGateway, "client_file_unavailable", "The file's host failed while it was fetched; nothing was saved. Try again in a minute.").because(err)
+	if r := (clientfile.Wording{File: "the file", Done: "Nothing was saved."}).Refusal(err); r != nil {
+		return &Error{Refusal: r, Status: clientFileStatus(fe.Kind)}
 	}
-	return refuse(http.StatusBadRequest, "client_file_refused", "The file's download_url is not one drivemail fetches (%s). Pass the file object exactly as the client gave it.", strings.TrimPrefix(fe.Error(), "clientfile: ")).because(err)
+	return refuse(http.StatusRequestEntityTooLarge, clientfile.KindTooLarge, "The file is larger than this server's upload limit of %s, so nothing was saved.",
+		byteSize(s.cfg.MaxBytes)).because(err)
+}
+
+// clientFileStatus is the HTTP status of a fetch that failed so.
+func clientFileStatus(k clientfile.Kind) int {
+	switch k {
+	case clientfile.Expired:
+		return http.StatusGone
+	case clientfile.Stalled, clientfile.TooSlow:
+		return http.StatusGatewayTimeout
+	case clientfile.Unavailable, clientfile.Truncated:
+		return http.StatusBadGateway
+	}
+	return http.StatusBadRequest
 }

@@ -81,7 +81,7 @@ func TestSaveClientFileRefusals(t *testing.T) {
 	wantSaveRefusal(t, err, "client_file_too_large", "1 MiB")
 	<-held
 	_, err = e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/stall"), Name: "a.bin"})
-	wantSaveRefusal(t, err, "client_file_stalled", "nothing was saved")
+	wantSaveRefusal(t, err, "client_file_stalled", "Nothing was saved")
 	_, err = e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL(clientfiletest.PrivateHost, "/x")})
 	wantSaveRefusal(t, err, "client_file_refused", "public address")
 	if n := len(e.files(ana)); n != 0 {
@@ -130,5 +130,20 @@ func TestSaveClientFileChecksBeforeItFetches(t *testing.T) {
 	}
 	if n := len(e.files(ana)); n != 1 {
 		t.Fatalf("%d files in Drive, want the one that passed", n)
+	}
+}
+
+// TestSaveClientFileNamedByItsURL: a file whose client and host give no
+// name is saved under its URL's last segment, without the query or the
+// fragment (neither is part of the file's name), as send_email names it.
+func TestSaveClientFileNamedByItsURL(t *testing.T) {
+	e, host := saveEnv(t)
+	ana := e.signIn("ana@example.com")
+	host.Handle("/files/report.pdf", clientfiletest.Serve([]byte("%PDF-1.7"), "application/pdf", ""))
+	for _, suffix := range []string{"?sig=x", "#page=2", "?sig=x#page=2"} {
+		res, err := e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/files/report.pdf") + suffix})
+		if err != nil || res.Name != "report.pdf" {
+			t.Errorf("URL ending %q: saved as %q, %v; want report.pdf", suffix, res.Name, err)
+		}
 	}
 }

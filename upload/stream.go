@@ -48,7 +48,7 @@ func (c *content) Read(p []byte) (int, error) {
 	case c.n > c.max:
 		return n, c.fail(tooLarge(c.max))
 	case c.wantSize >= 0 && c.n > c.wantSize:
-		return n, c.fail(refuse(http.StatusUnprocessableEntity, "size_mismatch", "The file is larger than the %d bytes declared to request_upload, so nothing was saved. Ask request_upload for a new URL with the right size (or none).", c.wantSize))
+		return n, c.fail(refuse(http.StatusUnprocessableEntity, kindSizeMismatch, "The file is larger than the %d bytes declared to request_upload, so nothing was saved. Ask request_upload for a new URL with the right size (or none).", c.wantSize))
 	case err == io.EOF:
 		return n, c.end()
 	case err != nil:
@@ -60,11 +60,11 @@ func (c *content) Read(p []byte) (int, error) {
 // end runs the checks that need the whole file, then lets io.EOF through.
 func (c *content) end() error {
 	if c.wantSize >= 0 && c.n != c.wantSize {
-		return c.fail(refuse(http.StatusUnprocessableEntity, "size_mismatch", "The file has %d bytes, not the %d declared to request_upload, so nothing was saved. Ask request_upload for a new URL with the right size (or none).", c.n, c.wantSize))
+		return c.fail(refuse(http.StatusUnprocessableEntity, kindSizeMismatch, "The file has %d bytes, not the %d declared to request_upload, so nothing was saved. Ask request_upload for a new URL with the right size (or none).", c.n, c.wantSize))
 	}
 	c.sum = hex.EncodeToString(c.h.Sum(nil))
 	if c.wantSHA != "" && c.sum != c.wantSHA {
-		return c.fail(refuse(http.StatusUnprocessableEntity, "sha256_mismatch", "The file's SHA-256 is %s, not the %s declared to request_upload, so nothing was saved. Check you are sending the right file, then ask request_upload for a new URL.", c.sum, c.wantSHA))
+		return c.fail(refuse(http.StatusUnprocessableEntity, kindSHA256Mismatch, "The file's SHA-256 is %s, not the %s declared to request_upload, so nothing was saved. Check you are sending the right file, then ask request_upload for a new URL.", c.sum, c.wantSHA))
 	}
 	if c.atEnd != nil {
 		if err := c.atEnd(); err != nil {
@@ -86,7 +86,7 @@ func (c *content) fail(e *Error) error {
 }
 
 func tooLarge(max int64) *Error {
-	return refuse(http.StatusRequestEntityTooLarge, "too_large", "The file is larger than this server's upload limit of %s, so nothing was saved. Send a smaller file, or share a link to it instead.", byteSize(max))
+	return refuse(http.StatusRequestEntityTooLarge, kindTooLarge, "The file is larger than this server's upload limit of %s, so nothing was saved. Send a smaller file, or share a link to it instead.", byteSize(max))
 }
 
 // readRefusal explains a request body that failed part way.
@@ -94,13 +94,13 @@ func readRefusal(err error) *Error {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return refuse(http.StatusRequestEntityTooLarge, "too_large", "The request is larger than this server accepts, so nothing was saved. Send one file of at most the upload limit.").because(err)
+		return refuse(http.StatusRequestEntityTooLarge, kindTooLarge, "The request is larger than this server accepts, so nothing was saved. Send one file of at most the upload limit.").because(err)
 	case errors.Is(err, errBudget):
-		return refuse(http.StatusRequestEntityTooLarge, "fields_too_large", "The form fields before the file are too large, so nothing was saved. Send only the file part and, if needed, short name and folder_id fields.").because(err)
+		return refuse(http.StatusRequestEntityTooLarge, kindFieldsTooLarge, "The form fields before the file are too large, so nothing was saved. Send only the file part and, if needed, short name and folder_id fields.").because(err)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return refuse(http.StatusRequestTimeout, "too_slow", "The upload was too slow (no progress for a while), so nothing was saved. Try again on a faster connection.").because(err)
+		return refuse(http.StatusRequestTimeout, kindTooSlow, "The upload was too slow (no progress for a while), so nothing was saved. Try again on a faster connection.").because(err)
 	}
-	return refuse(http.StatusBadRequest, "cut_off", "The upload was cut off before the end of the file, so nothing was saved. Send it again.").because(err)
+	return refuse(http.StatusBadRequest, kindCutOff, "The upload was cut off before the end of the file, so nothing was saved. Send it again.").because(err)
 }
 
 // errBudget: more bytes arrived than the budget for their place allows.

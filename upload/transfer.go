@@ -131,7 +131,7 @@ func (s *Service) checkLength(r *http.Request, p permit) error {
 		return tooLarge(s.cfg.MaxBytes)
 	}
 	if !form && p.size >= 0 && r.ContentLength >= 0 && r.ContentLength != p.size {
-		return refuse(http.StatusUnprocessableEntity, "size_mismatch", "The request body has %d bytes, not the %d declared to request_upload; nothing was saved. Check you are sending the right file (this URL still works once).", r.ContentLength, p.size)
+		return refuse(http.StatusUnprocessableEntity, kindSizeMismatch, "The request body has %d bytes, not the %d declared to request_upload; nothing was saved. Check you are sending the right file (this URL still works once).", r.ContentLength, p.size)
 	}
 	return nil
 }
@@ -143,24 +143,24 @@ func (s *Service) newFile(q *request, p permit) (drive.NewFile, error) {
 	if p.ticket {
 		for _, n := range q.names {
 			if n != p.name {
-				return nf, refuse(http.StatusForbidden, "name_mismatch", "This upload URL was issued for a file named %q, not %q; nothing was saved. Upload it under the name it was issued for, or ask request_upload for a URL for %q.", p.name, n, n)
+				return nf, refuse(http.StatusForbidden, kindNameMismatch, "This upload URL was issued for a file named %q, not %q; nothing was saved. Upload it under the name it was issued for, or ask request_upload for a URL for %q.", p.name, n, n)
 			}
 		}
 		if q.token != "" && q.token != p.token {
-			return nf, refuse(http.StatusForbidden, "token_mismatch", "The form's token field is not this upload URL's ticket; nothing was saved. Send the fields the transfer descriptor gives, unchanged.")
+			return nf, refuse(http.StatusForbidden, kindTokenMismatch, "The form's token field is not this upload URL's ticket; nothing was saved. Send the fields the transfer descriptor gives, unchanged.")
 		}
 		if q.folderID != "" && q.folderID != p.folderID {
-			return nf, refuse(http.StatusForbidden, "folder_mismatch", "This upload URL fixes the folder the file goes to; leave folder_id out, or ask request_upload for a URL with that folder_id.")
+			return nf, refuse(http.StatusForbidden, kindFolderMismatch, "This upload URL fixes the folder the file goes to; leave folder_id out, or ask request_upload for a URL with that folder_id.")
 		}
 		nf.Name, nf.ParentID, nf.MimeType = p.name, p.folderID, p.mimeType
 	} else {
 		nf.Name, nf.ParentID = q.name(), q.folderID
 		if nf.Name == "" {
-			return nf, refuse(http.StatusBadRequest, "no_name", "The file has no name. Send it as a form file (curl -F file=@report.pdf), or add ?name=report.pdf to the URL.")
+			return nf, refuse(http.StatusBadRequest, kindNoName, "The file has no name. Send it as a form file (curl -F file=@report.pdf), or add ?name=report.pdf to the URL.")
 		}
 	}
 	if nf.ParentID != "" && !drive.ValidID(nf.ParentID) {
-		return nf, refuse(http.StatusBadRequest, "bad_folder_id", "folder_id %q is not a Drive folder id (ids are letters, digits, '-' and '_'). Leave it out to use the %q folder.", truncate(nf.ParentID, 60), s.cfg.FolderName)
+		return nf, refuse(http.StatusBadRequest, kindBadFolderID, "folder_id %q is not a Drive folder id (ids are letters, digits, '-' and '_'). Leave it out to use the %q folder.", truncate(nf.ParentID, 60), s.cfg.FolderName)
 	}
 	if nf.MimeType == "" {
 		nf.MimeType = q.mimeType
@@ -180,7 +180,7 @@ func (s *Service) newFile(q *request, p permit) (drive.NewFile, error) {
 // into a Doc or Sheet instead of keeping the file as sent.
 func checkType(mt string) error {
 	if strings.HasPrefix(mt, "application/vnd.google-apps.") {
-		return refuse(http.StatusUnsupportedMediaType, "google_type", "%q is a Google Docs type; uploads keep the file as it is. Send the file's own type (such as application/pdf), or none.", mt)
+		return refuse(http.StatusUnsupportedMediaType, kindGoogleType, "%q is a Google Docs type; uploads keep the file as it is. Send the file's own type (such as application/pdf), or none.", mt)
 	}
 	return nil
 }
@@ -216,7 +216,7 @@ func (s *Service) uploadRefusal(reqCtx, ctx context.Context, err error, folderGi
 	case reqCtx.Err() != nil:
 		return readRefusal(reqCtx.Err())
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return refuse(http.StatusRequestTimeout, "took_too_long", "The upload took longer than %s, so nothing was saved. Send a smaller file or use a faster connection.", spell(s.cfg.MaxDuration)).because(err)
+		return refuse(http.StatusRequestTimeout, kindTookTooLong, "The upload took longer than %s, so nothing was saved. Send a smaller file or use a faster connection.", spell(s.cfg.MaxDuration)).because(err)
 	}
 	return googleRefusal(err, folderGiven)
 }
@@ -231,5 +231,5 @@ func (s *Service) checkStored(ctx context.Context, dc driveAPI, f drive.File, c 
 	if err := dc.DeleteFile(ctx, f.ID); err != nil {
 		s.cfg.Logger.ErrorContext(ctx, "upload: could not delete a file Drive stored wrongly", "file_id", f.ID, "error", err)
 	}
-	return refuse(http.StatusBadGateway, "drive_mismatch", "Google Drive stored something other than the bytes sent, so the file was removed. Try the upload again.")
+	return refuse(http.StatusBadGateway, kindDriveMismatch, "Google Drive stored something other than the bytes sent, so the file was removed. Try the upload again.")
 }

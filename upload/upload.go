@@ -212,7 +212,7 @@ func (s *Service) Direct() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, ok := identity.FromContext(r.Context())
 		if !ok {
-			s.fail(w, r, "", refuse(http.StatusUnauthorized, "not_signed_in", "Sign in first: send Authorization: Bearer <access token>, or use a URL from request_upload."))
+			s.fail(w, r, "", refuse(http.StatusUnauthorized, kindNotSignedIn, "Sign in first: send Authorization: Bearer <access token>, or use a URL from request_upload."))
 			return
 		}
 		if err := checkScopes(u); err != nil {
@@ -230,11 +230,11 @@ func (s *Service) Ticket() http.Handler {
 		c, err := s.signer.verify(r.PathValue("ticket"), s.cfg.Now())
 		switch {
 		case errors.Is(err, errTicketExpired):
-			s.fail(w, r, c.User, refuse(http.StatusGone, "ticket_expired", "This upload URL expired at %s. Ask request_upload for a new one.",
+			s.fail(w, r, c.User, refuse(http.StatusGone, kindTicketExpired, "This upload URL expired at %s. Ask request_upload for a new one.",
 				time.Unix(c.Expires, 0).UTC().Format("15:04:05 UTC")).because(err))
 			return
 		case err != nil:
-			s.fail(w, r, "", refuse(http.StatusForbidden, "ticket_invalid", "This upload URL is not valid: it was changed, cut short, or issued by another server. Ask request_upload for a new one.").because(err))
+			s.fail(w, r, "", refuse(http.StatusForbidden, kindTicketInvalid, "This upload URL is not valid: it was changed, cut short, or issued by another server. Ask request_upload for a new one.").because(err))
 			return
 		}
 		p := permit{userID: c.User, ticket: true, name: c.Name, mimeType: c.MimeType, size: -1,
@@ -291,7 +291,7 @@ func checkScopes(u identity.User) error {
 	if u.HasScope(scopeDriveFile) || u.HasScope(scopeDrive) {
 		return nil
 	}
-	return refuse(http.StatusForbidden, "no_drive_scope", "drivemail may not add files to your Drive: the Google sign-in did not grant it. Reconnect drivemail (sign in again) and allow it to add files to your Drive.")
+	return refuse(http.StatusForbidden, kindNoDriveScope, "drivemail may not add files to your Drive: the Google sign-in did not grant it. Reconnect drivemail (sign in again) and allow it to add files to your Drive.")
 }
 
 // handle is the mcp-file:// name of an uploaded file (CONTRACT.md).

@@ -9,14 +9,11 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"golang.org/x/oauth2"
 	gdrive "google.golang.org/api/drive/v3"
 	gm "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
-	"google.golang.org/api/option"
 
 	"github.com/drivemail/drivemail/bench/internal/benchkit"
-	"github.com/drivemail/drivemail/internal/google"
 )
 
 // plain is the Google client libraries used straight, as benchUser: the
@@ -27,19 +24,7 @@ type plain struct {
 }
 
 func newPlain(ctx context.Context, emulator string) (*plain, error) {
-	tok, err := benchkit.GoogleToken(ctx, emulator, benchUser,
-		"https://www.googleapis.com/auth/drive", "https://www.googleapis.com/auth/gmail.send",
-		"https://www.googleapis.com/auth/gmail.readonly")
-	if err != nil {
-		return nil, err
-	}
-	hc := oauth2.NewClient(ctx, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}))
-	ep := google.Endpoints{Base: emulator}
-	ds, err := gdrive.NewService(ctx, append([]option.ClientOption{option.WithHTTPClient(hc)}, ep.DriveOptions()...)...)
-	if err != nil {
-		return nil, err
-	}
-	gs, err := gm.NewService(ctx, append([]option.ClientOption{option.WithHTTPClient(hc)}, ep.GmailOptions()...)...)
+	ds, gs, err := benchkit.PlainServices(ctx, emulator, benchUser)
 	if err != nil {
 		return nil, err
 	}

@@ -72,9 +72,9 @@ func run(ctx context.Context, drivemail string, conns int, interval, baseline ti
 		return false, err
 	}
 	defer srv.stop()
-	fmt.Printf("drivemail serve --demo, pid %d, at %s\n", srv.cmd.Process.Pid, srv.base)
+	fmt.Printf("drivemail serve --demo, pid %d, at %s\n", srv.Pid(), srv.URL)
 
-	user := &sender{base: srv.base, token: srv.token}
+	user := &sender{base: srv.URL, token: srv.token}
 	if session {
 		if err := user.initialize(ctx); err != nil {
 			return false, err
@@ -94,7 +94,7 @@ func run(ctx context.Context, drivemail string, conns int, interval, baseline ti
 	// Load: the same sends while the slow clients hold on.
 	var slow []slowResult
 	load, err := phase(ctx, srv, user, func(ctx context.Context) {
-		slow = runSlowClients(ctx, srv.base, conns, interval, maxPhase, burst)
+		slow = runSlowClients(ctx, srv.URL, conns, interval, maxPhase, burst)
 	})
 	if err != nil {
 		return false, err
@@ -125,7 +125,7 @@ type phaseResult struct {
 // phase runs the user's sends, one after another, for as long as work
 // runs, and measures the server's peak RSS growth over it.
 func phase(ctx context.Context, srv *demo, user *sender, work func(context.Context)) (phaseResult, error) {
-	rss, err := srv.resetPeak()
+	mark, err := srv.markPeak()
 	if err != nil {
 		return phaseResult{}, err
 	}
@@ -137,12 +137,12 @@ func phase(ctx context.Context, srv *demo, user *sender, work func(context.Conte
 	go func() { stats <- user.sendUntil(ctx, stop) }()
 	work(ctx)
 	close(stop)
-	res := phaseResult{took: time.Since(start), sends: <-stats, rss: rss}
-	_, hwm, err := memory(srv.cmd.Process.Pid)
+	res := phaseResult{took: time.Since(start), sends: <-stats, rss: mark.RSS()}
+	growth, err := mark.Growth()
 	if err != nil {
 		return phaseResult{}, err
 	}
-	res.growth = max(hwm-rss, 0)
+	res.growth = max(growth, 0)
 	return res, ctx.Err()
 }
 

@@ -1,23 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
+
+	"github.com/drivemail/drivemail/bench/internal/benchkit"
 )
 
 // demo is the `drivemail serve --demo` under test.
 type demo struct {
-	cmd   *exec.Cmd
-	base  string // what it printed after "listening on "
+	*benchkit.Proc
 	token string // DEMO_TOKEN
 	dir   string
 }
@@ -29,39 +25,14 @@ func startDemo(ctx context.Context, drivemail string) (*demo, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, drivemail, "serve", "--demo", "--addr", "127.0.0.1:0",
+	p, err := benchkit.Start(ctx, drivemail, "serve", "--demo", "--addr", "127.0.0.1:0",
 		"--store", "sqlite:"+filepath.Join(dir, "demo.db"), "--log-level", "error")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start %s serve --demo: %w", drivemail, err)
-	}
-	d := &demo{cmd: cmd, dir: dir}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line := sc.Text()
-			if v, ok := strings.CutPrefix(line, "DEMO_TOKEN="); ok {
-				d.token = v
-			}
-			if v, ok := strings.CutPrefix(line, "listening on "); ok && d.base == "" {
-				d.base = v
-				close(ready)
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(30 * time.Second):
-		d.stop()
-		return nil, fmt.Errorf("%s serve --demo did not say where it listens within 30 s", drivemail)
-	}
-	if err := loopbackOnly(d.base); err != nil {
+	d := &demo{Proc: p, token: p.Printed("DEMO_TOKEN="), dir: dir}
+	if err := loopbackOnly(p.URL); err != nil {
 		d.stop()
 		return nil, err
 	}
@@ -84,52 +55,18 @@ func loopbackOnly(base string) error {
 	return nil
 }
 
-// stop interrupts the server and waits for it (killing it after 10 s).
+// stop interrupts the server, waits for it, and removes its store.
 func (d *demo) stop() {
-	defer os.RemoveAll(d.dir)
-	_ = d.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = d.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-done
-	}
+	d.Stop()
+	os.RemoveAll(d.dir)
 }
 
-// resetPeak sets the server's RSS high-water mark to its current RSS and
-// returns that RSS.
-func (d *demo) resetPeak() (int64, error) {
-	pid := d.cmd.Process.Pid
-	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
-		return 0, fmt.Errorf("reset the peak RSS of pid %d (Linux /proc/PID/clear_refs): %w", pid, err)
+// markPeak sets the server's RSS high-water mark to its current RSS, so
+// that a phase's growth is its own.
+func (d *demo) markPeak() (benchkit.PeakMark, error) {
+	m, err := benchkit.MarkPeak(d.Pid())
+	if err == nil && !m.Cleared {
+		err = fmt.Errorf("reset the peak RSS of pid %d (Linux /proc/PID/clear_refs): not permitted", d.Pid())
 	}
-	rss, _, err := memory(pid)
-	return rss, err
-}
-
-// memory reads a process's resident set and its high-water mark, in bytes.
-func memory(pid int) (rss, hwm int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, fmt.Errorf("RSS needs Linux's /proc: %w", err)
-	}
-	for line := range strings.Lines(string(b)) {
-		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-		n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-		if err != nil {
-			continue
-		}
-		switch k {
-		case "VmRSS":
-			rss = n << 10
-		case "VmHWM":
-			hwm = n << 10
-		}
-	}
-	if rss == 0 || hwm == 0 {
-		return 0, 0, fmt.Errorf("no VmRSS/VmHWM in /proc/%d/status", pid)
-	}
-	return rss, hwm, nil
+	return m, err
 }

@@ -136,6 +136,9 @@ func (s *Service) answered(user, thread string, refs []string, subject string) *
 const maxRefIDs = 200
 
 // msgIDs returns the msg-ids ("<left@right>") in a header value, in order.
+// compose/reply.go reads them the same way, on purpose twice: the
+// emulator plays Google's side and imports nothing of the product
+// (server/layering_test.go), so a product bug cannot hide in both.
 func msgIDs(v string) []string {
 	var out []string
 	for len(out) < maxRefIDs {

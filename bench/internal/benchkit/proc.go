@@ -22,6 +22,20 @@ import (
 type Proc struct {
 	Cmd *exec.Cmd
 	URL string // what it printed after "listening on "
+	// before are the lines it printed before that one (serve --demo's
+	// DEMO_TOKEN=…).
+	before []string
+}
+
+// Printed is the rest of the line the process printed, before it said
+// where it listens, that starts with prefix; "" when there was none.
+func (p *Proc) Printed(prefix string) string {
+	for _, l := range p.before {
+		if v, ok := strings.CutPrefix(l, prefix); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // Start runs drivemail with args and waits for its "listening on" line.
@@ -43,17 +57,24 @@ func startEnv(ctx context.Context, env []string, drivemail string, args ...strin
 		return nil, fmt.Errorf("start %s %s: %w", drivemail, args[0], err)
 	}
 	p := &Proc{Cmd: cmd}
-	lines := make(chan string, 1)
+	ready := make(chan struct{})
 	go func() {
+		var before []string
+		listening := false
 		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if l, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-				lines <- l
+		for sc.Scan() { // to the end, so the process never blocks on a full pipe
+			switch l, ok := strings.CutPrefix(sc.Text(), "listening on "); {
+			case listening:
+			case ok:
+				p.URL, p.before, listening = l, before, true
+				close(ready)
+			default:
+				before = append(before, sc.Text())
 			}
 		}
 	}()
 	select {
-	case p.URL = <-lines:
+	case <-ready:
 		return p, nil
 	case <-time.After(30 * time.Second):
 		p.Stop()
