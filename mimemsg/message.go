@@ -1,7 +1,8 @@
 // Package mimemsg builds one email message and streams it to an io.Writer
 // in a single pass: headers validated up front, bodies and file parts
 // encoded as they are read, each file opened only when the writer reaches
-// it. It is built on github.com/emersion/go-message.
+// it. It is built on github.com/emersion/go-message (its textproto layer
+// for headers and multipart, with its own base64 writer: entity.go).
 //
 // The structure is Gmail's, with the levels that are not needed left out:
 //

@@ -10,7 +10,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/emersion/go-message"
+	"github.com/emersion/go-message/textproto"
 )
 
 // Buffer sizes of Stream: output is batched so that the caller's writer
@@ -67,11 +67,11 @@ type streamer struct {
 
 // create makes the writer of one entity: the message itself, or a part of
 // a multipart entity.
-type create func(fields []field) (*message.Writer, error)
+type create func(fields []field) (*entity, error)
 
 func (s *streamer) message() error {
-	top := func(fields []field) (*message.Writer, error) {
-		return message.CreateWriter(s.out, header(append(append([]field(nil), s.p.top...), fields...)))
+	top := func(fields []field) (*entity, error) {
+		return createTop(s.out, header(append(append([]field(nil), s.p.top...), fields...)))
 	}
 	if len(s.p.attach) == 0 {
 		return s.body(top)
@@ -235,8 +235,8 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 }
 
 // partOf makes the create function of a multipart writer's parts.
-func partOf(mw *message.Writer) create {
-	return func(fields []field) (*message.Writer, error) {
+func partOf(mw *entity) create {
+	return func(fields []field) (*entity, error) {
 		return mw.CreatePart(header(fields))
 	}
 }
@@ -253,8 +253,8 @@ func multipartFields(subtype, relatedType string) []field {
 
 // header builds a go-message header whose fields are written in the
 // order given (go-message writes the most recently added first).
-func header(fields []field) message.Header {
-	var h message.Header
+func header(fields []field) textproto.Header {
+	var h textproto.Header
 	for i := len(fields) - 1; i >= 0; i-- {
 		h.Add(fields[i].k, fields[i].v)
 	}
