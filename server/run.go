@@ -74,8 +74,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	meter := metrics.New(cfg.Version)
 	gauth, err := googleauth.New(googleauth.Config{
 		// Every Google call (token, userinfo and each user's API calls)
-		// goes through this transport, which measures it.
-		HTTPClient:   &http.Client{Timeout: 30 * time.Second, Transport: meter.GoogleTransport(nil)},
+		// goes through this transport, which measures it; an HTTP/2
+		// answer holds at most google.StreamWindow unread.
+		HTTPClient:   &http.Client{Timeout: 30 * time.Second, Transport: meter.GoogleTransport(google.Transport())},
 		Endpoints:    endpoints,
 		ClientID:     cfg.GoogleClientID,
 		ClientSecret: cfg.GoogleClientSecret,
