@@ -13,8 +13,8 @@ import (
 	"github.com/drivemail/drivemail/internal/refusal"
 )
 
-// gmailGate holds a user's Gmail upload requests until the test lets
-// them go, as a slow Gmail would: entered says one arrived.
+// gmailGate holds the requests that open a user's Gmail uploads until
+// the test lets them go, as a slow Gmail would: entered says one arrived.
 type gmailGate struct {
 	base    http.RoundTripper
 	entered chan struct{}
@@ -22,7 +22,7 @@ type gmailGate struct {
 }
 
 func (g *gmailGate) RoundTrip(r *http.Request) (*http.Response, error) {
-	if strings.HasPrefix(r.URL.Path, "/upload/gmail/") {
+	if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/upload/gmail/") {
 		g.entered <- struct{}{}
 		<-g.open
 	}
@@ -103,7 +103,7 @@ func TestABusyUserIsRefusedInTime(t *testing.T) {
 		t.Fatalf("ann's first send: %v", got.err)
 	}
 	if n, entered := e.Emu.Stats().MessagesSent, len(ann.entered); n != 1 || entered != 0 {
-		t.Errorf("%d messages sent and %d more Gmail requests; the refused send must not reach Gmail", n, entered)
+		t.Errorf("%d messages sent and %d more Gmail uploads opened; the refused send must not reach Gmail", n, entered)
 	}
 }
 

@@ -15,9 +15,9 @@ import (
 // while the parts ahead add up to at most prefetchBytes (a part of
 // unknown size, an export, counts as prefetchBytes), and never more than
 // prefetchAhead parts. An opened answer that waits holds at most its
-// transport's buffer (the socket's, or HTTP/2's 4 MiB stream window), so
-// this bounds what waiting answers hold to prefetchBytes plus one such
-// buffer per send. Chosen by measurement (docs/operations.md): ten small
+// transport's buffer (the socket's, or its HTTP/2 stream window,
+// google.StreamWindow: 4 MiB), so this bounds what waiting answers hold
+// to prefetchBytes plus one such buffer per send. Chosen by measurement (docs/operations.md): ten small
 // files open at once; 2.5 MiB files three ahead, which hides the wait
 // behind their upload.
 const (

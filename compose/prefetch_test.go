@@ -16,6 +16,14 @@ import (
 	"github.com/drivemail/drivemail/handle"
 )
 
+// Gmail upload requests as the emulator counts them: a session opens
+// with a POST, its chunks and status queries are PUTs, a cancel a DELETE.
+const (
+	gmailOpens   = "POST /upload/gmail/v1/users/{userId}/messages/send"
+	gmailChunks  = "PUT /upload/gmail/v1/users/{userId}/messages/send"
+	gmailCancels = "DELETE /upload/gmail/v1/users/{userId}/messages/send"
+)
+
 // wire sits under a send's HTTP client: it counts every response body
 // opened and closed, records Drive downloads as they are asked for and
 // answered, and can hold one file's download until a condition on the
@@ -271,8 +279,11 @@ func TestDriveFailureMidPrefetch(t *testing.T) {
 	w.held()
 	after := e.Emu.Stats()
 	outboxUnchanged(t, before, after)
-	if n := after.UploadsStarted - before.UploadsStarted; n != 0 {
-		t.Errorf("%d Gmail uploads started; the failure was known before the first chunk filled", n)
+	if n := after.Paths[gmailChunks] - before.Paths[gmailChunks]; n != 0 {
+		t.Errorf("%d Gmail chunk requests; the failure was known before the first chunk filled", n)
+	}
+	if opened, cancelled := after.Paths[gmailOpens]-before.Paths[gmailOpens], after.Paths[gmailCancels]-before.Paths[gmailCancels]; opened != cancelled {
+		t.Errorf("%d Gmail uploads opened, %d cancelled; want every one cancelled", opened, cancelled)
 	}
 	w.allClosed()
 	noGoroutinesLeft(t)

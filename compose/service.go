@@ -42,8 +42,9 @@ type Config struct {
 	// abandoned, nothing is sent.
 	DriveIdleTimeout time.Duration
 	// GmailChunkTimeout bounds each Gmail upload request (default
-	// gmail.DefaultChunkTimeout, 2 minutes): a resumable chunk past it is
-	// retried once, and a send whose upload stalls is abandoned.
+	// gmail.DefaultChunkTimeout, 2 minutes): a chunk past it is tried
+	// again from where Gmail says it got, and a send whose chunk's tries
+	// pass twice the timeout is abandoned.
 	GmailChunkTimeout time.Duration
 	// Logger gets one line per send (never addresses, bodies or tokens).
 	Logger *slog.Logger

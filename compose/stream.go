@@ -84,15 +84,30 @@ func (s *Service) pass(ctx context.Context, gc *gmail.Client, c *checked, out *o
 	var sent gmail.Sent
 	var err error
 	size := gmail.ExpectedSize(mp.estimate) // 0 with exports: unknown
+	least := gmail.AtLeast(mp.atLeast())
 	if opts.Draft {
-		sent, err = gc.CreateDraft(ctx, c.req.ThreadID, write, size)
+		sent, err = gc.CreateDraft(ctx, c.req.ThreadID, write, size, least)
 	} else {
-		sent, err = gc.Send(ctx, c.req.ThreadID, write, size)
+		sent, err = gc.Send(ctx, c.req.ThreadID, write, size, least)
 	}
 	if err != nil {
 		return gmail.Sent{}, mimemsg.Written{}, err
 	}
 	return sent, written, nil
+}
+
+// atLeast is a size the message surely reaches: the base64 of its files
+// of known size, without line breaks (the writer fails a file that does
+// not give its size), so that Gmail's upload sends the chunks that end by
+// then while they are written.
+func (mp *msgPlan) atLeast() int64 {
+	var n int64
+	for _, it := range mp.items {
+		if it.plan.isFile() && it.plan.size >= 0 {
+			n += (it.plan.size + 2) / 3 * 4
+		}
+	}
+	return n
 }
 
 // openPart opens one part's content when the writer reaches it, retrying

@@ -163,7 +163,7 @@ func TestConcurrencyCap(t *testing.T) {
 
 	// A send holds the only slot while Gmail is slow; another gives up
 	// waiting when its context ends, having sent nothing.
-	e.Inject(emulator.Fault{PathPrefix: "/upload/gmail/", Delay: 1_000_000_000})
+	e.Inject(emulator.Fault{Method: "PUT", PathPrefix: "/upload/gmail/", Delay: 1_000_000_000})
 	slow := make(chan error, 1)
 	streamed := make(chan struct{})
 	var once sync.Once
@@ -193,19 +193,24 @@ func TestConcurrencyCap(t *testing.T) {
 }
 
 // TestGmailFinalAnswerCut: Gmail stores the message (or the draft) and
-// answers 200, but the answer's body is cut. It went, exactly once, and
-// the refusal says so, so the model does not send it again; a draft is
-// said to be saved, never sent.
+// answers 200, but the answer's body is cut. Asked how the upload went,
+// Gmail answers again with the ids, and the send succeeds; when every
+// answer is cut, the message went all the same, exactly once, and the
+// refusal says so, so the model does not send it again; a draft is said
+// to be saved, never sent.
 func TestGmailFinalAnswerCut(t *testing.T) {
 	tests := []struct {
 		name         string
 		path         string
 		draft        bool
-		want         []string
+		cuts         int
+		want         []string // the refusal's words; none: the send succeeds
 		sent, drafts int64
 	}{
-		{"send", "/upload/gmail/v1/users/me/messages/send", false, []string{"has been sent", "Do not send it again"}, 1, 0},
-		{"draft", "/upload/gmail/v1/users/me/drafts", true, []string{"saved the draft", "Do not save it again"}, 0, 1},
+		{"send, asked again", "/upload/gmail/v1/users/me/messages/send", false, 1, nil, 1, 0},
+		{"draft, asked again", "/upload/gmail/v1/users/me/drafts", true, 1, nil, 0, 1},
+		{"send", "/upload/gmail/v1/users/me/messages/send", false, 100, []string{"has been sent", "Do not send it again"}, 1, 0},
+		{"draft", "/upload/gmail/v1/users/me/drafts", true, 100, []string{"saved the draft", "Do not save it again"}, 0, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -213,10 +218,19 @@ func TestGmailFinalAnswerCut(t *testing.T) {
 			f, _ := e.putBytes("report.pdf", 420_000)
 			e.Inject(
 				emulator.Fault{PathPrefix: tt.path, Delay: 1_000_000, Times: 3}, // 1 ms: the open and two middle chunks pass
-				emulator.Fault{PathPrefix: tt.path, CutResponseAfter: ptr(int64(0))},
+				emulator.Fault{PathPrefix: tt.path, CutResponseAfter: ptr(int64(0)), Times: tt.cuts},
 			)
-			_, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut answer", BodyText: "hi",
+			res, err := e.send(compose.Request{To: []string{"zoe@example.org"}, Subject: "cut answer", BodyText: "hi",
 				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{Draft: tt.draft})
+			if st := e.Emu.Stats(); st.MessagesSent != tt.sent || st.DraftsCreated != tt.drafts {
+				t.Errorf("sent %d, drafts %d; want %d and %d", st.MessagesSent, st.DraftsCreated, tt.sent, tt.drafts)
+			}
+			if tt.want == nil {
+				if err != nil || res.ID == "" {
+					t.Fatalf("Send = %+v, %v; want the ids Gmail gave when asked again", res, err)
+				}
+				return
+			}
 			if !isRefusal(err) {
 				t.Fatalf("err = %v, want a refusal", err)
 			}
@@ -227,9 +241,6 @@ func TestGmailFinalAnswerCut(t *testing.T) {
 			}
 			if tt.draft && strings.Contains(err.Error(), "sent") {
 				t.Errorf("a draft's refusal speaks of sending: %q", err)
-			}
-			if st := e.Emu.Stats(); st.MessagesSent != tt.sent || st.DraftsCreated != tt.drafts {
-				t.Errorf("sent %d, drafts %d; want %d and %d", st.MessagesSent, st.DraftsCreated, tt.sent, tt.drafts)
 			}
 		})
 	}

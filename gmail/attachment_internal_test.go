@@ -78,10 +78,10 @@ type oneByte struct{ r io.Reader }
 
 func (o *oneByte) Read(p []byte) (int, error) { return o.r.Read(p[:min(1, len(p))]) }
 
-// answer generates {"size":N,"data":"…"} for n bytes of a pattern,
+// attachmentAnswer generates {"size":N,"data":"…"} for n bytes of a pattern,
 // without holding it (two small buffers, reused): what Gmail sends for
 // an attachment of n bytes.
-type answer struct {
+type attachmentAnswer struct {
 	head, tail []byte
 	n, done    int64
 	block      [3072]byte
@@ -90,11 +90,11 @@ type answer struct {
 	pos        int
 }
 
-func newAnswer(n int64) *answer {
-	return &answer{head: []byte(`{"size":` + strconv.FormatInt(n, 10) + `,"data":"`), tail: []byte(`"}`), n: n}
+func newAnswer(n int64) *attachmentAnswer {
+	return &attachmentAnswer{head: []byte(`{"size":` + strconv.FormatInt(n, 10) + `,"data":"`), tail: []byte(`"}`), n: n}
 }
 
-func (a *answer) Read(p []byte) (int, error) {
+func (a *attachmentAnswer) Read(p []byte) (int, error) {
 	if len(a.head) > 0 {
 		n := copy(p, a.head)
 		a.head = a.head[n:]

@@ -3,7 +3,7 @@ package gmail
 import "testing"
 
 // TestChunkFor: the buffer an upload holds for the size it expects, at
-// each edge: unknown; just under and at the multipart limit and the
+// each edge: unknown; just under and at the one-request limit and the
 // chunk size; a message that fills whole chunks; Gmail's largest.
 func TestChunkFor(t *testing.T) {
 	const kib, mib = 1 << 10, 1 << 20
@@ -16,8 +16,8 @@ func TestChunkFor(t *testing.T) {
 		{"unknown size", 5 * mib, 0, 5 * mib},
 		{"a small message: just over its size", 5 * mib, 70_000, 256 * kib},
 		{"a message that fills 256 KiB exactly still sees its end", 5 * mib, 256 * kib, 512 * kib},
-		{"one byte under the multipart limit", 5 * mib, MultipartMax - 1, 5 * mib},
-		{"at the multipart limit: two chunks", 5 * mib, MultipartMax, 2560 * kib},
+		{"one byte under the one-request limit", 5 * mib, OneRequestMax - 1, 5 * mib},
+		{"at the one-request limit: two chunks", 5 * mib, OneRequestMax, 2560 * kib},
 		{"7 MB: two even chunks", 5 * mib, 7_175_102, 3584 * kib},
 		{"one byte under two whole chunks", 5 * mib, 10*mib - 1, 5 * mib},
 		{"two whole chunks", 5 * mib, 10 * mib, 5 * mib},
@@ -25,7 +25,7 @@ func TestChunkFor(t *testing.T) {
 		{"Gmail's largest message: seven", 5 * mib, MaxMessageBytes, 5120 * kib},
 		{"a small chunk size bounds the one request", 256 * kib, 256*kib - 1, 256 * kib},
 		{"at a small chunk size: two", 256 * kib, 256 * kib, 256 * kib},
-		{"a larger chunk size keeps the multipart limit", 8 * mib, MultipartMax, 2560 * kib},
+		{"a larger chunk size keeps the one-request limit", 8 * mib, OneRequestMax, 2560 * kib},
 		{"35.9 MB in 8 MiB chunks: five", 8 * mib, 35_872_970, 7 * mib},
 	}
 	for _, tt := range tests {

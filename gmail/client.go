@@ -1,15 +1,17 @@
-// Package gmail sends and drafts messages through Gmail's media upload,
-// streaming: the message is written into a pipe while Gmail reads it,
-// multipart below one chunk and resumable above. A message whose writer
-// fails is never finalized, so nothing is sent.
+// Package gmail sends and drafts messages through Gmail's resumable media
+// upload, streaming: the message is written into a pipe while the upload
+// session, opened at once, takes it a chunk at a time (resumable.go). A
+// message whose writer fails is never completed, so nothing is sent.
 package gmail
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,20 +28,20 @@ import (
 // holds. Each chunk is a round trip to Gmail.
 const DefaultChunkSize = 5 << 20
 
-// MultipartMax is the largest message sent in one request (uploadType
-// multipart) when its size is expected: Google's upload guides suggest a
-// single request for 5 MB or less and a resumable upload above. A
-// message of unknown size goes in one request only if it ends within
-// its first chunk.
-const MultipartMax = 5 << 20
+// OneRequestMax is the largest message sent in one chunk request when its
+// size is expected: Google's upload guides suggest a single request for
+// 5 MB or less and chunks above. A message of unknown size goes in one
+// request only if it ends within its first chunk.
+const OneRequestMax = 5 << 20
 
 // MaxMessageBytes is Gmail's cap on an uploaded message (the discovery
 // document's maxSize for messages.send and drafts.create).
 const MaxMessageBytes = 36_700_160
 
-// DefaultChunkTimeout bounds each upload request: a resumable chunk
-// (which the Google client then retries), the request that opens the
-// session, and a multipart upload. It is generous for one 5 MiB chunk.
+// DefaultChunkTimeout bounds each upload request, its answer included:
+// the request that opens the session, each chunk (tried again after a
+// timeout, see session.send) and each status query. It is generous for
+// one 5 MiB chunk.
 const DefaultChunkTimeout = 2 * time.Minute
 
 // Client calls Gmail as one user.
@@ -57,9 +59,9 @@ type Option func(*Client)
 
 // WithChunkTimeout sets how long one upload request may take before it
 // is abandoned (default DefaultChunkTimeout); d <= 0 keeps the default.
-// A resumable chunk that times out is retried once by the Google client;
-// the session-opening request and a multipart upload are not retried.
-// Either way the upload then fails with ErrStalled.
+// A chunk that times out is tried again while its retries last (twice
+// the timeout); the session-opening request is not retried. Either way
+// the upload then fails with ErrStalled.
 func WithChunkTimeout(d time.Duration) Option {
 	return func(c *Client) {
 		if d > 0 {
@@ -114,13 +116,13 @@ type UploadOption func(*upload)
 
 // upload is what the options of one upload set.
 type upload struct {
-	size int64
+	size, atLeast int64
 }
 
 // ExpectedSize says about how large the message will be, at most (0:
 // unknown), so that its upload holds no more memory than it needs: a
-// message under MultipartMax (and under the chunk size) goes in one
-// request with a buffer just larger than it, not a whole chunk; a larger
+// message under OneRequestMax (and under the chunk size) goes in one
+// chunk request with a buffer just larger than it, not a whole chunk; a larger
 // one in the fewest chunks of at most ChunkSize, evened out, so a
 // 7 MB message takes two chunks of 3.5 MiB instead of 5 MiB and 2 MiB.
 // A message that turns out larger is still sent whole, in more chunks.
@@ -128,9 +130,18 @@ func ExpectedSize(n int64) UploadOption {
 	return func(u *upload) { u.size = n }
 }
 
+// AtLeast says the message will be at least n bytes long (its parts of
+// known size, encoded, without the line breaks), so that the chunks that
+// end by then are sent while they are written instead of once they fill
+// (streamed.go). A message that ends sooner is still sent whole (its
+// last chunk then goes as it would have), never cut short.
+func AtLeast(n int64) UploadOption {
+	return func(u *upload) { u.atLeast = n }
+}
+
 // chunkFor is the chunk an upload of a message of about size bytes (0:
-// unknown) uses: gensupport allocates it whole, and sends the message
-// in one request if it ends inside it.
+// unknown) uses: it is allocated whole, and the message goes in one
+// request if it ends inside it.
 func (c *Client) chunkFor(size int64) int {
 	const unit = googleapi.MinUploadChunkSize
 	roundUp := func(n int64) int { return int((n + unit - 1) / unit * unit) }
@@ -138,7 +149,7 @@ func (c *Client) chunkFor(size int64) int {
 	switch {
 	case size <= 0:
 		return c.chunkSize
-	case size < min(limit, MultipartMax):
+	case size < min(limit, OneRequestMax):
 		return roundUp(size + 1) // larger than the message: its end is seen
 	}
 	n := (size + limit - 1) / limit // the fewest chunks that fit in limit
@@ -148,22 +159,22 @@ func (c *Client) chunkFor(size int64) int {
 	return roundUp((size + n - 1) / n)
 }
 
-func (c *Client) service(ctx context.Context, hc *http.Client) (*gm.UsersService, error) {
+func (c *Client) service(ctx context.Context, hc *http.Client) (*gm.Service, error) {
 	opts := append([]option.ClientOption{option.WithHTTPClient(hc)}, c.endpoints.GmailOptions()...)
 	s, err := gm.NewService(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("gmail: new service: %w", err)
 	}
-	return s.Users, nil
+	return s, nil
 }
 
 // Profile returns the user's Gmail address: the From of what they send.
 func (c *Client) Profile(ctx context.Context) (string, error) {
-	users, err := c.service(ctx, c.http)
+	s, err := c.service(ctx, c.http)
 	if err != nil {
 		return "", err
 	}
-	p, err := users.GetProfile("me").Fields("emailAddress").Context(ctx).Do()
+	p, err := s.Users.GetProfile("me").Fields("emailAddress").Context(ctx).Do()
 	if err != nil {
 		return "", wrapErr("getProfile", err)
 	}
@@ -191,47 +202,46 @@ type WriteFunc func(ctx context.Context, w io.Writer) error
 // was sent), or an *Error, whose MaybeSent says whether Gmail might have
 // the message.
 func (c *Client) Send(ctx context.Context, threadID string, write WriteFunc, opts ...UploadOption) (Sent, error) {
-	return c.upload(ctx, "messages.send", write, opts, func(users *gm.UsersService, r io.Reader, opts []googleapi.MediaOption) func() (Sent, error) {
-		call := users.Messages.Send("me", &gm.Message{ThreadId: threadID}).
-			Fields("id,threadId").Context(ctx).Media(r, opts...)
-		return func() (Sent, error) {
-			m, err := call.Do()
-			if err != nil {
-				return Sent{}, err
-			}
-			return Sent{ID: m.Id, ThreadID: m.ThreadId}, nil
+	meta, err := json.Marshal(&gm.Message{ThreadId: threadID})
+	if err != nil {
+		return Sent{}, fmt.Errorf("gmail: %w", err)
+	}
+	query := url.Values{"uploadType": {"resumable"}, "alt": {"json"}, "prettyPrint": {"false"}, "fields": {"id,threadId"}}
+	return c.upload(ctx, "messages.send", "/upload/gmail/v1/users/me/messages/send", query, meta, write, opts, func(body []byte) (Sent, error) {
+		var m gm.Message
+		if err := decodeJSON(body, &m); err != nil {
+			return Sent{}, err
 		}
+		return Sent{ID: m.Id, ThreadID: m.ThreadId}, nil
 	})
 }
 
 // CreateDraft is Send for a draft; it needs the gmail.compose scope.
 func (c *Client) CreateDraft(ctx context.Context, threadID string, write WriteFunc, opts ...UploadOption) (Sent, error) {
-	return c.upload(ctx, "drafts.create", write, opts, func(users *gm.UsersService, r io.Reader, opts []googleapi.MediaOption) func() (Sent, error) {
-		call := users.Drafts.Create("me", &gm.Draft{Message: &gm.Message{ThreadId: threadID}}).
-			Context(ctx).Media(r, opts...)
-		return func() (Sent, error) {
-			d, err := call.Do()
-			if err != nil {
-				return Sent{}, err
-			}
-			s := Sent{DraftID: d.Id}
-			if d.Message != nil {
-				s.ID, s.ThreadID = d.Message.Id, d.Message.ThreadId
-			}
-			return s, nil
+	meta, err := json.Marshal(&gm.Draft{Message: &gm.Message{ThreadId: threadID}})
+	if err != nil {
+		return Sent{}, fmt.Errorf("gmail: %w", err)
+	}
+	query := url.Values{"uploadType": {"resumable"}, "alt": {"json"}, "prettyPrint": {"false"}}
+	return c.upload(ctx, "drafts.create", "/upload/gmail/v1/users/me/drafts", query, meta, write, opts, func(body []byte) (Sent, error) {
+		var d gm.Draft
+		if err := decodeJSON(body, &d); err != nil {
+			return Sent{}, err
 		}
+		s := Sent{DraftID: d.Id}
+		if d.Message != nil {
+			s.ID, s.ThreadID = d.Message.Id, d.Message.ThreadId
+		}
+		return s, nil
 	})
 }
 
-// prepareFunc builds the call with Media (which reads the first chunk)
-// and returns the function that sends it.
-type prepareFunc func(users *gm.UsersService, r io.Reader, opts []googleapi.MediaOption) func() (Sent, error)
-
-// upload runs write into a pipe that the Google client reads. The writer
-// goroutine must run before the call is built: Media() reads the first
-// chunk itself. Every failure closes the pipe with an error, never with a
-// plain Close, which would finalize a truncated message.
-func (c *Client) upload(ctx context.Context, op string, write WriteFunc, opts []UploadOption, prepare prepareFunc) (Sent, error) {
+// upload runs write into a pipe and sends what it writes through a
+// resumable session, opened before the first chunk has filled. Every
+// failure closes the pipe with an error, never with a plain Close, which
+// would end the message early; and only a message whose writer returned
+// nil is ever completed.
+func (c *Client) upload(ctx context.Context, op, path string, query url.Values, meta []byte, write WriteFunc, opts []UploadOption, decode func([]byte) (Sent, error)) (Sent, error) {
 	var u upload
 	for _, o := range opts {
 		o(&u)
@@ -239,39 +249,24 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, opts []
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	w := &finalWatch{timeout: c.chunkTimeout, throttle: &chunkThrottle{wait: c.rateLimitWait, now: time.Now}}
+	w := &uploadWatch{timeout: c.chunkTimeout, throttle: &chunkThrottle{wait: c.rateLimitWait, now: time.Now}}
 	hc := *c.http
 	w.base = hc.Transport
 	if w.base == nil {
 		w.base = http.DefaultTransport
 	}
 	hc.Transport = w
-	users, err := c.service(ctx, &hc)
+	svc, err := c.service(ctx, &hc)
 	if err != nil {
 		return Sent{}, err
 	}
+	t := target{url: uploadURL(svc.BasePath, path, query), meta: meta, decode: decode}
 
 	pr, pw := io.Pipe()
 	p := &producer{done: make(chan struct{})}
 	go p.run(ctx, pw, write)
-
-	do := prepare(users, &ctxReader{ctx: ctx, r: pr}, []googleapi.MediaOption{
-		googleapi.ContentType("message/rfc822"),
-		googleapi.ChunkSize(c.chunkFor(u.size)),
-		// A chunk that takes longer is cancelled and retried; the retry
-		// deadline leaves room for one retry of a chunk that times out.
-		googleapi.ChunkTransferTimeout(c.chunkTimeout),
-		googleapi.ChunkRetryDeadline(2 * c.chunkTimeout),
-	})
-	var sent Sent
-	// If the writer already failed while the first chunk filled, make no
-	// request at all: not even a session is opened.
-	if perr, finished := p.result(); !finished || perr == nil {
-		sent, err = do()
-	}
-	// The chunk timeout ends a chunk with context.DeadlineExceeded while
-	// the send's own context is still alive.
-	stalled := errors.Is(err, ErrStalled) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
+	sent, s, err := c.resumable(ctx, &hc, t, &ctxReader{ctx: ctx, r: pr}, c.chunkFor(u.size), u.atLeast, p)
+	stalled := errors.Is(err, ErrStalled)
 	// The writer's verdict counts only if it came before the upload
 	// ended: the producer records it before closing the pipe, so a writer
 	// failure that ended the upload is visible here. A writer still
@@ -284,36 +279,67 @@ func (c *Client) upload(ctx context.Context, op string, write WriteFunc, opts []
 
 	switch {
 	case finished && perr != nil:
-		// The writer failed: the client never saw EOF, so it never sent
-		// the final chunk.
+		// The writer failed: it never returned nil, so no request
+		// completed the message. The session is cancelled.
+		if s != nil {
+			s.cancel(ctx)
+		}
 		return Sent{}, &WriteError{Err: perr, Contacted: w.contacted.Load()}
 	case err != nil:
 		e := wrapErr(op, err)
 		if stalled {
 			e.Err = ErrStalled
 		}
-		// An HTTP error answer is Gmail saying no. Only a request that
-		// carried the end of the message and got no answer at all leaves
-		// the outcome unknown; one that found no token never left.
-		var ge *googleapi.Error
-		e.MaybeSent = w.final.Load() && !errors.As(err, &ge) && !errors.Is(err, google.ErrNoToken)
-		// A 200 to the final request is Gmail saying yes; only its body
-		// (the ids) was lost.
-		if e.MaybeSent && w.finalStatus.Load() == http.StatusOK {
-			e.Accepted = true
+		if s != nil {
+			e.MaybeSent, e.Accepted = s.unsettled || s.accepted, s.accepted
 		}
 		return Sent{}, e
 	}
 	return sent, nil
 }
 
+// resumable opens the session at once, while the writer waits for its
+// first bytes, then sends the message in chunks of chunk bytes: those
+// that end by atLeast (the message surely goes past them) while they are
+// written, the others as they fill; the last one, seen to end at the
+// writer's EOF, completes it. It returns the session once opened.
+func (c *Client) resumable(ctx context.Context, hc *http.Client, t target, src io.Reader, chunk int, atLeast int64, p *producer) (Sent, *session, error) {
+	if perr, finished := p.result(); finished && perr != nil {
+		return Sent{}, nil, perr // the writer failed already: not even a session
+	}
+	s, err := openSession(ctx, hc, t, 2*c.chunkTimeout)
+	if err != nil {
+		return Sent{}, nil, err
+	}
+	buf := make([]byte, chunk)
+	for off := int64(0); ; off += int64(chunk) {
+		if off+int64(chunk) <= atLeast {
+			sent, ended, err := s.stream(ctx, src, buf, off)
+			if err != nil || ended {
+				return sent, s, err
+			}
+			continue
+		}
+		n, err := io.ReadFull(src, buf)
+		final := err == io.EOF || err == io.ErrUnexpectedEOF // the writer returned nil
+		if err != nil && !final {
+			return Sent{}, s, err // the writer failed, or the send was cancelled
+		}
+		sent, err := s.send(ctx, buf[:n], off, final, false)
+		if err != nil || final {
+			return sent, s, err
+		}
+	}
+}
+
 // WriteError is a send abandoned because the message writer failed: the
 // upload was never finalized, so nothing was sent.
 type WriteError struct {
 	Err error
-	// Contacted is false when no request reached Gmail at all (the writer
-	// failed while the first chunk was still filling), so a retry of the
-	// whole send cannot duplicate anything, not even an open session.
+	// Contacted is false when none of the message reached Gmail (the
+	// writer failed before a chunk's first byte left; a session opened
+	// meanwhile holds nothing and is cancelled), so a retry of the whole
+	// send cannot duplicate anything.
 	Contacted bool
 }
 
@@ -366,42 +392,36 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// finalWatch notes whether a request that could complete the upload (a
-// multipart request, or a resumable chunk with its total length) left us:
-// before that, a failure provably sent nothing. It also bounds the
-// requests the chunk timeout does not cover (the session open and a
-// multipart upload) by the same timeout, and stops the client's retries
-// of a chunk answered 429 when they cannot help (chunkThrottle).
-type finalWatch struct {
-	base        http.RoundTripper
-	timeout     time.Duration
-	throttle    *chunkThrottle
-	final       atomic.Bool
-	contacted   atomic.Bool
-	finalStatus atomic.Int32 // the status of the last final request's answer
+// uploadWatch is the transport of one upload. It notes whether a request
+// carrying any of the message left us (before that, not even a part of
+// it reached Gmail), bounds every request by the timeout, answer
+// included, and turns a chunk's 429 into an error that is not retried
+// when retrying cannot help (chunkThrottle).
+type uploadWatch struct {
+	base      http.RoundTripper
+	timeout   time.Duration
+	throttle  *chunkThrottle
+	contacted atomic.Bool
 }
 
-func (f *finalWatch) RoundTrip(r *http.Request) (*http.Response, error) {
-	f.contacted.Store(true)
+func (f *uploadWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	cr := r.Header.Get("Content-Range")
-	chunk := cr != "" // a resumable chunk, bounded by the client's chunk timeout
-	final := r.URL.Query().Get("uploadType") == "multipart" || chunk && !strings.HasSuffix(cr, "/*")
-	if final {
-		f.final.Store(true)
+	if sb, ok := r.Body.(*streamBody); ok {
+		// Its bytes come as the writer makes them: Gmail has some of the
+		// message once the first is handed on.
+		sb.onSent(func() { f.contacted.Store(true) })
+	} else if cr != "" && !strings.HasPrefix(cr, "bytes */") {
+		f.contacted.Store(true)
 	}
 	var res *http.Response
 	var err error
-	if chunk || f.timeout <= 0 {
+	if f.timeout <= 0 {
 		res, err = f.base.RoundTrip(r)
 	} else {
 		res, err = f.timed(r)
 	}
-	if chunk && err == nil && res.StatusCode == http.StatusTooManyRequests {
-		// The Google client retries a chunk's 429 until its deadline.
+	if cr != "" && err == nil && res.StatusCode == http.StatusTooManyRequests {
 		res, err = f.throttle.check(res)
-	}
-	if final && err == nil {
-		f.finalStatus.Store(int32(res.StatusCode))
 	}
 	return res, err
 }
@@ -411,9 +431,22 @@ var errTimedOut = errors.New("gmail: request timeout")
 
 // timed runs r within f.timeout, its answer's body included. A request
 // the timeout ends fails with an error wrapping ErrStalled.
-func (f *finalWatch) timed(r *http.Request) (*http.Response, error) {
+func (f *uploadWatch) timed(r *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	t := time.AfterFunc(f.timeout, func() { cancel(errTimedOut) })
+	if sb, ok := r.Body.(*streamBody); ok {
+		// A chunk sent while it is written waits on the writer too
+		// (Drive, which has its own idle timeout): the clock counts only
+		// the time spent on Gmail, so it stops while the body waits for
+		// the writer's bytes.
+		sb.onWait(func(onWriter bool) {
+			if onWriter {
+				t.Stop()
+			} else {
+				t.Reset(f.timeout)
+			}
+		})
+	}
 	end := func() bool {
 		t.Stop()
 		timedOut := errors.Is(context.Cause(ctx), errTimedOut)
@@ -431,7 +464,7 @@ func (f *finalWatch) timed(r *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
-// timedBody is an answer read under finalWatch.timed's clock; Close
+// timedBody is an answer read under uploadWatch.timed's clock; Close
 // stops the clock.
 type timedBody struct {
 	rc      io.ReadCloser

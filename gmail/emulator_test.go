@@ -47,6 +47,18 @@ func newEnv(t *testing.T, scopes ...string) *env {
 	return e
 }
 
+// sentOnce checks that a send succeeded and Gmail sent msg, once.
+func (e *env) sentOnce(t *testing.T, sent gmail.Sent, err error, msg []byte) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	st := e.Emu.Stats()
+	if got := e.Message(user, sent.ID); string(got) != string(msg) || st.MessagesSent != 1 {
+		t.Errorf("%d messages sent, the stored one %d bytes of %d", st.MessagesSent, len(got), len(msg))
+	}
+}
+
 // message returns a writer of a valid message whose body has n bytes of
 // base64 text, and the whole message it writes.
 func message(n int) (gmail.WriteFunc, []byte) {
@@ -78,11 +90,24 @@ func failingAfter(msg []byte, n int) gmail.WriteFunc {
 	}
 }
 
-func TestSendMultipartAndResumable(t *testing.T) {
-	for _, size := range []int{10_000, 3 * chunk} {
-		t.Run(fmt.Sprint(size), func(t *testing.T) {
+// Upload paths as the emulator counts them: the session opens with a
+// POST, each chunk and status query is a PUT on its URI, a cancellation
+// a DELETE.
+const (
+	openPath   = "POST /upload/gmail/v1/users/{userId}/messages/send"
+	chunkPath  = "PUT /upload/gmail/v1/users/{userId}/messages/send"
+	cancelPath = "DELETE /upload/gmail/v1/users/{userId}/messages/send"
+)
+
+// TestSendInOneRequestAndInChunks: a message within one chunk goes in one
+// request after the session opens, a larger one in a request per chunk.
+func TestSendInOneRequestAndInChunks(t *testing.T) {
+	for _, tt := range []struct {
+		size, chunks int
+	}{{10_000, 1}, {3 * chunk, 4}} {
+		t.Run(fmt.Sprint(tt.size), func(t *testing.T) {
 			e := newEnv(t)
-			write, msg := message(size)
+			write, msg := message(tt.size)
 			sent, err := e.gc.Send(context.Background(), "", write)
 			if err != nil {
 				t.Fatalf("Send: %v", err)
@@ -97,17 +122,17 @@ func TestSendMultipartAndResumable(t *testing.T) {
 			if st.MessagesSent != 1 {
 				t.Errorf("messages sent = %d", st.MessagesSent)
 			}
-			paths := st.Paths["POST /upload/gmail/v1/users/{userId}/messages/send"]
-			if size < chunk && paths != 1 || size > chunk && paths < 4 {
-				t.Errorf("%d upload requests for %d bytes", paths, size)
+			if st.Paths[openPath] != 1 || st.Paths[chunkPath] != int64(tt.chunks) {
+				t.Errorf("%d sessions opened, %d chunk requests for %d bytes; want 1 and %d", st.Paths[openPath], st.Paths[chunkPath], len(msg), tt.chunks)
 			}
 		})
 	}
 }
 
 // TestWriterFailureSendsNothing: a writer that fails inside the first
-// chunk makes no request at all; one that fails later leaves an open
-// session that is never finalized.
+// chunk sends none of the message (at most a session is opened, and it
+// is cancelled); one that fails later leaves a session that is never
+// completed, and cancelled too.
 func TestWriterFailureSendsNothing(t *testing.T) {
 	tests := []struct {
 		name          string
@@ -138,8 +163,11 @@ func TestWriterFailureSendsNothing(t *testing.T) {
 			if st.MessagesSent != 0 || st.UploadsFinished != 0 {
 				t.Errorf("sent %d, uploads finished %d; want nothing", st.MessagesSent, st.UploadsFinished)
 			}
-			if !tt.wantContacted && st.Requests != 0 {
-				t.Errorf("%d requests reached Gmail; want none", st.Requests)
+			if !tt.wantContacted && st.Paths[chunkPath] != 0 {
+				t.Errorf("%d chunk requests reached Gmail; want none", st.Paths[chunkPath])
+			}
+			if st.Paths[cancelPath] != st.Paths[openPath] {
+				t.Errorf("%d sessions opened, %d cancelled; want every one cancelled", st.Paths[openPath], st.Paths[cancelPath])
 			}
 		})
 	}
@@ -218,18 +246,16 @@ func TestThread(t *testing.T) {
 	}
 }
 
-// TestEarlyFailureCancelsWriter: when Gmail refuses to open the session,
-// the writer's context is cancelled, so a writer waiting on a slow source
-// stops, and Send returns Gmail's error, not the writer's.
+// TestEarlyFailureCancelsWriter: when Gmail refuses to open the session
+// (while the writer still waits for its source's first byte, as a send
+// waits for Drive's), the writer's context is cancelled, so it stops,
+// and Send returns Gmail's error, not the writer's.
 func TestEarlyFailureCancelsWriter(t *testing.T) {
 	e := newEnv(t)
 	e.Inject(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 503})
 	_, msg := message(3 * chunk)
 	stopped := make(chan error, 1)
 	write := func(ctx context.Context, w io.Writer) error {
-		if _, err := w.Write(msg[:chunk]); err != nil {
-			return err
-		}
 		// A source that never answers, like a stalled Drive download.
 		select {
 		case <-ctx.Done():
@@ -237,8 +263,9 @@ func TestEarlyFailureCancelsWriter(t *testing.T) {
 			return ctx.Err()
 		case <-time.After(20 * time.Second):
 			stopped <- nil
-			return errors.New("the writer was never cancelled")
 		}
+		_, err := w.Write(msg)
+		return err
 	}
 	_, err := e.gc.Send(context.Background(), "", write)
 	var ge *gmail.Error
@@ -255,8 +282,8 @@ func TestEarlyFailureCancelsWriter(t *testing.T) {
 
 // TestUploadTimeouts: with a short chunk timeout, a chunk that is slow
 // once is retried and the message goes once; a chunk, a session open or
-// a multipart upload that gets no answer fails with ErrStalled long
-// before Gmail's delay ends, and only a multipart upload (the whole
+// a message's one request that gets no answer fails with ErrStalled long
+// before Gmail's delay ends, and only the one request (the whole
 // message sent, no answer) may have been sent.
 func TestUploadTimeouts(t *testing.T) {
 	// A stalled request's body is never read, so the emulator cannot see
@@ -285,8 +312,9 @@ func TestUploadTimeouts(t *testing.T) {
 		{"a session open that never answers", 3 * chunk, []emulator.Fault{
 			{Method: "POST", PathPrefix: path, Delay: stallNS},
 		}, true, false},
-		{"a multipart upload that never answers", 10_000, []emulator.Fault{
-			{Method: "POST", PathPrefix: path, Delay: stallNS},
+		{"a message in one request that never answers", 10_000, []emulator.Fault{
+			{Method: "POST", PathPrefix: path, Delay: 1_000_000},
+			{PathPrefix: path, Delay: stallNS, Times: 5},
 		}, true, true},
 	}
 	for _, tt := range tests {
@@ -306,12 +334,7 @@ func TestUploadTimeouts(t *testing.T) {
 			}
 			st := e.Emu.Stats()
 			if !tt.wantErr {
-				if err != nil {
-					t.Fatalf("Send: %v", err)
-				}
-				if got := e.Message(user, sent.ID); string(got) != string(msg) || st.MessagesSent != 1 {
-					t.Errorf("%d messages sent, the stored one %d bytes of %d", st.MessagesSent, len(got), len(msg))
-				}
+				e.sentOnce(t, sent, err, msg)
 				return
 			}
 			var ge *gmail.Error
@@ -426,9 +449,9 @@ func TestExpectedSizeEvensChunks(t *testing.T) {
 }
 
 // TestSmallMessageHoldsNoChunk: a small message whose size is expected
-// is sent in one request without the chunk buffer the Google client
-// would otherwise allocate whole (5 MiB), so the sends waiting on Gmail
-// hold little memory.
+// is sent in one chunk request with a buffer just over its size, not the
+// whole 5 MiB chunk a message of unknown size gets, so the sends waiting
+// on Gmail hold little memory.
 func TestSmallMessageHoldsNoChunk(t *testing.T) {
 	e := newEnv(t)
 	gc, err := gmail.New(context.Background(), e.Client(user, emutest.ScopeGmailSend), e.Endpoints, gmail.DefaultChunkSize)
@@ -454,7 +477,7 @@ func TestSmallMessageHoldsNoChunk(t *testing.T) {
 	if unknown < gmail.DefaultChunkSize {
 		t.Errorf("with its size unknown it allocated %d bytes; the comparison needs the whole chunk", unknown)
 	}
-	if st := e.Emu.Stats(); st.Paths["POST /upload/gmail/v1/users/{userId}/messages/send"] != 2 {
-		t.Errorf("%d upload requests for two small messages; want one each", st.Paths["POST /upload/gmail/v1/users/{userId}/messages/send"])
+	if st := e.Emu.Stats(); st.Paths[chunkPath] != 2 {
+		t.Errorf("%d chunk requests for two small messages; want one each", st.Paths[chunkPath])
 	}
 }

@@ -217,7 +217,11 @@ func (c *Client) readService(ctx context.Context, limit int64) (*gm.UsersService
 		base = http.DefaultTransport
 	}
 	hc.Transport = limitTransport{base: base, limit: limit}
-	return c.service(ctx, &hc)
+	s, err := c.service(ctx, &hc)
+	if err != nil {
+		return nil, err
+	}
+	return s.Users, nil
 }
 
 // fromAPI reads a Message resource.
