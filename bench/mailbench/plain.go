@@ -21,7 +21,7 @@ type plain struct {
 }
 
 func newPlain(ctx context.Context, emulator string) (*plain, error) {
-	ds, gs, err := benchkit.PlainServices(ctx, emulator, benchUser)
+	ds, gs, _, err := benchkit.PlainServices(ctx, emulator, benchUser)
 	if err != nil {
 		return nil, err
 	}

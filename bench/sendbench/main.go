@@ -18,10 +18,19 @@
 //	peak RSS growth of the server for the 10-file send                               goal < 20 MiB
 //	16 concurrent 5 MiB sends: all succeed; the server's peak RSS growth             goal < 64 MiB
 //
-// The plain upload is gmail/v1 with its default media options sending
+// The plain upload is gmail/v1 with its default media options (and again in
+// drivemail's 5 MiB chunks, for the limit chunks set) sending
 // the very message drivemail sent, read back from Gmail (so Gmail
 // receives and parses the same bytes); the plain download is drive/v3's
 // files.get?alt=media, read to the end.
+//
+// Below each table, the limits the figures cannot pass, measured in the
+// same run: on the 25 MiB figure, the waits before Gmail can have a byte
+// (the metadata call, Drive's first byte) followed by a plain upload less
+// the round trip that opens its session (a send opens its own meanwhile),
+// whole and in drivemail's chunks; and per server, each figure's CPU
+// limit: the CPU the server and the emulator used per send, over the
+// machine's cores, which is what bounds loopback.
 package main
 
 import (

@@ -38,9 +38,11 @@ func TestMedian(t *testing.T) {
 	}
 }
 
-// TestBigFloor: the 25 MiB figure's limit is the metadata call, the
-// download's first byte and the plain upload, one after the other.
-func TestBigFloor(t *testing.T) {
+// TestLimits: the 25 MiB figure's limits are the metadata call, the
+// download's first byte and the plain upload (whole, or in drivemail's
+// chunks) less its session's opening, one after the other; a CPU limit
+// is the CPU over the cores.
+func TestLimits(t *testing.T) {
 	ms := func(n ...float64) []time.Duration {
 		var d []time.Duration
 		for _, v := range n {
@@ -48,8 +50,15 @@ func TestBigFloor(t *testing.T) {
 		}
 		return d
 	}
-	b := baselines{meta: ms(230, 240, 231), firstByte: ms(430, 431, 500), bigUp: ms(3330, 3300, 3400), bigDown: ms(1210)}
-	if got, want := bigFloor(b), 3992*time.Millisecond; got != want {
-		t.Errorf("floor = %v, want %v (231 + 431 + 3330 ms)", got, want)
+	b := baselines{meta: ms(230, 240, 231), firstByte: ms(430, 431, 500), bigUp: ms(3330, 3300, 3400), bigUpChunked: ms(3700, 3800, 3750),
+		open: ms(100, 101, 99), bigDown: ms(1210)}
+	if got, want := waitsLimit(b), 3892*time.Millisecond; got != want {
+		t.Errorf("waits' limit = %v, want %v (231 + 431 + 3330 - 100 ms)", got, want)
+	}
+	if got, want := chunkLimit(b), 4312*time.Millisecond; got != want {
+		t.Errorf("chunks' limit = %v, want %v (231 + 431 + 3750 - 100 ms)", got, want)
+	}
+	if got, want := cpuLimit(ms(300, 500, 400), 2), 200*time.Millisecond; got != want {
+		t.Errorf("CPU limit = %v, want %v (400 ms on 2 cores)", got, want)
 	}
 }

@@ -43,12 +43,13 @@ type driveFiles struct {
 
 // target is one drivemail server under test, signed in as benchUser.
 type target struct {
-	label string
-	spec  benchkit.Server
-	rt    http.RoundTripper
-	proc  *benchkit.Proc
-	token string
-	cs    *mcp.ClientSession
+	label  string
+	spec   benchkit.Server
+	rt     http.RoundTripper
+	proc   *benchkit.Proc
+	emuPid int // the emulator's process, whose CPU a send uses too
+	token  string
+	cs     *mcp.ClientSession
 }
 
 func run(ctx context.Context, c config, out io.Writer) error {
@@ -72,9 +73,9 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 
 	rt := benchkit.Transport(4 * manyCount)
-	targets := []*target{{label: "measured", spec: benchkit.Server{Binary: c.drivemail}}}
+	targets := []*target{{label: "measured", spec: benchkit.Server{Binary: c.drivemail}, emuPid: emu.Pid()}}
 	if c.before != "" {
-		targets = []*target{{label: "before", spec: benchkit.Server{Binary: c.before}}, {label: "after", spec: benchkit.Server{Binary: c.drivemail}}}
+		targets = []*target{{label: "before", spec: benchkit.Server{Binary: c.before}, emuPid: emu.Pid()}, {label: "after", spec: benchkit.Server{Binary: c.drivemail}, emuPid: emu.Pid()}}
 	}
 	for _, t := range targets {
 		t.rt = rt
@@ -181,11 +182,11 @@ func send(ctx context.Context, cs *mcp.ClientSession, ids []string) (time.Durati
 
 // measure runs each figure once against t.
 func (t *target) measure(ctx context.Context, emulator string, files driveFiles, f *figures) error {
-	took, msg, err := send(ctx, t.cs, []string{files.big})
+	took, msg, cpu, err := t.timedSend(ctx, []string{files.big})
 	if err != nil {
 		return fmt.Errorf("25 MiB send: %w", err)
 	}
-	f.big, f.bigMsg = append(f.big, took), msg
+	f.big, f.bigMsg, f.bigCPU = append(f.big, took), msg, append(f.bigCPU, cpu)
 
 	if err := t.restart(ctx, files.small[0]); err != nil {
 		return err
@@ -194,7 +195,7 @@ func (t *target) measure(ctx context.Context, emulator string, files driveFiles,
 	if err != nil {
 		return err
 	}
-	took, msg, err = send(ctx, t.cs, files.ten)
+	took, msg, cpu, err = t.timedSend(ctx, files.ten)
 	if err != nil {
 		return fmt.Errorf("10-file send: %w", err)
 	}
@@ -203,16 +204,58 @@ func (t *target) measure(ctx context.Context, emulator string, files driveFiles,
 		return err
 	}
 	f.ten, f.tenMsg, f.rss10, f.cleared = append(f.ten, took), msg, append(f.rss10, growth), mark.Cleared
+	f.tenCPU = append(f.tenCPU, cpu)
 
-	if took, _, err = send(ctx, t.cs, files.small); err != nil {
+	if took, _, cpu, err = t.timedSend(ctx, files.small); err != nil {
 		return fmt.Errorf("10 small files: %w", err)
 	}
-	f.small10 = append(f.small10, took)
-	if took, _, err = send(ctx, t.cs, files.small[:1]); err != nil {
+	f.small10, f.small10CPU = append(f.small10, took), append(f.small10CPU, cpu)
+	if took, _, cpu, err = t.timedSend(ctx, files.small[:1]); err != nil {
 		return fmt.Errorf("one small file: %w", err)
 	}
-	f.small1 = append(f.small1, took)
+	f.small1, f.small1CPU = append(f.small1, took), append(f.small1CPU, cpu)
 	return t.concurrent(ctx, emulator, files, f)
+}
+
+// CPU readings come from /proc in 10 ms ticks: a send shorter than
+// cpuSpan is sent again, untimed, until the sends span it (at most
+// cpuSends in all), and the CPU is divided among them.
+const (
+	cpuSpan  = 300 * time.Millisecond
+	cpuSends = 50
+)
+
+// timedSend sends ids once, timed, and returns the CPU time the server
+// and the emulator used per send.
+func (t *target) timedSend(ctx context.Context, ids []string) (time.Duration, string, time.Duration, error) {
+	before, err := t.cpu()
+	if err != nil {
+		return 0, "", 0, err
+	}
+	took, msg, err := send(ctx, t.cs, ids)
+	if err != nil {
+		return took, msg, 0, err
+	}
+	n, span := 1, took
+	for ; span < cpuSpan && n < cpuSends; n++ {
+		d, _, err := send(ctx, t.cs, ids)
+		if err != nil {
+			return took, msg, 0, err
+		}
+		span += d
+	}
+	after, err := t.cpu()
+	return took, msg, (after - before) / time.Duration(n), err
+}
+
+// cpu is the CPU time the server and the emulator have used so far.
+func (t *target) cpu() (time.Duration, error) {
+	s, err := benchkit.CPUTime(t.proc.Pid())
+	if err != nil {
+		return 0, err
+	}
+	e, err := benchkit.CPUTime(t.emuPid)
+	return s + e, err
 }
 
 // concurrent sends the 16 files at once, each in its own message from

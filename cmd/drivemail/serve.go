@@ -82,7 +82,7 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	if err != nil {
 		return cfg, err
 	}
-	fs.DurationVar(&cfg.GmailChunkTimeout, "gmail-chunk-timeout", gmailChunk, "longest wait for one Gmail upload request; a stalled chunk is retried once, then the send is abandoned [DRIVEMAIL_GMAIL_CHUNK_TIMEOUT]")
+	fs.DurationVar(&cfg.GmailChunkTimeout, "gmail-chunk-timeout", gmailChunk, "longest wait for one Gmail upload request; a stalled chunk is tried again, resuming from where Gmail says it got, and the send is abandoned when a chunk's tries pass twice this [DRIVEMAIL_GMAIL_CHUNK_TIMEOUT]")
 	grace, err := envDuration(getenv, "DRIVEMAIL_REFRESH_GRACE", oauth.DefaultRefreshGrace)
 	if err != nil {
 		return cfg, err
