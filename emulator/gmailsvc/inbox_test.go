@@ -5,12 +5,14 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	gmail "google.golang.org/api/gmail/v1"
+	"google.golang.org/api/googleapi"
 )
 
 // fromDana is a message dana@example.org sent to ann.
@@ -162,14 +164,33 @@ func TestAttachmentsGetScopesAndOwner(t *testing.T) {
 	apiError(t, err, 404, "notFound")
 }
 
-func TestSearchOperatorsTheToolDocuments(t *testing.T) {
-	f := newFixture(t)
-	now := time.Now()
-	f.deps.Now = func() time.Time { return now }
+// clockAt makes the fixture's Gmail read its time from *now.
+func (f *fixture) clockAt(now *time.Time) {
+	f.deps.Now = func() time.Time { return *now }
 	f.gmail = New(f.deps)
 	mux := http.NewServeMux()
 	f.gmail.Register(mux)
-	f.srv.Config.Handler = mux
+	f.srv.Config.Handler = f.faults.Middleware(mux)
+}
+
+// search lists the ids of svc's messages that match q, newest first.
+func search(t *testing.T, svc *gmail.Service, q string) []string {
+	t.Helper()
+	res, err := svc.Users.Messages.List("me").Q(q).Do()
+	if err != nil {
+		t.Fatalf("q=%s: %v", q, err)
+	}
+	var got []string
+	for _, m := range res.Messages {
+		got = append(got, m.Id)
+	}
+	return got
+}
+
+func TestSearchOperatorsTheToolDocuments(t *testing.T) {
+	f := newFixture(t)
+	now := time.Now()
+	f.clockAt(&now)
 
 	old := fromDana("Old invoice")
 	old.attach = []file{{name: "invoice-2025.pdf", mimeType: "application/pdf", content: []byte("%PDF old")}}
@@ -209,17 +230,98 @@ func TestSearchOperatorsTheToolDocuments(t *testing.T) {
 		`"New invoice"`:             {newD.ID},
 		"in:anywhere":               {sent.Id, newD.ID, oldD.ID},
 	} {
-		res, err := svc.Users.Messages.List("me").Q(q).Do()
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		var got []string
-		for _, m := range res.Messages {
-			got = append(got, m.Id)
-		}
-		if !slices.Equal(got, want) {
+		if got := search(t, svc, q); !slices.Equal(got, want) {
 			t.Errorf("q=%s: %v, want %v (newest first)", q, got, want)
 		}
+	}
+}
+
+// TestSearchCcLabelAndDates holds cc:, label: and after:/before: to the
+// Gmail Help ("Refine searches in Gmail") and the API guide ("Searching
+// for messages"): a date is midnight PST, or epoch seconds; before: ends
+// before its day begins.
+func TestSearchCcLabelAndDates(t *testing.T) {
+	f := newFixture(t)
+	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	f.clockAt(&now)
+	deliver := func(m msg, date string) string {
+		t.Helper()
+		raw := bytes.Replace(m.build(), []byte("Mon, 04 May 2026 10:00:00 +0000"), []byte(date), 1)
+		d, err := f.gmail.Deliver(ann, bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.ID
+	}
+	// early is the last minute of 14 January in PST (15 January in UTC),
+	// late the first of 15 January in PST.
+	earlyMsg := fromDana("Early")
+	earlyMsg.cc = "=?UTF-8?Q?Zo=C3=AB_Ode?= <zoe@example.net>, Carl Ode <carl@example.net>"
+	early := deliver(earlyMsg, "Thu, 15 Jan 2026 07:59:00 +0000")
+	lateMsg := fromDana("Late")
+	lateMsg.to, lateMsg.cc = "carl@example.net", "Ann <"+ann+">"
+	late := deliver(lateMsg, "Thu, 15 Jan 2026 00:00:00 -0800")
+	sent, err := send(f.sender(ann), bytes.NewReader(basic("note to bob").build()), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	draft, err := f.sender(ann).Users.Drafts.Create("me", &gmail.Draft{}).
+		Media(bytes.NewReader(msg{from: ann, to: bob, subject: "unsent", text: "x"}.build()), googleapi.ContentType("message/rfc822")).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	between := strconv.FormatInt(time.Date(2026, 1, 15, 7, 59, 30, 0, time.UTC).Unix(), 10)
+	onOrAfter15th := []string{draft.Message.Id, sent.Id, late}
+
+	svc := f.client(ann, scopeReadonly)
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		// cc: reads the Cc header, addresses and names, and not To.
+		{"cc:carl@example.net", []string{early}},
+		{"cc:Carl", []string{early}},
+		{"cc:zoë", []string{early}},
+		{"cc:me", []string{late}},
+		{"-cc:carl", []string{draft.Message.Id, sent.Id, late}},
+		{"cc:bob@example.com", nil},
+
+		// label: names a label, system labels here, in any case.
+		{"label:inbox", []string{late, early}},
+		{"label:INBOX", []string{late, early}},
+		{"label:unread", []string{late, early}},
+		{"label:sent", []string{sent.Id}},
+		{"label:drafts", []string{draft.Message.Id}},
+		{"label:draft", []string{draft.Message.Id}},
+		{"-label:inbox", []string{draft.Message.Id, sent.Id}},
+		{"label:inboxs", nil},
+		{"label:friends", nil},
+
+		// A day begins at midnight PST; before: stops short of it.
+		{"after:2026/01/15", onOrAfter15th},
+		{"before:2026/01/15", []string{early}},
+		{"-before:2026/01/15", onOrAfter15th},
+		{"after:2026/01/14 before:2026/01/15", []string{early}},
+		{"after:01/15/2026", onOrAfter15th},
+		{"before:1/15/2026", []string{early}},
+		{"after:2026/1/15", onOrAfter15th},
+		{"newer:2026/01/15", onOrAfter15th},
+		{"older:2026/01/15", []string{early}},
+		{"after:2026/05/05", nil},
+		// Epoch seconds are an instant, whatever the zone.
+		{"after:" + between, onOrAfter15th},
+		{"before:" + between, []string{early}},
+		// Forms neither document gives match nothing.
+		{"after:2026-01-15", nil},
+		{"after:2026/02/30", nil},
+		{"before:15/01/2026", nil},
+	} {
+		t.Run(tc.q, func(t *testing.T) {
+			if got := search(t, svc, tc.q); !slices.Equal(got, tc.want) {
+				t.Errorf("q=%s: %v, want %v (newest first)", tc.q, got, tc.want)
+			}
+		})
 	}
 }
 

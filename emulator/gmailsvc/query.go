@@ -15,8 +15,9 @@ const (
 
 // query is a parsed Gmail search (q), the subset drivemail and its tests
 // use: from: to: cc: bcc: subject: in: label: is: has:attachment
-// filename: rfc822msgid: larger: smaller: after: before: newer_than:
-// older_than:, quoted phrases, a leading - to negate, and free words;
+// filename: rfc822msgid: larger: smaller: after: before: (and their
+// other names newer: older:) newer_than: older_than:, quoted phrases, a
+// leading - to negate, and free words;
 // "me" in from: to: cc: bcc: is the user. Like Gmail it never fails: an
 // operator it does not know is searched as text.
 type query struct {
@@ -31,7 +32,7 @@ type term struct {
 }
 
 var queryOps = []string{"from", "to", "cc", "bcc", "subject", "in", "label", "is", "has", "filename", "rfc822msgid", "larger", "smaller", "after", "before",
-	"newer_than", "older_than"}
+	"newer", "older", "newer_than", "older_than"}
 
 func parseQuery(q string) query {
 	if len(q) > maxQueryLen {
@@ -119,8 +120,7 @@ func (t term) match(m *message, q query) bool {
 		newer := m.internalDate.After(q.now.Add(-d))
 		return newer == (t.op == "newer_than")
 	case "label":
-		label := strings.ToUpper(strings.TrimSuffix(t.value, "s")) // drafts → DRAFT
-		return slices.Contains(m.labels, label)
+		return slices.Contains(m.labels, systemLabel(t.value))
 	case "has":
 		return t.value == "attachment" && slices.ContainsFunc(m.info.root.leaves(), (*part).isAttachment)
 	case "filename":
@@ -133,18 +133,67 @@ func (t term) match(m *message, q query) bool {
 	case "larger", "smaller":
 		n, ok := parseSize(t.value)
 		return ok && (t.op == "larger" && m.blob.Size > n || t.op == "smaller" && m.blob.Size < n)
-	case "after", "before":
-		d, err := time.Parse("2006/01/02", t.value)
-		if err != nil {
-			d, err = time.Parse("2006-01-02", t.value)
+	case "after", "newer", "before", "older":
+		d, ok := parseDay(t.value)
+		if !ok {
+			return false
 		}
-		return err == nil && (t.op == "after" && !m.internalDate.Before(d) || t.op == "before" && m.internalDate.Before(d))
+		if t.op == "after" || t.op == "newer" {
+			return !m.internalDate.Before(d)
+		}
+		return m.internalDate.Before(d)
 	}
 	text := strings.ToLower(h("subject") + "\n" + h("from") + "\n" + h("to") + "\n" + h("cc") + "\n" + m.info.text + "\n" + stripTags(m.info.html))
 	for _, l := range m.info.root.leaves() {
 		text += "\n" + strings.ToLower(l.Filename)
 	}
 	return strings.Contains(text, t.value)
+}
+
+// systemLabel is the label id that label:NAME names. The emulator has
+// only system labels, named by their ids in any case, and "drafts" and
+// "chats" as Gmail's folders are called; user labels do not exist here.
+func systemLabel(name string) string {
+	switch name {
+	case "drafts":
+		return "DRAFT"
+	case "chats":
+		return "CHAT"
+	}
+	return strings.ToUpper(name)
+}
+
+// parseDay reads after:'s and before:'s values as the Gmail Help and the
+// API guide give them: a day, 2004/04/16 or 04/16/2004 (month and day of
+// one or two digits), meaning midnight Pacific Standard Time, or seconds
+// since the epoch. Other forms (2004-04-16) are not documented, so not
+// taken.
+func parseDay(v string) (time.Time, bool) {
+	if isDigits(v) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		return time.Unix(n, 0), err == nil
+	}
+	f := strings.Split(v, "/")
+	if len(f) != 3 {
+		return time.Time{}, false
+	}
+	y, mo, d := f[0], f[1], f[2]
+	if len(f[2]) == 4 {
+		mo, d, y = f[0], f[1], f[2]
+	}
+	if len(y) != 4 || len(mo) > 2 || len(d) > 2 || !isDigits(y) || !isDigits(mo) || !isDigits(d) {
+		return time.Time{}, false
+	}
+	yn, _ := strconv.Atoi(y)
+	mn, _ := strconv.Atoi(mo)
+	dn, _ := strconv.Atoi(d)
+	day := time.Date(yn, time.Month(mn), dn, 0, 0, 0, 0, time.FixedZone("PST", -8*60*60))
+	// time.Date carries 02/30 into March; Gmail's calendar has no such day.
+	return day, day.Month() == time.Month(mn) && day.Day() == dn
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // parseAge reads newer_than's and older_than's ages: 2d, 3m, 1y (days,
