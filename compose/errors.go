@@ -139,6 +139,15 @@ func driveAPIDisabled(err error, draft bool) error {
 		"Ask whoever runs drivemail to enable the Google Drive API; content written into the call (text, base64) can still be sent.", nothing(draft))
 }
 
+// gmailAPIDisabled is the refusal when drivemail's Google Cloud project
+// has not enabled the Gmail API: nothing can be sent, saved or read for
+// anyone, and only the operator can fix it (the gmail client has logged
+// which API). Not worth a retry.
+func gmailAPIDisabled(err error, draft bool) error {
+	return refuseErr(err, kindGmailAPIDisabled, "This drivemail server's Google Cloud project has not enabled the Gmail API, so drivemail cannot send, save drafts or read mail for anyone. %s "+
+		"Ask whoever runs drivemail to enable the Gmail API; trying again before then will not help.", nothing(draft))
+}
+
 // formatName is an export entry's format for a sentence ("csv").
 func formatName(it *item) string {
 	if it.plan.format.Name != "" {
@@ -172,6 +181,8 @@ func gmailRefusal(err error, draft, threaded bool, now time.Time) error {
 			"Check the Sent folder before trying again, to avoid sending it twice."))
 	}
 	switch {
+	case errors.Is(err, gmail.ErrAPIDisabled):
+		return gmailAPIDisabled(err, draft)
 	case errors.Is(err, gmail.ErrScope):
 		if draft {
 			return refuseErr(err, kindGmailScope, "Saving drafts needs permission to manage Gmail drafts, which this Google account has not granted. %s "+

@@ -158,6 +158,8 @@ func labelled(it *item, err error) error {
 // what starts the sentence ("Attachment 2: ", or "reply_to: ").
 func mailLookupError(err error, what, id string, draft bool) error {
 	switch {
+	case errors.Is(err, gmail.ErrAPIDisabled):
+		return gmailAPIDisabled(err, draft)
 	case errors.Is(err, gmail.ErrNotFound), errors.Is(err, gmail.ErrRejected):
 		return refuseErr(err, kindUnknownMessage, "%sno Gmail message with id %s is visible to this Google account: it does not exist, or it is another account's. %s "+
 			"Find the message with search_mail and pass its id.", what, id, nothing(draft))
@@ -259,7 +261,8 @@ func mailStreamFailure(err error, c *checked, draft bool) error {
 		return refuseErr(err, kindMailCorrupt, "%s did not arrive intact from Gmail, so the message was abandoned. %s Try again.", it.label(), nothing(draft))
 	case errors.Is(err, gmail.ErrStalled):
 		return refuseErr(err, kindMailStalled, "Gmail stalled while sending %s (no data came for a long while), so the message was abandoned. %s Try again in a minute.", it.label(), nothing(draft))
-	case errors.Is(err, gmail.ErrNotFound), errors.Is(err, gmail.ErrScope), errors.Is(err, gmail.ErrUnauthorized), errors.Is(err, gmail.ErrRateLimited):
+	case errors.Is(err, gmail.ErrNotFound), errors.Is(err, gmail.ErrScope), errors.Is(err, gmail.ErrUnauthorized), errors.Is(err, gmail.ErrRateLimited),
+		errors.Is(err, gmail.ErrAPIDisabled):
 		return mailLookupError(err, it.label()+": ", it.mail.msgID, draft)
 	}
 	return refuseErr(err, kindMailUnavailable, "Gmail stopped sending %s part-way, so the message was abandoned. %s Try again in a minute.", it.label(), nothing(draft))

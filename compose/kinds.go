@@ -80,6 +80,7 @@ const (
 	kindThreadRejected        kind = "thread_rejected"          // Gmail's 400 for a message with a thread_id
 	kindUnknownThread         kind = "unknown_thread"           // Gmail's 404 for the thread
 	kindGmailForbidden        kind = "gmail_forbidden"          // any other 403: sending turned off
+	kindGmailAPIDisabled      kind = "gmail_api_disabled"       // the project has not enabled the Gmail API
 	kindGmailStalled          kind = "gmail_stalled"            // an upload request unanswered
 	kindGmailUnavailable      kind = "gmail_unavailable"        // 5xx, a 429 naming no limit
 	kindGmailSendingLimit     kind = "gmail_sending_limit"      // the account's daily sending limit

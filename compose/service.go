@@ -134,7 +134,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err != nil {
 		return Result{}, err
 	}
-	gc, err := gmail.New(ctx, hc, s.cfg.Endpoints, s.cfg.ChunkSize, gmail.WithChunkTimeout(s.cfg.GmailChunkTimeout))
+	gc, err := gmail.New(ctx, hc, s.cfg.Endpoints, s.cfg.ChunkSize, gmail.WithChunkTimeout(s.cfg.GmailChunkTimeout), gmail.WithLogger(s.cfg.Logger))
 	if err != nil {
 		return Result{}, err
 	}

@@ -84,12 +84,12 @@ func (c *Client) OpenAttachment(ctx context.Context, msgID string, a Attachment)
 		if watch.fired() {
 			return nil, &Error{Op: op, Err: ErrStalled}
 		}
-		return nil, wrapErr(op, err)
+		return nil, c.wrap(op, err)
 	}
 	if err := googleapi.CheckResponse(res); err != nil {
 		res.Body.Close()
 		cancel(nil)
-		return nil, wrapErr(op, err)
+		return nil, c.wrap(op, err)
 	}
 	return &attachmentReader{
 		body: res.Body, cancel: cancel, watch: watch,

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -52,6 +53,7 @@ type Client struct {
 	chunkTimeout  time.Duration
 	rateLimitWait time.Duration
 	idle          time.Duration // attachment downloads; 0: DefaultIdleTimeout
+	log           *slog.Logger  // see WithLogger
 }
 
 // Option tunes a Client.
@@ -83,6 +85,17 @@ func WithRateLimitWait(d time.Duration) Option {
 	}
 }
 
+// WithLogger gives the client a logger for what the operator must act
+// on: drivemail's Google Cloud project has not enabled the Gmail API (see
+// DisabledAPI). Default: no logging.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *Client) {
+		if l != nil {
+			c.log = l
+		}
+	}
+}
+
 // New returns a Client for the user whose Google token httpClient adds.
 // chunkSize 0 means DefaultChunkSize; any other is rounded up to a
 // multiple of 256 KiB (googleapi.MinUploadChunkSize), as Google requires
@@ -100,11 +113,24 @@ func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoint
 	if r := chunkSize % googleapi.MinUploadChunkSize; r != 0 {
 		chunkSize += googleapi.MinUploadChunkSize - r
 	}
-	c := &Client{http: httpClient, endpoints: endpoints, chunkSize: chunkSize, chunkTimeout: DefaultChunkTimeout, rateLimitWait: DefaultRateLimitWait}
+	c := &Client{http: httpClient, endpoints: endpoints, chunkSize: chunkSize, chunkTimeout: DefaultChunkTimeout, rateLimitWait: DefaultRateLimitWait,
+		log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(c)
 	}
 	return c, nil
+}
+
+// wrap is wrapErr, logging a disabled Gmail API for the operator: the
+// user's sentence cannot fix it, the project's owner can. The line has
+// the same message as the drive client's (docs/operations.md).
+func (c *Client) wrap(op string, err error) *Error {
+	e := wrapErr(op, err)
+	if service, ok := DisabledAPI(e); ok {
+		c.log.Error("Google API not enabled: enable it in the Google Cloud project of drivemail's OAuth client",
+			"api", service, "op", op, "enable_at", "https://console.cloud.google.com/apis/library/"+service)
+	}
+	return e
 }
 
 // ChunkSize is the largest resumable chunk, a multiple of 256 KiB: the
@@ -176,7 +202,7 @@ func (c *Client) Profile(ctx context.Context) (string, error) {
 	}
 	p, err := s.Users.GetProfile("me").Fields("emailAddress").Context(ctx).Do()
 	if err != nil {
-		return "", wrapErr("getProfile", err)
+		return "", c.wrap("getProfile", err)
 	}
 	if p.EmailAddress == "" {
 		return "", &Error{Op: "getProfile", Err: errors.New("profile without an address")}
@@ -286,7 +312,7 @@ func (c *Client) upload(ctx context.Context, op, path string, query url.Values, 
 		}
 		return Sent{}, &WriteError{Err: perr, Contacted: w.contacted.Load()}
 	case err != nil:
-		e := wrapErr(op, err)
+		e := c.wrap(op, err)
 		if stalled {
 			e.Err = ErrStalled
 		}

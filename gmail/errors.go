@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	"google.golang.org/api/googleapi"
@@ -48,14 +50,26 @@ var (
 	// ErrStalled: an upload request got no answer within the chunk
 	// timeout (a timed-out resumable chunk was retried first).
 	ErrStalled = errors.New("Gmail stopped answering")
+	// ErrAPIDisabled: the Google Cloud project of drivemail's OAuth client
+	// has not enabled the Gmail API (403 accessNotConfigured, ErrorInfo
+	// SERVICE_DISABLED). Only the operator can fix it, for every user at
+	// once; Error.Service names the API (see DisabledAPI).
+	ErrAPIDisabled = errors.New("the Gmail API is not enabled in drivemail's Google Cloud project")
 )
+
+// Service is the Gmail API's service name, the one Google names when
+// drivemail's project has not enabled it.
+const Service = "gmail.googleapis.com"
 
 // Error is a failed Gmail call, without Google's message or body.
 type Error struct {
 	Op     string // "messages.send", "drafts.create", "getProfile"
 	Code   int    // HTTP status, 0 when no answer came
 	Reason string // Google's first error reason, if any
-	Err    error
+	// Service is the API a disabled-API error names
+	// ("gmail.googleapis.com"); empty for other errors.
+	Service string
+	Err     error
 	// MaybeSent is set when the last bytes of the message reached Gmail
 	// but no confirmation came back: the message may have been sent.
 	// When it is false, nothing was sent.
@@ -87,6 +101,9 @@ func wrapErr(op string, err error) *Error {
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
 		reason := google.ErrorReason(ge)
+		if svc, ok := serviceDisabled(ge); ok {
+			return &Error{Op: op, Code: ge.Code, Reason: reason, Service: svc, Err: ErrAPIDisabled}
+		}
 		limit, retry := limitOf(ge)
 		return &Error{Op: op, Code: ge.Code, Reason: reason, Err: classify(ge.Code, reason, limit), Limit: limit, RetryAfter: retry}
 	}
@@ -95,6 +112,46 @@ func wrapErr(op string, err error) *Error {
 	}
 	// The URL may carry an upload session id; keep only the cause.
 	return &Error{Op: op, Err: google.WithoutURL(err)}
+}
+
+// DisabledAPI reports whether err is Google refusing a call because
+// drivemail's Google Cloud project has not enabled the Gmail API, and the
+// service to enable ("gmail.googleapis.com").
+func DisabledAPI(err error) (service string, ok bool) {
+	var ge *Error
+	if !errors.As(err, &ge) || !errors.Is(ge.Err, ErrAPIDisabled) {
+		return "", false
+	}
+	return ge.Service, true
+}
+
+// serviceDisabled reports whether ge is Google's "API not enabled" answer:
+// a 403 whose legacy reason is accessNotConfigured or whose ErrorInfo
+// says SERVICE_DISABLED (AIP-193; Google may send either or both). It
+// returns the service the ErrorInfo names, Gmail's when it names none.
+func serviceDisabled(ge *googleapi.Error) (string, bool) {
+	if ge.Code != http.StatusForbidden {
+		return "", false
+	}
+	disabled := false
+	for _, it := range ge.Errors {
+		disabled = disabled || it.Reason == "accessNotConfigured"
+	}
+	for _, d := range ge.Details {
+		m, _ := d.(map[string]any)
+		if m["reason"] != "SERVICE_DISABLED" {
+			continue
+		}
+		md, _ := m["metadata"].(map[string]any)
+		if s, _ := md["service"].(string); strings.HasSuffix(s, ".googleapis.com") && len(s) < 100 {
+			return s, true
+		}
+		disabled = true
+	}
+	if !disabled {
+		return "", false
+	}
+	return Service, true
 }
 
 func classify(code int, reason string, limit Limit) error {

@@ -145,7 +145,7 @@ func (c *Client) Search(ctx context.Context, q string, max int, pageToken string
 	}
 	res, err := call.Do()
 	if err != nil {
-		return Page{}, readErr("messages.list", err)
+		return Page{}, c.readErr("messages.list", err)
 	}
 	refs := res.Messages
 	if len(refs) > max {
@@ -203,7 +203,7 @@ func (c *Client) message(ctx context.Context, users *gm.UsersService, id string,
 	}
 	m, err := call.Do()
 	if err != nil {
-		return Message{}, readErr("messages.get", err)
+		return Message{}, c.readErr("messages.get", err)
 	}
 	return fromAPI(m, bodies), nil
 }
@@ -311,12 +311,12 @@ func decodeData(s string) ([]byte, error) {
 	return base64.RawStdEncoding.DecodeString(s)
 }
 
-// readErr is wrapErr for a read.
-func readErr(op string, err error) error {
+// readErr is wrap for a read.
+func (c *Client) readErr(op string, err error) error {
 	if errors.Is(err, ErrAnswerTooLarge) {
 		return &Error{Op: op, Err: ErrAnswerTooLarge}
 	}
-	return wrapErr(op, err)
+	return c.wrap(op, err)
 }
 
 // limitTransport cuts every answer off at limit bytes: the client

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/logtest"
 )
 
 // inboxMessage is a message dana sent to ana with the given attachments
@@ -105,6 +107,47 @@ func TestMessageNotFoundReadsLikeAnotherUsers(t *testing.T) {
 	_, errNone := e.gc.Message(context.Background(), "18f0000000000000", false)
 	if !errors.Is(errOther, gmail.ErrNotFound) || !errors.Is(errNone, gmail.ErrNotFound) || errOther.Error() != errNone.Error() {
 		t.Errorf("another user's: %v; none: %v; want the same ErrNotFound", errOther, errNone)
+	}
+}
+
+// TestReadsWithTheGmailAPIDisabled: with the Gmail API not enabled in
+// the project, every call search_mail and save_to_drive make fails as
+// ErrAPIDisabled naming gmail.googleapis.com, and the operator gets an
+// error line for each, naming the API and where to enable it.
+func TestReadsWithTheGmailAPIDisabled(t *testing.T) {
+	e := newEnv(t, emutest.ScopeGmailReadonly)
+	id := deliver(t, e, inboxMessage("Files", []string{"a.pdf"}, map[string][]byte{"a.pdf": []byte("%PDF")}))
+	m, err := e.gc.Message(context.Background(), id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs logtest.Buffer
+	gc, err := gmail.New(context.Background(), e.Client(user, emutest.ScopeGmailReadonly), e.Endpoints, 0, gmail.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Emu.SetAPIEnabled("gmail", false); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tt := range []struct {
+		op   string
+		call func() error
+	}{
+		{"messages.list", func() error { _, err := gc.Search(ctx, "has:attachment", 10, ""); return err }},
+		{"messages.get", func() error { _, err := gc.Message(ctx, id, false); return err }},
+		{"messages.attachments.get", func() error { _, err := gc.OpenAttachment(ctx, id, m.Attachments[0]); return err }},
+		{"getProfile", func() error { _, err := gc.Profile(ctx); return err }},
+	} {
+		logs.Reset()
+		err := tt.call()
+		if svc, ok := gmail.DisabledAPI(err); !ok || svc != "gmail.googleapis.com" || !errors.Is(err, gmail.ErrAPIDisabled) {
+			t.Errorf("%s: %v; want ErrAPIDisabled naming gmail.googleapis.com", tt.op, err)
+		}
+		if l := logs.String(); strings.Count(l, "level=ERROR") != 1 || !strings.Contains(l, "api=gmail.googleapis.com op="+tt.op) ||
+			!strings.Contains(l, "enable_at=https://console.cloud.google.com/apis/library/gmail.googleapis.com") {
+			t.Errorf("%s: log %s; want one error line naming the API and where to enable it", tt.op, l)
+		}
 	}
 }
 

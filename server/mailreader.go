@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"io"
+	"log/slog"
 
 	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/internal/google"
@@ -12,6 +13,7 @@ import (
 type userMailReader struct {
 	clients   GoogleClients
 	endpoints google.Endpoints
+	logger    *slog.Logger // for what the operator must fix (a disabled API)
 }
 
 func (m userMailReader) client(ctx context.Context) (*gmail.Client, error) {
@@ -19,7 +21,7 @@ func (m userMailReader) client(ctx context.Context) (*gmail.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gmail.New(ctx, hc, m.endpoints, 0)
+	return gmail.New(ctx, hc, m.endpoints, 0, gmail.WithLogger(m.logger))
 }
 
 func (m userMailReader) Search(ctx context.Context, q string, max int, pageToken string) (gmail.Page, error) {

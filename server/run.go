@@ -147,7 +147,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Saver:           uploads,
 			DraftsEnabled:   cfg.Drafts,
 			ReadMailEnabled: cfg.ReadMail,
-			MailReader:      userMailReader{clients: gauth, endpoints: endpoints},
+			MailReader:      userMailReader{clients: gauth, endpoints: endpoints, logger: logger},
 		},
 		Uploads:        uploads,
 		Store:          st,

@@ -30,4 +30,5 @@ const (
 	kindMailUnavailable   refusal.Kind = "mail_unavailable"   // 5xx, rate limits, a cut download
 	kindMailCorrupt       refusal.Kind = "mail_corrupt"       // an attachment not as Gmail described it
 	kindGmailUnauthorized refusal.Kind = "gmail_unauthorized" // Google refused the token (401)
+	kindGmailAPIDisabled  refusal.Kind = "gmail_api_disabled" // the project has not enabled the Gmail API
 )

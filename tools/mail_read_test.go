@@ -451,6 +451,10 @@ func TestMailReadRefusals(t *testing.T) {
 		{"an answer too large", &gmail.Error{Op: "messages.list", Err: gmail.ErrAnswerTooLarge}, "search_mail", `{"query":"x"}`, []string{"Ask for fewer messages"}},
 		{"Gmail unavailable", &gmail.Error{Op: "messages.list", Code: 503, Err: gmail.ErrUnavailable}, "search_mail", `{"query":"x"}`, []string{"busy or unavailable", "Try again in a minute"}},
 		{"a revoked token", &gmail.Error{Op: "messages.list", Code: 401, Err: gmail.ErrUnauthorized}, "search_mail", `{"query":"x"}`, []string{"Reconnect drivemail"}},
+		{"the Gmail API not enabled", &gmail.Error{Op: "messages.list", Code: 403, Reason: "accessNotConfigured", Service: gmail.Service, Err: gmail.ErrAPIDisabled}, "search_mail", `{"query":"x"}`,
+			[]string{"has not enabled the Gmail API", "whoever runs drivemail"}},
+		{"the Gmail API not enabled, saving", &gmail.Error{Op: "messages.get", Code: 403, Reason: "accessNotConfigured", Service: gmail.Service, Err: gmail.ErrAPIDisabled}, "save_to_drive", `{"message_id":"18f3a2b4c5d6e7f8","attachment":"a.pdf"}`,
+			[]string{"has not enabled the Gmail API", "whoever runs drivemail"}},
 		{"a message Gmail rejects", &gmail.Error{Op: "messages.get", Code: 400, Err: gmail.ErrRejected}, "save_to_drive", `{"message_id":"18f3a2b4c5d6e7f8","attachment":"a.pdf"}`,
 			[]string{"No Gmail message with id 18f3a2b4c5d6e7f8 is visible"}},
 	} {

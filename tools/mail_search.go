@@ -175,6 +175,9 @@ func mailError(err error, id string) error {
 		return err
 	}
 	switch {
+	case errors.Is(err, gmail.ErrAPIDisabled):
+		return refusal.Wrap(err, kindGmailAPIDisabled, "This drivemail server's Google Cloud project has not enabled the Gmail API, so mail cannot be searched or read. "+
+			"Ask whoever runs drivemail to enable the Gmail API; trying again before then will not help.")
 	case errors.Is(err, gmail.ErrNotFound):
 		return refusal.Wrap(err, kindUnknownMessage, "No Gmail message with id %s is visible to this Google account: it does not exist, or it is another account's. Find the message with search_mail and pass its id.", id)
 	case errors.Is(err, gmail.ErrRejected) && id == "":
