@@ -14,6 +14,13 @@ import (
 
 	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/store"
+	"github.com/drivemail/drivemail/upload"
+)
+
+// Defaults of the upload slots' flags: upload's own.
+const (
+	DefaultMaxConcurrentUploads = upload.DefaultMaxConcurrent
+	DefaultMaxUploadsPerUser    = upload.DefaultMaxPerUser
 )
 
 // Config is everything `drivemail serve` is told on its command line.
@@ -57,6 +64,11 @@ type Config struct {
 	// tools fetch for files a chat client hands over, comma separated;
 	// "" is clientfile.DefaultHosts.
 	ClientFileHosts string
+	// MaxConcurrentUploads and MaxUploadsPerUser bound the uploads
+	// running at once on this replica, in all and per user; past either,
+	// an upload is refused at once (uploads do not queue). 0: the default.
+	MaxConcurrentUploads int
+	MaxUploadsPerUser    int
 }
 
 // clientFiles is the Fetcher for files a chat client hands over.
@@ -124,6 +136,13 @@ func (c Config) check() error {
 		return fmt.Errorf("--send-queue-timeout is %v: use 1s or more", c.SendQueueTimeout)
 	case c.MaxUploadBytes < 1:
 		return fmt.Errorf("--max-upload-bytes is %d: use 1 or more", c.MaxUploadBytes)
+	case c.MaxConcurrentUploads < 0:
+		return fmt.Errorf("--max-concurrent-uploads is %d: use 1 or more", c.MaxConcurrentUploads)
+	case c.MaxUploadsPerUser < 0:
+		return fmt.Errorf("--max-uploads-per-user is %d: use 1 or more", c.MaxUploadsPerUser)
+	case c.uploadsPerUser() > c.concurrentUploads():
+		return fmt.Errorf("--max-uploads-per-user is %d, above --max-concurrent-uploads (%d): use %d or less, or raise --max-concurrent-uploads",
+			c.uploadsPerUser(), c.concurrentUploads(), c.concurrentUploads())
 	case c.ShutdownGrace < 0:
 		return fmt.Errorf("--shutdown-grace is %v: use 0 or more", c.ShutdownGrace)
 	case c.DriveIdleTimeout < 0 || c.DriveIdleTimeout > 0 && c.DriveIdleTimeout < time.Second:
@@ -143,6 +162,22 @@ func (c Config) check() error {
 		return err
 	}
 	return nil
+}
+
+// concurrentUploads is --max-concurrent-uploads, 0 read as its default.
+func (c Config) concurrentUploads() int {
+	if c.MaxConcurrentUploads == 0 {
+		return DefaultMaxConcurrentUploads
+	}
+	return c.MaxConcurrentUploads
+}
+
+// uploadsPerUser is --max-uploads-per-user, 0 read as its default.
+func (c Config) uploadsPerUser() int {
+	if c.MaxUploadsPerUser == 0 {
+		return DefaultMaxUploadsPerUser
+	}
+	return c.MaxUploadsPerUser
 }
 
 // parseLevel reads --log-level.

@@ -49,6 +49,15 @@ func TestConfigCheck(t *testing.T) {
 	if err := edge.check(); err != nil {
 		t.Fatalf("1s timeouts (the edge) refused: %v", err)
 	}
+	uploads := good
+	uploads.MaxConcurrentUploads, uploads.MaxUploadsPerUser = 1, 1
+	if err := uploads.check(); err != nil {
+		t.Fatalf("one upload slot, for one user (the edge) refused: %v", err)
+	}
+	uploads.MaxConcurrentUploads, uploads.MaxUploadsPerUser = 64, 64
+	if err := uploads.check(); err != nil {
+		t.Fatalf("a per-user upload cap equal to the total refused: %v", err)
+	}
 	demo := Config{Addr: "127.0.0.1:0", Demo: true, DemoSeed: "seed", DemoEmulatorAddr: "127.0.0.1:0", MaxConcurrentSends: 8, MaxUploadBytes: 1 << 30, ShutdownGrace: time.Minute, LogLevel: "warn"}
 	if err := demo.check(); err != nil {
 		t.Fatalf("demo config refused: %v", err)
@@ -65,6 +74,14 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.DemoSeed = "seed" }, "add --demo, or leave them out"},
 		{func(c *Config) { c.MaxConcurrentSends = 0 }, "--max-concurrent-sends is 0"},
 		{func(c *Config) { c.MaxUploadBytes = 0 }, "--max-upload-bytes is 0"},
+		{func(c *Config) { c.MaxConcurrentUploads = -1 }, "--max-concurrent-uploads is -1: use 1 or more"},
+		{func(c *Config) { c.MaxUploadsPerUser = -1 }, "--max-uploads-per-user is -1: use 1 or more"},
+		{func(c *Config) { c.MaxConcurrentUploads, c.MaxUploadsPerUser = 2, 3 },
+			"--max-uploads-per-user is 3, above --max-concurrent-uploads (2): use 2 or less, or raise --max-concurrent-uploads"},
+		// Only the total given: the per-user default (4) is above it.
+		{func(c *Config) { c.MaxConcurrentUploads = 3 }, "--max-uploads-per-user is 4, above --max-concurrent-uploads (3)"},
+		// Only the per-user cap given: the total's default (16) is below it.
+		{func(c *Config) { c.MaxUploadsPerUser = 17 }, "--max-uploads-per-user is 17, above --max-concurrent-uploads (16)"},
 		{func(c *Config) { c.MaxSendsPerUser = -1 }, "--max-sends-per-user is -1: use 1 or more"},
 		{func(c *Config) { c.SendQueueTimeout = 999 * time.Millisecond }, "--send-queue-timeout is 999ms: use 1s or more"},
 		{func(c *Config) { c.ShutdownGrace = -time.Second }, "--shutdown-grace is -1s"},

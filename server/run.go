@@ -117,6 +117,10 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		Files:     files,
 		MaxBytes:  cfg.MaxUploadBytes,
 		Logger:    logger,
+		// check has refused negative values and a per-user cap above
+		// the total; the zero value is upload's default.
+		MaxConcurrent: cfg.MaxConcurrentUploads,
+		MaxPerUser:    cfg.MaxUploadsPerUser,
 	}
 	if cfg.FileTransfer {
 		ucfg.Transfers = st

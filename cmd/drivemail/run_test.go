@@ -128,6 +128,26 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 	}
 }
 
+// The upload slots: 16 in all and 4 per user unless told, from the
+// environment or a flag, the flag winning.
+func TestServeUploadSlots(t *testing.T) {
+	for _, c := range []struct {
+		args           []string
+		env            map[string]string
+		total, perUser int
+	}{
+		{nil, nil, 16, 4},
+		{nil, map[string]string{"DRIVEMAIL_MAX_CONCURRENT_UPLOADS": "6", "DRIVEMAIL_MAX_UPLOADS_PER_USER": "5"}, 6, 5},
+		{[]string{"--max-concurrent-uploads", "32", "--max-uploads-per-user", "1"}, nil, 32, 1},
+		{[]string{"--max-uploads-per-user", "2"}, map[string]string{"DRIVEMAIL_MAX_UPLOADS_PER_USER": "3"}, 16, 2},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.MaxConcurrentUploads != c.total || cfg.MaxUploadsPerUser != c.perUser {
+			t.Errorf("%v %v: %d in all, %d per user (%v); want %d, %d", c.args, c.env, cfg.MaxConcurrentUploads, cfg.MaxUploadsPerUser, err, c.total, c.perUser)
+		}
+	}
+}
+
 // --read-mail (DRIVEMAIL_READ_MAIL) is off unless asked for: it adds a
 // restricted Google scope to every sign-in.
 func TestServeReadMail(t *testing.T) {
@@ -187,6 +207,9 @@ func TestServeConfigRefuses(t *testing.T) {
 		{nil, map[string]string{"DRIVEMAIL_MAX_UPLOAD_BYTES": "1GB"}, "is not a whole number"},
 		{[]string{"--max-sends-per-user", "0"}, nil, "--max-sends-per-user is 0"},
 		{nil, map[string]string{"DRIVEMAIL_SEND_QUEUE_TIMEOUT": "0s"}, "--send-queue-timeout is 0s"},
+		{[]string{"--max-concurrent-uploads", "0"}, nil, "--max-concurrent-uploads is 0: use 1 or more"},
+		{nil, map[string]string{"DRIVEMAIL_MAX_UPLOADS_PER_USER": "0"}, "--max-uploads-per-user is 0: use 1 or more"},
+		{nil, map[string]string{"DRIVEMAIL_MAX_CONCURRENT_UPLOADS": "many"}, `DRIVEMAIL_MAX_CONCURRENT_UPLOADS="many" is not a whole number`},
 		{[]string{"--secret", "not base64!"}, nil, "--secret key 1 is not base64"},
 		{[]string{"--secret", base64.StdEncoding.EncodeToString(make([]byte, 31))}, nil, "has 31 bytes; it needs at least 32"},
 		{[]string{"--secret", base64.StdEncoding.EncodeToString(make([]byte, 32)) + ",short"}, nil, "--secret key 2"},

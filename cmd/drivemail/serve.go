@@ -53,6 +53,16 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 		return cfg, err
 	}
 	fs.Int64Var(&cfg.MaxUploadBytes, "max-upload-bytes", maxUpload, "largest file /upload accepts [DRIVEMAIL_MAX_UPLOAD_BYTES]")
+	uploads, err := envInt64(getenv, "DRIVEMAIL_MAX_CONCURRENT_UPLOADS", server.DefaultMaxConcurrentUploads)
+	if err != nil {
+		return cfg, err
+	}
+	fs.IntVar(&cfg.MaxConcurrentUploads, "max-concurrent-uploads", int(uploads), "uploads streamed into Drive at once (each holds about 8 MiB, so this bounds memory); past it an upload is refused at once with 503 and nothing is stored [DRIVEMAIL_MAX_CONCURRENT_UPLOADS]")
+	uploadsPerUser, err := envInt64(getenv, "DRIVEMAIL_MAX_UPLOADS_PER_USER", server.DefaultMaxUploadsPerUser)
+	if err != nil {
+		return cfg, err
+	}
+	fs.IntVar(&cfg.MaxUploadsPerUser, "max-uploads-per-user", int(uploadsPerUser), "one user's uploads streamed at once, so one user cannot take every upload slot; past it the user's upload is refused at once with 429 and nothing is stored; at most --max-concurrent-uploads [DRIVEMAIL_MAX_UPLOADS_PER_USER]")
 	sends, err := envInt64(getenv, "DRIVEMAIL_MAX_CONCURRENT_SENDS", 8)
 	if err != nil {
 		return cfg, err
@@ -100,12 +110,18 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
-	// In server.Config a zero takes compose's default; given here, it is a mistake.
+	// In server.Config a zero takes compose's or upload's default; given here, it is a mistake.
 	if cfg.MaxSendsPerUser < 1 {
 		return cfg, fmt.Errorf("%w: --max-sends-per-user is %d: use 1 or more", errUsage, cfg.MaxSendsPerUser)
 	}
 	if cfg.SendQueueTimeout <= 0 {
 		return cfg, fmt.Errorf("%w: --send-queue-timeout is %v: use 1s or more", errUsage, cfg.SendQueueTimeout)
+	}
+	if cfg.MaxConcurrentUploads < 1 {
+		return cfg, fmt.Errorf("%w: --max-concurrent-uploads is %d: use 1 or more", errUsage, cfg.MaxConcurrentUploads)
+	}
+	if cfg.MaxUploadsPerUser < 1 {
+		return cfg, fmt.Errorf("%w: --max-uploads-per-user is %d: use 1 or more", errUsage, cfg.MaxUploadsPerUser)
 	}
 	keys, err := parseSecrets(*secret)
 	if err != nil {

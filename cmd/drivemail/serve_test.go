@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -301,6 +302,81 @@ func TestServeMetricsListener(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("GET %s: %d, want %d", url, resp.StatusCode, want)
 		}
+	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeMaxUploadsPerUser: --max-uploads-per-user reaches /upload.
+// With 1, a user's second upload while the first still streams is
+// refused at once with 429 and the sentence that says to wait, and stores
+// nothing; once the first ends, the next is accepted. (The default, 4,
+// would accept the second.)
+func TestServeMaxUploadsPerUser(t *testing.T) {
+	d := startDemo(t, "--max-uploads-per-user", "1")
+	if d.base == "" {
+		t.Fatalf("did not start; stderr:\n%s", d.stderr.String())
+	}
+	upload := func(name string, body io.Reader) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, d.base+"/upload?name="+name, body)
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0, ""
+		}
+		defer resp.Body.Close()
+		var answer struct {
+			Error string `json:"error"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&answer)
+		return resp.StatusCode, answer.Error
+	}
+	started := func() int64 {
+		t.Helper()
+		resp, err := http.Get(d.emulator + "/_emulator/stats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var s struct {
+			UploadsStarted int64 `json:"uploads_started"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s.UploadsStarted
+	}
+
+	// The first upload holds its slot: more than one Drive chunk (4 MiB)
+	// is written, so Drive's upload session is open, and the rest waits.
+	const chunk = 4 << 20
+	before := started()
+	pr, pw := io.Pipe()
+	first := make(chan int, 1)
+	go func() {
+		status, _ := upload("big.bin", pr)
+		first <- status
+	}()
+	go func() { _, _ = pw.Write(make([]byte, chunk+1)) }()
+	for deadline := time.Now().Add(10 * time.Second); started() == before; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first upload never reached Drive; stderr:\n%s", d.stderr.String())
+		}
+	}
+
+	status, msg := upload("second.txt", strings.NewReader("x"))
+	if want := "Your previous upload is still running; wait for it to finish and try again. Nothing was stored."; status != http.StatusTooManyRequests || msg != want {
+		t.Errorf("a second upload while the first streams: %d %q, want 429 %q", status, msg, want)
+	}
+	pw.Close()
+	if status := <-first; status != http.StatusCreated {
+		t.Fatalf("the first upload: %d, want 201", status)
+	}
+	if status, msg := upload("third.txt", strings.NewReader("x")); status != http.StatusCreated {
+		t.Errorf("an upload after the first ended: %d %q, want 201", status, msg)
 	}
 	if err := d.stop(); err != nil {
 		t.Fatal(err)
