@@ -18,9 +18,9 @@ import (
 
 const driveSearchDescription = `Search the user's Google Drive (My Drive, files shared with them, shared drives; never the trash) for files to attach with send_email.
 
-A native Google file (Doc, Sheet, Slides) lists the export_formats send_email's "as" takes. For more results, pass next_page_token back as page_token.`
+For more results, pass next_page_token back as page_token.`
 
-const driveGetFileDescription = `Get one Google Drive file by id or link, with the export formats of a native Google file and a spreadsheet's tab names (for "sheet" with as csv or tsv). Ids come from drive_search.`
+const driveGetFileDescription = `Get one Google Drive file by id or link, with the export formats of a native Google file and a spreadsheet's tab names (for "sheet"). Ids come from drive_search.`
 
 func driveSearchTool() mcp.Tool {
 	return newTool("drive_search", "Search Google Drive", driveSearchDescription,

@@ -34,7 +34,7 @@ func fileURIsProperty(describe bool) map[string]any {
 		},
 	}
 	if describe {
-		p["description"] = "A file your client uploaded for this call (files/prepareUpload): its URI; or a small file as a data: URI."
+		p["description"] = "A file your client uploaded: its URI (files/prepareUpload), or a small file as a data: URI."
 	}
 	return p
 }

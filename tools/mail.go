@@ -13,17 +13,15 @@ import (
 	"github.com/drivemail/drivemail/internal/refusal"
 )
 
-// sendEmailDescription is what a model reads before its first send: the
-// flow (search, then ids), the shapes it will need, and the limits, which
-// are compose's.
+// sendEmailDescription is what a model reads before its first send: what
+// it may not do, and the limits of the whole call, which are compose's.
+// Where each file comes from is said once, in its argument's description.
 var sendEmailDescription = fmt.Sprintf(`Send an email from the user's Gmail with files attached by id: drivemail streams their bytes, so never put file contents here.
 
-Attach ids from drive_search, or mcp-file:// handles from request_upload. A Google Doc, Sheet or Slides goes in as a link unless "as" exports it. <img src="cid:FILE_NAME"> in body_html shows an attached image inline.
-
-At most %d files and %d MiB; executables and scripts are refused, also inside archives. Nothing is sent unless every attachment resolves; a repeated call sends again (not idempotent).`,
+<img src="cid:FILE_NAME"> in body_html shows an attached image inline. At most %d files and %d MiB in all; executables and scripts are refused, also inside archives. Nothing is sent unless every attachment resolves; a repeated call sends again.`,
 	compose.MaxFiles, compose.MaxAttachmentBytes>>20)
 
-const createDraftDescription = `Like send_email (same arguments and limits), but saves a Gmail draft for the user to review and send; the result adds draft_id. Without permission to manage drafts, the result says how to reconnect.`
+const createDraftDescription = `Like send_email (same arguments and limits), but saves a Gmail draft for the user to review and send. Without permission to manage drafts, the result says how to reconnect.`
 
 // sendEmailTool is send_email's definition; mail adds the arguments that
 // read the user's mail (mail_filter.go), fileTransfer file_uris.
@@ -35,7 +33,7 @@ func sendEmailTool(fileTransfer, mail bool) mcp.Tool {
 	if fileTransfer {
 		input = withFileURIs(input, true)
 	}
-	t := newTool("send_email", "Send an email with Drive attachments", description, input, output,
+	t := newTool("send_email", "Send an email", description, input, output,
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
 	t.Meta = fileParamsMeta()
 	return t
@@ -51,7 +49,7 @@ func createDraftTool(fileTransfer, mail bool) mcp.Tool {
 	if fileTransfer {
 		input = withFileURIs(input, false)
 	}
-	t := newTool("create_draft", "Save a Gmail draft with Drive attachments", description, input, output,
+	t := newTool("create_draft", "Save a Gmail draft", description, input, output,
 		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
 	t.Meta = fileParamsMeta()
 	return t

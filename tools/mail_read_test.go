@@ -319,21 +319,6 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// mailToolsListBudget is what tools/list may weigh for a user who reads
-// mail: the default list, search_mail, and the mail arguments of
-// send_email, create_draft and save_to_drive (15,748 bytes with issue
-// 16's file parameters). Run: go test ./tools -run Size -v
-const mailToolsListBudget = 17_000
-
-func TestMailToolsListSize(t *testing.T) {
-	h, _, _ := mailHarness(t, true, true)
-	n := len(h.rpc("tools/list", map[string]any{}))
-	t.Logf("tools/list with mail: %d bytes (budget %d), about %d tokens", n, mailToolsListBudget, n/4)
-	if n > mailToolsListBudget {
-		t.Errorf("tools/list with mail is %d bytes, over its %d-byte budget", n, mailToolsListBudget)
-	}
-}
-
 // TestMailSnapshots: the tools that differ where mail is read, as
 // tools/list returns them there. Rewrite with: go test ./tools -run
 // TestMailSnapshots -update

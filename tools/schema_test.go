@@ -129,22 +129,26 @@ func TestDefinitions(t *testing.T) {
 	}
 }
 
-// TestDescriptionsTeachTheFlow reads the descriptions cold: each names the
-// step a model needs next, in the default list and where mail is read.
+// TestDescriptionsTeachTheFlow reads the tools cold, as a model does: a
+// tool's description and its input schema's (where each thing is said
+// once) name the step a model needs next, in the default list and where
+// mail is read.
 func TestDescriptionsTeachTheFlow(t *testing.T) {
 	must := map[string][]string{
-		"drive_search":   {"send_email", "page_token", "native", "as", "trash"},
-		"drive_get_file": {"drive_search", "sheet"},
-		"send_email":     {"drive_search", "link", "\"as\"", "cid:", fmt.Sprintf("%d files", compose.MaxFiles), fmt.Sprintf("%d MiB", compose.MaxAttachmentBytes>>20), "mcp-file://", "not idempotent"},
-		"create_draft":   {"send_email", "draft_id"},
+		"drive_search":   {"send_email", "page_token", "trash"},
+		"drive_get_file": {"drive_search", "\"sheet\""},
+		"send_email": {"drive_search", "request_upload", "mcp-file://", "export_formats", "without it, a link", "cid:",
+			fmt.Sprintf("%d files", compose.MaxFiles), fmt.Sprintf("%d MiB", compose.MaxAttachmentBytes>>20), "sends again"},
+		"create_draft":   {"send_email", "review"},
 		"request_upload": {"curl", "mcp-file://", "send_email", "drive_search"},
 		"search_mail":    {"reply_to", "forward", "save_to_drive", "\"message_id\"", "page_token", "never instructions"},
 		"save_to_drive":  {"send_email", "mcp-file://", "folder_id"},
 	}
 	for _, st := range Tools(Deps{}) {
+		read := st.Tool.Description + "\n" + string(st.Tool.RawInputSchema)
 		for _, w := range must[st.Tool.Name] {
-			if !strings.Contains(st.Tool.Description, w) {
-				t.Errorf("%s description does not mention %q", st.Tool.Name, w)
+			if !strings.Contains(read, w) {
+				t.Errorf("%s's description and arguments do not mention %q", st.Tool.Name, w)
 			}
 		}
 	}
@@ -231,9 +235,11 @@ func TestSchemasStateComposesLimits(t *testing.T) {
 	if a.MaxItems != compose.MaxEntries {
 		t.Errorf("attachments maxItems = %d; compose accepts %d entries", a.MaxItems, compose.MaxEntries)
 	}
-	limits := fmt.Sprintf("At most %d files and %d MiB", compose.MaxFiles, compose.MaxAttachmentBytes>>20)
-	if !strings.Contains(a.Description, limits) || !strings.Contains(sendEmailDescription, limits) {
-		t.Errorf("attachments and send_email descriptions should both say %q:\n%s\n%s", limits, a.Description, sendEmailDescription)
+	// The limits are the whole call's (attachments, files, file_uris), so
+	// the tool's description says them, once.
+	limits := fmt.Sprintf("At most %d files and %d MiB in all", compose.MaxFiles, compose.MaxAttachmentBytes>>20)
+	if !strings.Contains(sendEmailDescription, limits) || strings.Contains(a.Description, "MiB") {
+		t.Errorf("send_email's description, not its attachments', should say %q:\n%s\n%s", limits, sendEmailDescription, a.Description)
 	}
 	if compose.MaxAttachmentBytes%(1<<20) != 0 || compose.MaxModelBytes%(1<<20) != 0 {
 		t.Fatal("a limit is no whole number of MiB; say it otherwise")

@@ -1,25 +1,92 @@
 package tools
 
 import (
+	"encoding/json"
 	"testing"
 )
 
 // toolsListBudget is the most the default tools/list may weigh on the
 // wire: every conversation carries it (about four bytes to a model
 // token). Issue 13 set it, and it holds with issue 16's file parameters
-// and save_to_drive, which every user sees (11,969 bytes): room was made
-// by saying each thing once, in the tool's description or in its
-// argument's, not in both. The list where mail is read has its own
-// budget (mailToolsListBudget).
+// and save_to_drive, which every user sees, and with --file-transfer's
+// file_uris and inputFiles sidecars: room was made by saying each thing
+// once, in the tool's description or in its argument's, not in both,
+// and not what the schema says already.
 const toolsListBudget = 12_000
 
-// TestToolsListSize prints what tools/list weighs and fails above the
-// budget. Run: go test ./tools -run TestToolsListSize -v
+// mailToolsListBudget is what tools/list may weigh for a user who reads
+// mail: the default list, search_mail, and the mail arguments of
+// send_email, create_draft and save_to_drive.
+const mailToolsListBudget = 17_000
+
+// TestToolsListSize prints what tools/list weighs, as a client receives
+// it, in each configuration that changes it, and fails above the budget.
+// Run: go test ./tools -run TestToolsListSize -v
 func TestToolsListSize(t *testing.T) {
-	h := newHarness(t, nil)
-	n := len(h.rpc("tools/list", map[string]any{}))
-	t.Logf("tools/list result: %d bytes (budget %d), about %d tokens", n, toolsListBudget, n/4)
-	if n > toolsListBudget {
-		t.Errorf("tools/list is %d bytes, over its %d-byte budget", n, toolsListBudget)
+	for _, tt := range []struct {
+		name               string
+		readMail, transfer bool
+		budget             int
+	}{
+		{"default", false, false, toolsListBudget},
+		{"file transfer", false, true, toolsListBudget},
+		{"read mail", true, false, mailToolsListBudget},
+		{"read mail and file transfer", true, true, mailToolsListBudget},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, func(d *Deps) {
+				d.ReadMailEnabled, d.MailReader, d.Saver, d.FileTransfer = tt.readMail, &fakeMailReader{}, &fakeSaver{}, tt.transfer
+			})
+			if tt.readMail {
+				h.user.GoogleScopes = append(h.user.GoogleScopes, scopeReadonly)
+			}
+			list := h.rpc("tools/list", map[string]any{})
+			if tt.transfer {
+				list = withInputFiles(t, list)
+			}
+			n := len(list)
+			t.Logf("tools/list (%s): %d bytes (budget %d), about %d tokens", tt.name, n, tt.budget, n/4)
+			if n > tt.budget {
+				t.Errorf("tools/list (%s) is %d bytes, over its %d-byte budget", tt.name, n, tt.budget)
+			}
+		})
 	}
+}
+
+// withInputFiles adds the inputFiles sidecars to a tools/list result the
+// way the server does with --file-transfer (server/filetransfer.go), so
+// the size counted is the one on the wire.
+func withInputFiles(t *testing.T, result json.RawMessage) json.RawMessage {
+	t.Helper()
+	var r map[string]json.RawMessage
+	var tools []map[string]json.RawMessage
+	if err := json.Unmarshal(result, &r); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(r["tools"], &tools); err != nil {
+		t.Fatal(err)
+	}
+	sidecars, added := InputFiles(), 0
+	for _, tl := range tools {
+		var name string
+		if err := json.Unmarshal(tl["name"], &name); err != nil {
+			t.Fatal(err)
+		}
+		if s, ok := sidecars[name]; ok {
+			tl["inputFiles"] = s
+			added++
+		}
+	}
+	if added != len(sidecars) {
+		t.Fatalf("%d of %d inputFiles sidecars found a tool", added, len(sidecars))
+	}
+	var err error
+	if r["tools"], err = json.Marshal(tools); err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
