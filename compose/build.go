@@ -11,16 +11,23 @@ import (
 	"github.com/drivemail/drivemail/mimemsg"
 )
 
-// outgoing is the planned message, assembled and validated once. Each
-// part's Open is its own openPart; a pass opens them through its
-// prefetch (prepared), ahead of the writer.
+// outgoing is the planned message, validated once: its header by
+// validate, its bodies and parts by assemble. A pass streams a copy of
+// it bound to that pass's prefetch (bind), so a retried pass sends the
+// same message, Date and Message-ID included, without checking it again.
 type outgoing struct {
-	msg mimemsg.Message
+	msg *mimemsg.Prepared
+	// opens are the parts' own Open functions (openPart) and sizes the
+	// expected sizes (-1 unknown), in the order the writer reaches them:
+	// inline parts (inside the HTML), then attachments.
+	opens []opener
+	sizes []int64
 }
 
 // assemble builds the message the plan describes (bodies with links,
-// inline parts, attachments) and validates it: part names, Content-IDs,
-// header lengths. It opens nothing.
+// inline parts, attachments) under the header validate checked, and
+// validates what the header did not: part names, Content-IDs. It opens
+// nothing.
 func (c *checked) assemble(mp *msgPlan, d driveAPI) (*outgoing, error) {
 	var links []mimemsg.Link
 	for _, it := range mp.items {
@@ -28,8 +35,7 @@ func (c *checked) assemble(mp *msgPlan, d driveAPI) (*outgoing, error) {
 			links = append(links, mimemsg.Link{Name: it.plan.name, URL: it.plan.url})
 		}
 	}
-	m := c.headers()
-	m.Text, m.HTML = c.req.BodyText, mp.html
+	m := mimemsg.Message{Text: c.req.BodyText, HTML: mp.html}
 	if len(links) > 0 {
 		var err error
 		m.Text, m.HTML, err = mimemsg.AddLinks(m.Text, m.HTML, links)
@@ -37,8 +43,10 @@ func (c *checked) assemble(mp *msgPlan, d driveAPI) (*outgoing, error) {
 			return nil, inputRefusal(err)
 		}
 	}
+	out := &outgoing{}
 	// Inline parts first, then attachments, each in request order: the
-	// order mimemsg reports them in Written.Parts (see result).
+	// order mimemsg reports them in Written.Parts (see result) and the
+	// order Bind takes them in.
 	for _, inline := range []bool{true, false} {
 		for _, it := range mp.items {
 			if !it.plan.isFile() || it.plan.inline != inline {
@@ -56,53 +64,25 @@ func (c *checked) assemble(mp *msgPlan, d driveAPI) (*outgoing, error) {
 			} else {
 				m.Attachments = append(m.Attachments, p)
 			}
+			out.opens, out.sizes = append(out.opens, p.Open), append(out.sizes, p.Size)
 		}
 	}
-	if _, err := mimemsg.Prepare(m); err != nil {
-		return nil, inputRefusal(err)
-	}
-	return &outgoing{msg: m}, nil
-}
-
-// opens are the parts' own Open functions and expected sizes (-1
-// unknown) in the order the writer reaches them: inline parts (inside
-// the HTML), then attachments.
-func (o *outgoing) opens() ([]opener, []int64) {
-	var (
-		opens []opener
-		sizes []int64
-	)
-	for _, parts := range [][]mimemsg.Part{o.msg.Inline, o.msg.Attachments} {
-		for _, p := range parts {
-			opens, sizes = append(opens, p.Open), append(sizes, p.Size)
-		}
-	}
-	return opens, sizes
-}
-
-// prepared is the message for one pass (a Prepared streams once), each
-// part taken from pf, which was made from opens. Prepare cannot fail
-// here when assemble's did not: the message and its date and Message-ID
-// are the same.
-func (o *outgoing) prepared(pf *prefetch) (*mimemsg.Prepared, error) {
-	m := o.msg
-	i := 0
-	bind := func(parts []mimemsg.Part) []mimemsg.Part {
-		bound := make([]mimemsg.Part, len(parts))
-		for k, p := range parts {
-			p.Open = pf.opener(i)
-			bound[k] = p
-			i++
-		}
-		return bound
-	}
-	m.Inline = bind(m.Inline)
-	m.Attachments = bind(m.Attachments)
-	p, err := mimemsg.Prepare(m)
+	p, err := c.header.Prepare(m)
 	if err != nil {
 		return nil, inputRefusal(err)
 	}
-	return p, nil
+	out.msg = p
+	return out, nil
+}
+
+// bind is the message for one pass (a Prepared streams once), each part
+// taken from pf, which was made from opens.
+func (o *outgoing) bind(pf *prefetch) (*mimemsg.Prepared, error) {
+	opens := make([]func(context.Context) (io.ReadCloser, error), len(o.opens))
+	for i := range opens {
+		opens[i] = pf.opener(i)
+	}
+	return o.msg.Bind(opens)
 }
 
 // inputRefusal words a mimemsg validation error for the model.

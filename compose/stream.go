@@ -54,7 +54,6 @@ func (s *Service) stream(ctx context.Context, gc *gmail.Client, c *checked, out 
 // pass streams the message once: Drive → mimemsg → progress counter →
 // Gmail upload, with the parts opened ahead of the writer (prefetch).
 func (s *Service) pass(ctx context.Context, gc *gmail.Client, c *checked, out *outgoing, mp *msgPlan, opts Options) (gmail.Sent, mimemsg.Written, error) {
-	opens, sizes := out.opens()
 	var written mimemsg.Written
 	// The writer reads Drive with the upload's context, which ends with
 	// the upload: a Gmail failure stops a Drive read the writer waits on,
@@ -64,9 +63,9 @@ func (s *Service) pass(ctx context.Context, gc *gmail.Client, c *checked, out *o
 		defer cancel(nil)
 		// A part that cannot be opened ends the pass now, not once the
 		// parts before it have gone to Gmail.
-		pf := newPrefetch(ctx, opens, sizes, prefetchAhead, prefetchBytes, func(err error) { cancel(&openFailure{err}) })
+		pf := newPrefetch(ctx, out.opens, out.sizes, prefetchAhead, prefetchBytes, func(err error) { cancel(&openFailure{err}) })
 		defer pf.close()
-		prepared, err := out.prepared(pf)
+		prepared, err := out.bind(pf)
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,8 @@ type checked struct {
 	req       Request // its reply headers completed (replyHeaders)
 	from      string
 	date      time.Time
-	messageID string // the Message-ID every pass of this send carries
+	header    *mimemsg.Header // validated once; every pass carries it
+	messageID string          // its Message-ID
 	items     []*item
 }
 
@@ -38,11 +39,10 @@ func validate(req Request, from string, date time.Time) (*checked, error) {
 		return nil, err
 	}
 	c := &checked{req: req, from: from, date: date, items: items}
-	p, err := mimemsg.Prepare(c.headers())
-	if err != nil {
+	if c.header, err = mimemsg.PrepareHeader(c.headers()); err != nil {
 		return nil, inputRefusal(err)
 	}
-	c.messageID = p.MessageID()
+	c.messageID = c.header.MessageID()
 	return c, nil
 }
 
@@ -134,7 +134,8 @@ func checkDriveFile(it *item, src DriveFile) error {
 	return nil
 }
 
-// headers is the message without bodies or parts.
+// headers is the message's header fields and limits, as PrepareHeader
+// reads them.
 func (c *checked) headers() mimemsg.Message {
 	return mimemsg.Message{
 		From:       c.from,
@@ -143,7 +144,6 @@ func (c *checked) headers() mimemsg.Message {
 		Bcc:        c.req.Bcc,
 		Subject:    c.req.Subject,
 		Date:       c.date,
-		MessageID:  c.messageID,
 		InReplyTo:  c.req.InReplyTo,
 		References: c.req.References,
 		Limits: mimemsg.Limits{

@@ -1,7 +1,9 @@
 package mimemsg
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"mime"
 	"net/mail"
 	"strings"
@@ -12,7 +14,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// Prepared is a validated message, ready to stream once.
+// Prepared is a validated message, ready to stream once; Bind makes a
+// copy to stream again.
 type Prepared struct {
 	top       []field // the message's own header fields, in order
 	text      string  // normalised bodies
@@ -33,13 +36,34 @@ type preparedPart struct {
 	fields []field
 }
 
+// Header is a message's own header fields, validated, with its Date and
+// Message-ID fixed: the first half of Prepare, for a caller that checks
+// the header before it knows the parts and must not check it twice.
+type Header struct {
+	top       []field
+	limits    Limits
+	messageID string
+}
+
 // Prepare validates every header and part of m — addresses, subject,
 // ids, names, content types, the folded length of every header — without
 // opening any part. Its errors are *InputError.
 func Prepare(m Message) (*Prepared, error) {
-	p := &Prepared{limits: m.Limits}
-	if p.limits.MaxRecipients <= 0 {
-		p.limits.MaxRecipients = DefaultMaxRecipients
+	h, err := PrepareHeader(m)
+	if err != nil {
+		return nil, err
+	}
+	return h.Prepare(m)
+}
+
+// PrepareHeader validates m's header fields — addresses, subject, ids,
+// the folded length of each — and its Limits, and reads nothing else of
+// m. A zero Date becomes now and an empty MessageID a new one, once. Its
+// errors are *InputError.
+func PrepareHeader(m Message) (*Header, error) {
+	h := &Header{limits: m.Limits}
+	if h.limits.MaxRecipients <= 0 {
+		h.limits.MaxRecipients = DefaultMaxRecipients
 	}
 
 	from, err := ParseAddresses("from", []string{m.From})
@@ -61,8 +85,8 @@ func Prepare(m Message) (*Prepared, error) {
 	switch n := len(rcpt[0]) + len(rcpt[1]) + len(rcpt[2]); {
 	case n == 0:
 		return nil, inputErr("to", "the message has no recipient; give at least one address in to, cc or bcc")
-	case n > p.limits.MaxRecipients:
-		return nil, inputErr(FieldRecipients, "the message has %d recipients; the limit is %d per message, so split it into several messages", n, p.limits.MaxRecipients)
+	case n > h.limits.MaxRecipients:
+		return nil, inputErr(FieldRecipients, "the message has %d recipients; the limit is %d per message, so split it into several messages", n, h.limits.MaxRecipients)
 	}
 
 	subject, err := subjectValue(m.Subject)
@@ -74,11 +98,11 @@ func Prepare(m Message) (*Prepared, error) {
 		date = time.Now()
 	}
 	if m.MessageID != "" {
-		if p.messageID, err = normMsgID("Message-ID", m.MessageID); err != nil {
+		if h.messageID, err = normMsgID("Message-ID", m.MessageID); err != nil {
 			return nil, err
 		}
 	} else {
-		p.messageID = newMessageID(from[0].Address)
+		h.messageID = newMessageID(from[0].Address)
 	}
 	var inReplyTo string
 	if m.InReplyTo != "" {
@@ -94,30 +118,41 @@ func Prepare(m Message) (*Prepared, error) {
 		refs = []string{inReplyTo}
 	}
 
-	p.top = []field{
+	h.top = []field{
 		{"MIME-Version", "1.0"},
 		{"Date", date.Format(time.RFC1123Z)},
-		{"Message-ID", p.messageID},
+		{"Message-ID", h.messageID},
 		{"Subject", subject},
 		{"From", formatAddress(from[0])},
 	}
 	for i, k := range []string{"To", "Cc", "Bcc"} {
 		if len(rcpt[i]) > 0 {
-			p.top = append(p.top, field{k, formatAddresses(rcpt[i])})
+			h.top = append(h.top, field{k, formatAddresses(rcpt[i])})
 		}
 	}
 	if inReplyTo != "" {
-		p.top = append(p.top, field{"In-Reply-To", inReplyTo})
+		h.top = append(h.top, field{"In-Reply-To", inReplyTo})
 	}
 	if len(refs) > 0 {
-		p.top = append(p.top, field{"References", strings.Join(refs, " ")})
+		h.top = append(h.top, field{"References", strings.Join(refs, " ")})
 	}
-	for _, f := range p.top {
+	for _, f := range h.top {
 		if err := checkHeaderField(f.k, f.v); err != nil {
 			return nil, inputErr(strings.ToLower(f.k), "the %s header would be too long or malformed (%v); use fewer recipients or shorter names", f.k, err)
 		}
 	}
+	return h, nil
+}
 
+// MessageID returns the Message-ID header value, with angle brackets.
+func (h *Header) MessageID() string { return h.messageID }
+
+// Prepare validates m's bodies and parts — names, content types,
+// Content-IDs — without opening any part, and returns the message with
+// h as its header. It reads only m's Text, HTML, Inline and Attachments:
+// the rest is h's. Its errors are *InputError.
+func (h *Header) Prepare(m Message) (*Prepared, error) {
+	p := &Prepared{top: h.top, limits: h.limits, messageID: h.messageID}
 	p.text = normaliseBody(m.Text)
 	p.html = normaliseBody(m.HTML)
 	if len(m.Inline) > 0 && p.html == "" {
@@ -147,6 +182,36 @@ func Prepare(m Message) (*Prepared, error) {
 
 // MessageID returns the Message-ID header value, with angle brackets.
 func (p *Prepared) MessageID() string { return p.messageID }
+
+// Bind returns a copy of p, ready to stream once, whose file parts open
+// with opens: opens[i] is the i-th part in the order of Written.Parts
+// (inline parts, then attachments). Nothing is validated again and the
+// Date and Message-ID stay p's, so a caller that streams one message more
+// than once (an upload restarted from its first byte) prepares it once
+// and binds each pass's readers.
+func (p *Prepared) Bind(opens []func(context.Context) (io.ReadCloser, error)) (*Prepared, error) {
+	if n := len(p.inline) + len(p.attach); len(opens) != n {
+		return nil, fmt.Errorf("mimemsg: %d Open functions for %d parts", len(opens), n)
+	}
+	for i, open := range opens {
+		if open == nil {
+			return nil, fmt.Errorf("mimemsg: part %d has no Open function", i+1)
+		}
+	}
+	b := *p
+	b.streamed = false
+	bind := func(parts []preparedPart) []preparedPart {
+		bound := make([]preparedPart, len(parts))
+		for i, pp := range parts {
+			pp.Open, opens = opens[0], opens[1:]
+			bound[i] = pp
+		}
+		return bound
+	}
+	b.inline = bind(p.inline)
+	b.attach = bind(p.attach)
+	return &b, nil
+}
 
 // newMessageID makes <uuid@domain>, with the sender's domain when it is
 // plain ASCII (as most mail software does), else a fixed one.
