@@ -246,8 +246,12 @@ func mailStreamFailure(err error, c *checked, draft bool) error {
 	if errors.As(err, &se) {
 		for _, it := range c.items {
 			if it.mail != nil && it.plan.name == se.Name {
-				return refuseErr(err, kindMailCorrupt, "%s did not arrive from Gmail as Gmail described it (%s instead of %s), so the message was abandoned. %s Try again.",
-					it.label(), sizeText(se.Got), sizeText(se.Want), nothing(draft))
+				got := sizeText(se.Got) + " instead of " + sizeText(se.Want)
+				if se.Longer { // Got is where the stream passed Want, not its length
+					got = "more than the " + sizeText(se.Want) + " Gmail said"
+				}
+				return refuseErr(err, kindMailCorrupt, "%s did not arrive from Gmail as Gmail described it (%s), so the message was abandoned. %s Try again.",
+					it.label(), got, nothing(draft))
 			}
 		}
 		return nil

@@ -41,6 +41,10 @@ type Config struct {
 	// so a stalled Drive does not hold a send slot: the message is
 	// abandoned, nothing is sent.
 	DriveIdleTimeout time.Duration
+	// GmailIdleTimeout fails a Gmail attachment download (attachments.get)
+	// that gets no byte for this long (default gmail.DefaultIdleTimeout,
+	// 60 s): the message is abandoned, nothing is sent.
+	GmailIdleTimeout time.Duration
 	// GmailChunkTimeout bounds each Gmail upload request (default
 	// gmail.DefaultChunkTimeout, 2 minutes): a chunk past it is tried
 	// again from where Gmail says it got, and a send whose chunk's tries
@@ -134,7 +138,8 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if err != nil {
 		return Result{}, err
 	}
-	gc, err := gmail.New(ctx, hc, s.cfg.Endpoints, s.cfg.ChunkSize, gmail.WithChunkTimeout(s.cfg.GmailChunkTimeout), gmail.WithLogger(s.cfg.Logger))
+	gc, err := gmail.New(ctx, hc, s.cfg.Endpoints, s.cfg.ChunkSize, gmail.WithChunkTimeout(s.cfg.GmailChunkTimeout),
+		gmail.WithIdleTimeout(s.cfg.GmailIdleTimeout), gmail.WithLogger(s.cfg.Logger))
 	if err != nil {
 		return Result{}, err
 	}
