@@ -188,6 +188,9 @@ type sendSchema struct {
 		References struct {
 			MaxItems int `json:"maxItems"`
 		} `json:"references"`
+		Files struct {
+			MaxItems int `json:"maxItems"`
+		} `json:"files"`
 	} `json:"properties"`
 }
 
@@ -250,6 +253,10 @@ func TestSchemasStateComposesLimits(t *testing.T) {
 	}
 	if s.Properties.Subject.MaxLength != mimemsg.MaxSubjectChars {
 		t.Errorf("subject maxLength = %d; mimemsg takes %d", s.Properties.Subject.MaxLength, mimemsg.MaxSubjectChars)
+	}
+	// A chat client's files are files of the message: Gmail's count.
+	if s.Properties.Files.MaxItems != compose.MaxFiles {
+		t.Errorf("files maxItems = %d; a message takes %d files", s.Properties.Files.MaxItems, compose.MaxFiles)
 	}
 	if s.Properties.References.MaxItems != compose.MaxReferenceEntries {
 		t.Errorf("references maxItems = %d; compose takes %d", s.Properties.References.MaxItems, compose.MaxReferenceEntries)
