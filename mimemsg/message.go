@@ -22,6 +22,12 @@
 //	…
 //	written, err := p.Stream(ctx, w)   // opens each part in turn, writes once
 //
+// A caller that checks the headers before it knows the parts, or streams
+// the same message more than once (a retried pass), splits the first step:
+// PrepareHeader checks the headers and fixes Date and Message-ID,
+// Header.Prepare checks the parts, and Prepared.Bind gives each pass its
+// own readers without checking anything again.
+//
 // Counting: Stream counts the encoded bytes it writes and the raw bytes of
 // every file part, enforces Limits while it goes (a breach returns a
 // *LimitError at once, before the message is complete), and reports the
