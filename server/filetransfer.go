@@ -17,7 +17,8 @@ import (
 // The MCP file-transfer draft (SEP-2631), behind --file-transfer. The MCP
 // library answers only the methods it knows, so this layer answers the
 // draft's upload method in both spellings (files/prepareUpload, the
-// first revision; files/authorizeUpload, later ones and Codex's client)
+// first revision; files/authorizeUpload, later ones and Codex's client,
+// which targets the SEP at commit c3cf0eb: docs/clients.md)
 // and amends two of the library's answers: initialize gets the files
 // capability when the client declared it, and tools/list the inputFiles
 // sidecar the first revision declares file inputs with, which the
