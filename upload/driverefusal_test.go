@@ -18,15 +18,20 @@ import (
 	"github.com/drivemail/drivemail/upload"
 )
 
-// Drive's refusals, and a Drive that stored other bytes than were sent,
-// must each reach the user, whichever way the file came (POST /upload, or
-// save_to_drive with a Gmail attachment or a file from the conversation):
-// as the refusal's kind, a sentence that says what to do and carries
-// neither Google's words nor a token, and no file left in Drive.
+// Drive's refusals, an upload past MaxDuration, and a Drive that stored
+// other bytes than were sent must each reach the user, whichever way the
+// file came (POST /upload, or save_to_drive with a Gmail attachment or a
+// file from the conversation): as the refusal's kind, a sentence that says
+// what to do and carries neither Google's words nor a token, and no file
+// left in Drive.
 
 // googleWords is the message of every Google error injected here: Google's
 // own words, which no answer passes on.
 const googleWords = "Words of Google's that drivemail keeps to itself"
+
+// stall is a Drive that does not answer for a minute, in the emulator's
+// nanoseconds: far past the MaxDuration the tests set.
+const stall = 60_000_000_000
 
 // uploadRequest is a request of a Drive upload: its one request, or a
 // resumable upload's opening and each chunk.
@@ -252,6 +257,43 @@ func TestDriveRefusalsSayWhatToDo(t *testing.T) {
 	}
 }
 
+// TestDriveTooSlowTookTooLong: a Drive that stops answering, on a small
+// upload's one request or part-way through a resumable one, is given up
+// at MaxDuration; the user is told the upload took too long, and Drive
+// keeps nothing.
+func TestDriveTooSlowTookTooLong(t *testing.T) {
+	slow := uploadRequest
+	slow.Delay = stall
+	cases := []struct {
+		name   string
+		data   []byte
+		faults []emulator.Fault
+	}{
+		{"the one request", pattern(100_000), []emulator.Fault{slow}},
+		{"the second chunk", pattern(2*chunk + 1000), after(2, slow)},
+	}
+	for _, tt := range cases {
+		for _, v := range vias {
+			t.Run(tt.name+"/"+v.name, func(t *testing.T) {
+				e, host := saveEnv(t, func(c *upload.Config) { c.MaxDuration = time.Second })
+				u := e.signIn("ann@example.com")
+				for _, f := range tt.faults {
+					if err := e.emu.InjectFault(f); err != nil {
+						t.Fatal(err)
+					}
+				}
+				start := time.Now()
+				got := v.put(e, host, u, tt.data)
+				if d := time.Since(start); d > 20*time.Second {
+					t.Errorf("refused after %v, with a MaxDuration of 1s", d)
+				}
+				e.mustTell(got, u, "took_too_long", http.StatusRequestTimeout, "took longer than 1 second", "nothing was saved")
+				e.mustLeaveNothing(u, len(tt.data) > chunk)
+			})
+		}
+	}
+}
+
 // tamperingDrive stands between the upload service and the emulated
 // Google, in the transport of the service's Google clients: drivemail's
 // Google transport sends a token to its configured endpoint only, so a
@@ -342,5 +384,75 @@ func TestDriveStoringOtherBytesRemovesTheFile(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// trickle yields data a piece at a time, a pause before each, until its
+// context ends: a slow source, or a slow client's body.
+type trickle struct {
+	ctx  context.Context
+	data []byte
+}
+
+func (tr *trickle) Read(p []byte) (int, error) {
+	if len(tr.data) == 0 {
+		return 0, io.EOF
+	}
+	select {
+	case <-tr.ctx.Done():
+		return 0, tr.ctx.Err()
+	case <-time.After(10 * time.Millisecond):
+	}
+	n := copy(p[:min(len(p), 32<<10)], tr.data)
+	tr.data = tr.data[n:]
+	return n, nil
+}
+
+// TestStillArrivingTookTooLong: a file that keeps arriving, steadily
+// enough never to be too slow, is cut at MaxDuration, and the user is
+// told it took too long, not that it stalled or failed at its source.
+func TestStillArrivingTookTooLong(t *testing.T) {
+	data := pattern(2 * chunk) // 3 MiB a second: the deadline falls in its first chunk
+	cases := []struct {
+		name string
+		put  func(e *env, host *clientfiletest.Host, u user) told
+	}{
+		{"POST /upload", func(e *env, _ *clientfiletest.Host, u user) told {
+			req, _ := http.NewRequest(http.MethodPost, e.base+"/upload?name=report.bin", &trickle{ctx: context.Background(), data: data})
+			req.Header.Set("Authorization", "Bearer "+u.token)
+			a := e.do(req)
+			return told{kind: e.loggedRefusal("upload refused", u), status: a.status, text: a.errMsg, all: a.raw}
+		}},
+		{"save_to_drive, a Gmail attachment", func(e *env, _ *clientfiletest.Host, u user) told {
+			_, err := e.svc.Save(u.context(), upload.SaveFile{Name: "report.bin", Size: int64(len(data))}, func(ctx context.Context) (io.ReadCloser, error) {
+				return io.NopCloser(&trickle{ctx: ctx, data: data}), nil
+			})
+			return e.saveTold(u, err)
+		}},
+		{"save_to_drive, a file from the conversation", func(e *env, host *clientfiletest.Host, u user) told {
+			host.Handle("/report.bin", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/octet-stream")
+				w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+				src := &trickle{ctx: r.Context(), data: data}
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := src.Read(buf)
+					if _, werr := w.Write(buf[:n]); werr != nil || err != nil {
+						return
+					}
+					w.(http.Flusher).Flush()
+				}
+			})
+			_, err := e.svc.SaveClientFile(u.context(), upload.SaveRequest{URL: host.URL("", "/report.bin")})
+			return e.saveTold(u, err)
+		}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			e, host := saveEnv(t, func(c *upload.Config) { c.MaxDuration = 500 * time.Millisecond })
+			u := e.signIn("ann@example.com")
+			e.mustTell(tt.put(e, host, u), u, "took_too_long", http.StatusRequestTimeout, "took longer than 500ms", "nothing was saved")
+			e.mustLeaveNothing(u, false)
+		})
 	}
 }
