@@ -387,6 +387,30 @@ func TestDriveStoringOtherBytesRemovesTheFile(t *testing.T) {
 	}
 }
 
+// TestDriveMismatchNotRemovedSaysSo: a file Drive stored wrongly that
+// cannot then be deleted is not said to be removed: the user is told to
+// delete it, by name, and the operator's log says so.
+func TestDriveMismatchNotRemovedSaysSo(t *testing.T) {
+	data := pattern(100_000)
+	for _, v := range vias {
+		t.Run(v.name, func(t *testing.T) {
+			e, host := saveEnv(t, tamperingDrive(func(f map[string]any) { f["sha256Checksum"] = sha(nil) }, true))
+			u := e.signIn("ann@example.com")
+			got := v.put(e, host, u, data)
+			e.mustTell(got, u, "drive_mismatch", http.StatusBadGateway, "stored something other than the bytes sent", `delete "report.bin" from your Drive`)
+			if strings.Contains(got.text, "was removed") {
+				t.Errorf("the sentence says the file was removed: %q", got.text)
+			}
+			if n := len(e.files(u)); n != 1 {
+				t.Errorf("%d files in Drive, want the 1 that could not be deleted", n)
+			}
+			if !strings.Contains(e.logs.String(), "could not delete a file Drive stored wrongly") {
+				t.Errorf("the log does not say the file stands:\n%s", e.logs.String())
+			}
+		})
+	}
+}
+
 // trickle yields data a piece at a time, a pause before each, until its
 // context ends: a slow source, or a slow client's body.
 type trickle struct {

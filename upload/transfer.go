@@ -245,6 +245,8 @@ func (s *Service) checkStored(ctx context.Context, dc driveAPI, f drive.File, c 
 	}
 	if err := dc.DeleteFile(ctx, f.ID); err != nil {
 		s.cfg.Logger.ErrorContext(ctx, "upload: could not delete a file Drive stored wrongly", "file_id", f.ID, "error", err)
+		// The file stands, so the user must remove it.
+		return refuse(http.StatusBadGateway, kindDriveMismatch, "Google Drive stored something other than the bytes sent, and drivemail could not remove that file: delete %q from your Drive, then try the upload again.", f.Name)
 	}
 	return refuse(http.StatusBadGateway, kindDriveMismatch, "Google Drive stored something other than the bytes sent, so the file was removed. Try the upload again.")
 }
