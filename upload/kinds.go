@@ -72,6 +72,6 @@ const (
 	kindDriveRateLimited  refusal.Kind = "drive_rate_limited"  // Drive's rate limits
 	kindDriveAPIDisabled  refusal.Kind = "drive_api_disabled"  // the project has not enabled the Drive API
 	kindDriveFailed       refusal.Kind = "drive_failed"        // any other failure of Drive's
-	kindDriveMismatch     refusal.Kind = "drive_mismatch"      // Drive stored other bytes than were sent (the file is removed)
+	kindDriveMismatch     refusal.Kind = "drive_mismatch"      // Drive stored other bytes than were sent (the file is removed, or the user told to)
 	kindInternal          refusal.Kind = "internal"            // an internal error, answered with its request id
 )

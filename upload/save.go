@@ -86,6 +86,7 @@ func (s *Service) save(ctx context.Context, u identity.User, f SaveFile, open op
 	if err := s.checkFile(f); err != nil {
 		return Result{}, err
 	}
+	callerCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.MaxDuration)
 	defer cancel()
 	if err := s.rateLimit(ctx, "upload", u.ID, s.cfg.RatePerWindow); err != nil {
@@ -127,12 +128,14 @@ func (s *Service) save(ctx context.Context, u identity.User, f SaveFile, open op
 	file, err := dc.Upload(ctx, nf, ahead)
 	ahead.close(stopSource)
 	switch {
+	case err != nil && overTime(callerCtx, ctx):
+		return Result{}, s.tookTooLong(err)
 	case src.err != nil:
 		return Result{}, src.err
 	case c.failed != nil:
 		return Result{}, c.failed
 	case err != nil:
-		return Result{}, s.uploadRefusal(ctx, ctx, err, folderGiven)
+		return Result{}, uploadRefusal(callerCtx, err, folderGiven)
 	}
 	if err := s.checkStored(ctx, dc, file, c); err != nil {
 		return Result{}, err

@@ -69,13 +69,18 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 	c := newContent(file, s.cfg.MaxBytes, p.size, p.sha256, q.atEnd)
 	ahead := newReadAhead(c, s.blocks)
 	f, err := dc.Upload(ctx, nf, ahead)
+	// Asked before close, which cuts a read under way: c then holds that
+	// as the client's failure, and net/http cancels the request's context.
+	over := err != nil && overTime(r.Context(), ctx)
 	// After close, the read-ahead goroutine is gone and c is ours again.
 	ahead.close(func() { _ = rc.SetReadDeadline(time.Now()) })
-	if c.failed != nil {
+	switch {
+	case over:
+		return Result{}, s.tookTooLong(err)
+	case c.failed != nil:
 		return Result{}, c.failed
-	}
-	if err != nil {
-		return Result{}, s.uploadRefusal(r.Context(), ctx, err, folderGiven)
+	case err != nil:
+		return Result{}, uploadRefusal(r.Context(), err, folderGiven)
 	}
 	if err := s.checkStored(ctx, dc, f, c); err != nil {
 		return Result{}, err
@@ -209,16 +214,26 @@ func (s *Service) driveFor(ctx context.Context, userID string) (driveAPI, error)
 }
 
 // uploadRefusal explains a Drive upload that failed for a reason other
-// than the content: the client went away, the upload took too long, or
-// Drive refused.
-func (s *Service) uploadRefusal(reqCtx, ctx context.Context, err error, folderGiven bool) error {
-	switch {
-	case reqCtx.Err() != nil:
+// than the content or MaxDuration (see overTime): the client went away,
+// or Drive refused.
+func uploadRefusal(reqCtx context.Context, err error, folderGiven bool) error {
+	if reqCtx.Err() != nil {
 		return readRefusal(reqCtx.Err())
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return refuse(http.StatusRequestTimeout, kindTookTooLong, "The upload took longer than %s, so nothing was saved. Send a smaller file or use a faster connection.", spell(s.cfg.MaxDuration)).because(err)
 	}
 	return googleRefusal(err, folderGiven)
+}
+
+// overTime reports whether ctx, the upload's, reached MaxDuration while
+// the caller's reqCtx was still live. It is asked before anything else
+// of an upload that failed: stopping at the deadline fails the reads of
+// the client or the source under way too, as if they had failed.
+func overTime(reqCtx, ctx context.Context) bool {
+	return reqCtx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
+// tookTooLong is the refusal of an upload stopped at MaxDuration.
+func (s *Service) tookTooLong(err error) *Error {
+	return refuse(http.StatusRequestTimeout, kindTookTooLong, "The upload took longer than %s, so nothing was saved. Send a smaller file or use a faster connection.", spell(s.cfg.MaxDuration)).because(err)
 }
 
 // checkStored compares what Drive says it stored with what was sent. A
@@ -230,6 +245,8 @@ func (s *Service) checkStored(ctx context.Context, dc driveAPI, f drive.File, c 
 	}
 	if err := dc.DeleteFile(ctx, f.ID); err != nil {
 		s.cfg.Logger.ErrorContext(ctx, "upload: could not delete a file Drive stored wrongly", "file_id", f.ID, "error", err)
+		// The file stands, so the user must remove it.
+		return refuse(http.StatusBadGateway, kindDriveMismatch, "Google Drive stored something other than the bytes sent, and drivemail could not remove that file: delete %q from your Drive, then try the upload again.", f.Name)
 	}
 	return refuse(http.StatusBadGateway, kindDriveMismatch, "Google Drive stored something other than the bytes sent, so the file was removed. Try the upload again.")
 }
