@@ -194,7 +194,7 @@ func gmailRefusal(err error, draft, threaded bool, now time.Time) error {
 	case errors.Is(err, gmail.ErrTooLarge):
 		return refuseErr(err, kindGmailTooLarge, "Gmail refused the message as too large. %s Send the largest attachments as links, or split them over several messages.", nothingDone)
 	case errors.Is(err, gmail.ErrNotFound):
-		return refuseErr(err, kindUnknownThread, "Gmail does not know that thread_id. %s Leave thread_id out to start a new thread, or use the id Gmail returned for the thread.", nothingDone)
+		return unknownThread(err, draft)
 	case errors.Is(err, gmail.ErrRejected) && threaded:
 		return refuseErr(err, kindThreadRejected, "Gmail refused the message as invalid, most likely because of its thread_id: Gmail does not know that thread in this account. %s "+
 			"Leave thread_id out to start a new thread, or take the thread_id from the message being answered (the one Gmail returned for it); "+

@@ -25,6 +25,10 @@ type Request struct {
 	// ReplyAll, with ReplyTo, addresses everyone the message went to.
 	ReplyAll bool
 	Forward  handle.Message
+
+	// subjectFromThread says Subject was replaced by the thread's
+	// (withThreadSubject).
+	subjectFromThread bool
 }
 
 // Attachment is one entry of a message's attachments: exactly one
@@ -137,6 +141,9 @@ type Result struct {
 	// Recipients are the To and Cc addresses sent to (a reply's defaults
 	// included).
 	Recipients []string `json:"-"`
+	// SubjectFromThread says Subject is the thread's, not the one the
+	// call gave: Gmail would have started a new conversation with that.
+	SubjectFromThread bool `json:"-"`
 	// AskedThread is the thread the message asked to join (a reply_to's
 	// thread, or thread_id); Gmail may have started another.
 	AskedThread string `json:"-"`

@@ -73,6 +73,12 @@ type Options struct {
 	// Gmail; total is the expected size, or 0 while it is unknown (a
 	// message with exports).
 	Progress func(done, total int64)
+	// ReadMail says the user granted a Gmail read scope this server asks
+	// for (serve --read-mail): a thread_id reply whose subject is not its
+	// thread's then goes with the thread's (withThreadSubject). Without
+	// it, no mail is read but what reply_to, forward or a Gmail
+	// attachment names.
+	ReadMail bool
 }
 
 // Service sends messages. It is safe for concurrent use.
@@ -156,6 +162,12 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if req, err = withOriginal(ctx, mail, req, from, opts.Draft); err != nil {
 		return Result{}, err
 	}
+	// A thread_id reply takes its thread's subject, where mail may be read.
+	if opts.ReadMail {
+		if req, err = withThreadSubject(ctx, gc, req, opts.Draft); err != nil {
+			return Result{}, err
+		}
+	}
 	// 0 validate: everything that needs no network.
 	c, err := validate(req, from, s.cfg.Now())
 	if err != nil {
@@ -206,6 +218,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	res.MessageID, res.Subject = c.messageID, c.req.Subject
 	res.Recipients = append(append([]string(nil), c.req.To...), c.req.Cc...)
 	res.AskedThread = c.req.ThreadID
+	res.SubjectFromThread = c.req.subjectFromThread
 	return res, nil
 }
 

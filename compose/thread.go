@@ -1,7 +1,12 @@
 package compose
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
+
+	"github.com/drivemail/drivemail/gmail"
 )
 
 // Gmail adds a message to a thread only when all three criteria of the
@@ -11,7 +16,10 @@ import (
 // drivemail cannot look up the Message-ID or subject of the message being
 // answered (users.messages.get needs one): the caller gives them, and
 // drivemail sets the headers from them. With one, reply_to does the
-// lookup (reply.go) and hands replyHeaders a complete request.
+// lookup (reply.go) and hands replyHeaders a complete request, and a
+// thread_id reply gets its thread's subject when its own is another
+// (withThreadSubject), since Gmail would otherwise start a new
+// conversation.
 
 // MaxReferenceEntries bounds the references a request may give; the
 // References header keeps the first and the latest mimemsg.MaxReferences.
@@ -79,4 +87,99 @@ func hasReplyPrefix(subject string) bool {
 		}
 	}
 	return false
+}
+
+// threadReader is what compose needs of Gmail to read a thread:
+// *gmail.Client.
+type threadReader interface {
+	Thread(ctx context.Context, id string) ([]gmail.Message, error)
+}
+
+// withThreadSubject gives a thread_id reply the subject Gmail threads it
+// on when its own is another (sameSubject): "Re: " and the subject of
+// the message it answers, the newest of the thread whose Message-ID
+// in_reply_to or references name, else of the thread's first message.
+// It reads the thread with one threads.get, so the caller runs it only
+// where the user may read mail, before anything is downloaded. It leaves
+// alone a request that validate will refuse, and a reply_to's, which
+// has its subject from the message it answers. A thread Gmail does not
+// know is refused here, where it would otherwise fail at the send; a
+// token that turns out unable to read leaves the request as it is.
+func withThreadSubject(ctx context.Context, r threadReader, req Request, draft bool) (Request, error) {
+	refs := append(append([]string(nil), req.References...), req.InReplyTo)
+	if req.ThreadID == "" || req.ReplyTo.ID != "" || !validThreadID(req.ThreadID) || len(req.References) > MaxReferenceEntries ||
+		strings.TrimSpace(strings.Join(refs, "")) == "" {
+		return req, nil
+	}
+	msgs, err := mailRetry(ctx, func() ([]gmail.Message, error) { return r.Thread(ctx, req.ThreadID) })
+	switch {
+	case errors.Is(err, gmail.ErrScope), errors.Is(err, gmail.ErrAnswerTooLarge):
+		return req, nil // as without a read scope: the result says what Gmail did
+	case err != nil:
+		return req, threadLookupError(err, req.ThreadID, draft)
+	case len(msgs) == 0:
+		return req, nil
+	}
+	want := msgs[0].Subject
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if id := strings.TrimSpace(msgs[i].MessageID); id != "" && containsID(refs, id) {
+			want = msgs[i].Subject
+			break
+		}
+	}
+	if sameSubject(req.Subject, want) {
+		return req, nil
+	}
+	req.Subject, req.subjectFromThread = prefixed("Re: ", want, "re:"), true
+	return req, nil
+}
+
+// sameSubject reports whether two subjects match as Gmail matches a
+// reply's with its thread's: reply and forward prefixes ("Re:", "Fwd:",
+// "Fw:", "Aw:", any number of them) set aside, ignoring case and runs
+// of white space.
+func sameSubject(a, b string) bool {
+	return strings.EqualFold(baseSubject(a), baseSubject(b))
+}
+
+// baseSubject is s without its reply and forward prefixes, its white
+// space runs made single spaces.
+func baseSubject(s string) string {
+	for {
+		t := strings.TrimSpace(s)
+		lower := strings.ToLower(t)
+		cut := false
+		for _, p := range []string{"re:", "fwd:", "fw:", "aw:"} {
+			if strings.HasPrefix(lower, p) {
+				t, cut = t[len(p):], true
+				break
+			}
+		}
+		if !cut {
+			return strings.Join(strings.Fields(t), " ")
+		}
+		s = t
+	}
+}
+
+// threadLookupError words a failed read of a reply's thread.
+func threadLookupError(err error, id string, draft bool) error {
+	switch {
+	case errors.Is(err, gmail.ErrNotFound), errors.Is(err, gmail.ErrRejected):
+		return unknownThread(err, draft)
+	case errors.Is(err, gmail.ErrAPIDisabled):
+		return gmailAPIDisabled(err, draft)
+	case errors.Is(err, gmail.ErrUnauthorized):
+		return refuseErr(err, kindGmailUnauthorized, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothing(draft))
+	case errors.Is(err, gmail.ErrRateLimited), errors.Is(err, gmail.ErrUnavailable), errors.Is(err, gmail.ErrStalled):
+		return refuseErr(err, kindMailUnavailable, "Gmail is busy or unavailable right now, so thread %s could not be read to match its subject. %s Try again in a minute.",
+			id, nothing(draft))
+	}
+	return fmt.Errorf("read Gmail thread: %w", err)
+}
+
+// unknownThread refuses a thread_id Gmail does not know in this account,
+// whether a read of the thread or the send found it.
+func unknownThread(err error, draft bool) error {
+	return refuseErr(err, kindUnknownThread, "Gmail does not know that thread_id. %s Leave thread_id out to start a new thread, or use the id Gmail returned for the thread.", nothing(draft))
 }

@@ -208,6 +208,33 @@ func (c *Client) message(ctx context.Context, users *gm.UsersService, id string,
 	return fromAPI(m, bodies), nil
 }
 
+// threadFields selects what Thread reads of each message of a thread.
+const threadFields = "messages(id,threadId,payload/headers)"
+
+// Thread reads the messages of thread id, oldest first, each with only
+// its Subject and Message-ID headers: one threads.get with
+// format=metadata, what a reply needs to carry the subject of the
+// message it answers. A thread that does not exist and one of another
+// account both give ErrNotFound, as Gmail answers both with 404.
+func (c *Client) Thread(ctx context.Context, id string) ([]Message, error) {
+	users, err := c.readService(ctx, metadataLimit)
+	if err != nil {
+		return nil, err
+	}
+	t, err := users.Threads.Get("me", id).Format("metadata").MetadataHeaders("Subject", "Message-ID").
+		Fields(threadFields).Context(ctx).Do()
+	if err != nil {
+		return nil, c.readErr("threads.get", err)
+	}
+	out := make([]Message, 0, len(t.Messages))
+	for _, m := range t.Messages {
+		if m != nil {
+			out = append(out, fromAPI(m, false))
+		}
+	}
+	return out, nil
+}
+
 // readService is the Gmail client for reads, whose answers are cut off
 // past limit bytes.
 func (c *Client) readService(ctx context.Context, limit int64) (*gm.UsersService, error) {

@@ -110,6 +110,50 @@ func TestMessageNotFoundReadsLikeAnotherUsers(t *testing.T) {
 	}
 }
 
+// TestThreadReadsSubjectsAndMessageIDs: Thread gives the messages of a
+// thread oldest first with their Subject and Message-ID, and no other
+// header; a thread of another account reads as one that does not exist,
+// and a token that may only send cannot read one.
+func TestThreadReadsSubjectsAndMessageIDs(t *testing.T) {
+	e := newEnv(t, emutest.ScopeGmailReadonly)
+	ctx := context.Background()
+	firstID := deliver(t, e, []byte("From: dana@example.org\r\nTo: "+user+"\r\nSubject: Budget\r\nMessage-ID: <b1@example.org>\r\n\r\nv1\r\n"))
+	replyID := deliver(t, e, []byte("From: dana@example.org\r\nTo: "+user+"\r\nSubject: RE: Budget\r\nMessage-ID: <b2@example.org>\r\n"+
+		"In-Reply-To: <b1@example.org>\r\nReferences: <b1@example.org>\r\n\r\nv2\r\n"))
+	first, err := e.gc.Message(ctx, firstID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := e.gc.Thread(ctx, first.ThreadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 || msgs[0].ID != firstID || msgs[1].ID != replyID {
+		t.Fatalf("thread %s = %+v, want %s then %s", first.ThreadID, msgs, firstID, replyID)
+	}
+	for i, want := range [][2]string{{"Budget", "<b1@example.org>"}, {"RE: Budget", "<b2@example.org>"}} {
+		m := msgs[i]
+		if m.Subject != want[0] || m.MessageID != want[1] || m.ThreadID != first.ThreadID || m.From != "" {
+			t.Errorf("message %d: subject %q, Message-ID %q, thread %q, From %q; want %q, %q, %q and no other header",
+				i, m.Subject, m.MessageID, m.ThreadID, m.From, want[0], want[1], first.ThreadID)
+		}
+	}
+
+	zoes, err := e.Emu.Gmail().Deliver("zoe@example.org", bytes.NewReader(inboxMessage("Zoe's", nil, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errOther := e.gc.Thread(ctx, zoes.ThreadID)
+	_, errNone := e.gc.Thread(ctx, "18f0000000000000")
+	if !errors.Is(errOther, gmail.ErrNotFound) || !errors.Is(errNone, gmail.ErrNotFound) {
+		t.Errorf("another user's thread: %v; none: %v; want ErrNotFound", errOther, errNone)
+	}
+	sendOnly := newEnv(t, emutest.ScopeGmailSend)
+	if _, err := sendOnly.gc.Thread(ctx, first.ThreadID); !errors.Is(err, gmail.ErrScope) {
+		t.Errorf("gmail.send only: %v, want ErrScope", err)
+	}
+}
+
 // TestReadsWithTheGmailAPIDisabled: with the Gmail API not enabled in
 // the project, every call search_mail and save_to_drive make fails as
 // ErrAPIDisabled naming gmail.googleapis.com, and the operator gets an

@@ -83,5 +83,5 @@ func (m userMail) Send(ctx context.Context, req compose.Request, opts tools.Send
 	if err != nil {
 		return compose.Result{}, &refusal.Unsent{Err: err}
 	}
-	return m.compose.Send(ctx, hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress})
+	return m.compose.Send(ctx, hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail})
 }

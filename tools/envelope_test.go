@@ -28,7 +28,7 @@ type composeMail struct {
 }
 
 func (m composeMail) Send(ctx context.Context, req compose.Request, opts SendOptions) (compose.Result, error) {
-	return m.svc.Send(ctx, m.hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress})
+	return m.svc.Send(ctx, m.hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail})
 }
 
 // sender is the user the end-to-end harness sends as.

@@ -112,7 +112,8 @@ func (h *handlers) send(ctx context.Context, req mcp.CallToolRequest, tool strin
 	if err := h.checkMailSend(ctx, creq); err != nil {
 		return nil, err
 	}
-	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req)}
+	// Where mail may be read, a thread_id reply takes its thread's subject.
+	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req), ReadMail: h.deps.ReadMailEnabled && canReadMail(ctx)}
 	res, err := h.deps.Mail.Send(ctx, creq, opts)
 	if err != nil {
 		return nil, err
@@ -246,10 +247,14 @@ func sendText(req compose.Request, res compose.Result, draft bool) string {
 
 // threadNote says how a reply was threaded when that is not what the
 // caller may have expected: Gmail started a new conversation, the subject
-// was given a reply prefix, or the reply threads only for its recipients.
+// was given a reply prefix or was replaced by the thread's, or the reply
+// threads only for its recipients.
 func threadNote(req compose.Request, res compose.Result) string {
 	var notes []string
-	if res.Subject != "" && strings.TrimSpace(res.Subject) != strings.TrimSpace(req.Subject) {
+	switch {
+	case res.SubjectFromThread:
+		notes = append(notes, fmt.Sprintf("The subject went as %q, the thread's: Gmail keeps a reply in its thread only when the subjects match.", res.Subject))
+	case res.Subject != "" && strings.TrimSpace(res.Subject) != strings.TrimSpace(req.Subject):
 		notes = append(notes, fmt.Sprintf("The subject went as %q, as a reply's.", res.Subject))
 	}
 	asked := req.ThreadID

@@ -106,6 +106,9 @@ func mailSendInput() json.RawMessage {
 	items["anyOf"] = append(items["anyOf"].([]any), item)
 	atts["description"] = atts["description"].(string) + " A Gmail attachment: {\"message_id\", \"attachment\": NAME}."
 	props["to"].(map[string]any)["description"] = "Addresses; \"Ana Lima <ana@example.com>\" works too. Required unless reply_to."
+	// Here drivemail can read the thread, so it keeps the thread's subject
+	// (compose's withThreadSubject).
+	props["subject"].(map[string]any)["description"] = "For a reply, the thread's own subject (\"Re: \" is added). With thread_id, one that differs, or none, becomes the thread's: Gmail threads only on a matching subject."
 	delete(s, "required")
 	return mustMarshal(s)
 }

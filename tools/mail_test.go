@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/internal/refusal"
 )
@@ -378,6 +379,9 @@ func TestSendResultsCarryTheMessageID(t *testing.T) {
 		{"a reply Gmail did not thread", `{"to":"a@example.com","subject":"Budget","body_text":"b","thread_id":"t1","in_reply_to":"<u1@example.com>"}`,
 			compose.Result{ID: "m3", ThreadID: "m3", MessageID: "<u3@example.com>", Subject: "Re: Budget"},
 			[]string{"Gmail put it in a new conversation (thread m3), not in thread t1", "the subject is the thread's own"}, nil},
+		{"a reply given the thread's subject", `{"to":"a@example.com","subject":"Budget","body_text":"b","thread_id":"t1","in_reply_to":"<u1@example.com>"}`,
+			compose.Result{ID: "m5", ThreadID: "t1", MessageID: "<u5@example.com>", Subject: "Re: Plan", SubjectFromThread: true},
+			[]string{`The subject went as "Re: Plan", the thread's: Gmail keeps a reply in its thread only when the subjects match.`}, []string{"as a reply's", "new conversation"}},
 		{"a reply without thread_id", `{"to":"a@example.com","subject":"Re: Plan","body_text":"b","in_reply_to":"<u1@example.com>"}`,
 			compose.Result{ID: "m4", ThreadID: "m4", MessageID: "<u4@example.com>", Subject: "Re: Plan"},
 			[]string{"The recipients' mail programs thread it", "as no thread_id was given"}, []string{"subject went"}},
@@ -407,6 +411,68 @@ func TestSendResultsCarryTheMessageID(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSendReadsThreadsOnlyWhereMailMayBeRead: a send may read its
+// thread (SendOptions.ReadMail) only on a server that asks for a Gmail
+// read scope, for a user who granted it.
+func TestSendReadsThreadsOnlyWhereMailMayBeRead(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		enabled, granted bool
+	}{
+		{"server and user", true, true},
+		{"server, not the user", true, false},
+		{"the user's grant, not the server", false, true},
+		{"neither", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, func(d *Deps) { d.ReadMailEnabled, d.MailReader, d.Saver = tc.enabled, &fakeMailReader{}, &fakeSaver{} })
+			if tc.granted {
+				h.user.GoogleScopes = append(h.user.GoogleScopes, scopeReadonly)
+			}
+			h.mail.res = compose.Result{ID: "m2", ThreadID: "t1", MessageID: "<u2@example.com>", Subject: "Re: Plan"}
+			if res := h.call("send_email", `{"to":"a@example.com","subject":"Plan","body_text":"b","thread_id":"t1","in_reply_to":"<u1@example.com>"}`); res.IsError {
+				t.Fatalf("refused: %s", res.text())
+			}
+			if want := tc.enabled && tc.granted; h.mail.opts.ReadMail != want {
+				t.Errorf("ReadMail %v, want %v", h.mail.opts.ReadMail, want)
+			}
+		})
+	}
+}
+
+// TestThreadSubjectEndToEnd: through the real compose and an emulator,
+// for a user who reads mail, a thread_id reply of another subject goes
+// with the thread's, stays in the thread, and the result says so.
+func TestThreadSubjectEndToEnd(t *testing.T) {
+	env := emutest.Start(t)
+	svc := compose.New(compose.Config{Endpoints: env.Endpoints})
+	h := newHarness(t, func(d *Deps) {
+		d.ReadMailEnabled, d.MailReader, d.Saver = true, &fakeMailReader{}, &fakeSaver{}
+		d.Mail = composeMail{svc: svc, hc: env.Client(sender, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend, emutest.ScopeGmailReadonly)}
+	})
+	h.user.GoogleScopes = append(h.user.GoogleScopes, scopeReadonly)
+	got, err := env.Emu.Gmail().Deliver(sender, strings.NewReader("From: Dana <dana@example.org>\r\nTo: "+sender+
+		"\r\nSubject: Q3 Plan\r\nMessage-ID: <q3@example.org>\r\n\r\nThe plan.\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := h.call("send_email", map[string]any{"to": "dana@example.org", "subject": "Budget", "body_text": "Looks right.",
+		"thread_id": got.ThreadID, "in_reply_to": "<q3@example.org>"})
+	if res.IsError {
+		t.Fatalf("refused: %s", res.text())
+	}
+	var out struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if err := json.Unmarshal(res.StructuredContent, &out); err != nil || out.ThreadID != got.ThreadID {
+		t.Errorf("thread %q (%v), want %s", out.ThreadID, err, got.ThreadID)
+	}
+	if want := `The subject went as "Re: Q3 Plan", the thread's: Gmail keeps a reply in its thread only when the subjects match.`; !strings.Contains(res.text(), want) ||
+		strings.Contains(res.text(), "new conversation") {
+		t.Errorf("text %q, want %q and no new conversation", res.text(), want)
 	}
 }
 

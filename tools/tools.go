@@ -41,6 +41,9 @@ type SendOptions struct {
 	// Progress, when set, is called as message bytes stream to Gmail; total
 	// is 0 while the final size is unknown.
 	Progress func(done, total int64)
+	// ReadMail says the server asks for a Gmail read scope and the user
+	// granted it: a thread_id reply may then read its thread's subject.
+	ReadMail bool
 }
 
 // SearchResult is drive_search's structuredContent.

@@ -132,6 +132,51 @@ func TestThreadsGet(t *testing.T) {
 	}
 }
 
+// TestThreadsGetMetadataHeaders: format=metadata with metadataHeaders
+// answers each message of the thread with those headers only, matched
+// without regard to case, as the discovery document has it ("When given
+// and format is METADATA, only include headers specified"); a nested
+// fields selection cuts each message down; metadata without
+// metadataHeaders keeps every header.
+func TestThreadsGetMetadataHeaders(t *testing.T) {
+	f := newFixture(t)
+	first, err := f.gmail.Deliver(ann, bytes.NewReader(fromDana("Contract").build())) // Message-ID <Contract@test.example>
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := f.gmail.Deliver(ann, bytes.NewReader(fromDana("Re: Contract", "In-Reply-To: <Contract@test.example>", "References: <Contract@test.example>").build()))
+	if err != nil || reply.ThreadID != first.ThreadID {
+		t.Fatalf("the reply = %+v, %v; want it in thread %s", reply, err, first.ThreadID)
+	}
+	th, err := f.client(ann, scopeMetadata).Users.Threads.Get("me", first.ThreadID).Format("metadata").
+		MetadataHeaders("subject", "MESSAGE-ID").Fields("messages(id,payload/headers)").Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(th.Messages) != 2 || th.Id != "" {
+		t.Fatalf("thread = %+v: want its 2 messages and nothing the fields leave out", th)
+	}
+	for i, m := range th.Messages {
+		var names []string
+		for _, h := range m.Payload.Headers {
+			names = append(names, h.Name)
+		}
+		if len(names) != 2 || header(m.Payload.Headers, "Subject") == "" || header(m.Payload.Headers, "Message-ID") == "" || m.ThreadId != "" || m.Payload.MimeType != "" {
+			t.Errorf("message %d: headers %v, threadId %q, mimeType %q; want Subject and Message-ID only", i, names, m.ThreadId, m.Payload.MimeType)
+		}
+	}
+	if got := header(th.Messages[1].Payload.Headers, "Subject"); got != "Re: Contract" {
+		t.Errorf("second message's Subject %q, want Re: Contract", got)
+	}
+	all, err := f.client(ann, scopeMetadata).Users.Threads.Get("me", first.ThreadID).Format("metadata").Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if header(all.Messages[0].Payload.Headers, "From") == "" || header(all.Messages[0].Payload.Headers, "Subject") == "" {
+		t.Error("metadata without metadataHeaders left headers out")
+	}
+}
+
 func TestAttachmentsGetScopesAndOwner(t *testing.T) {
 	f := newFixture(t)
 	m := fromDana("Invoice")
