@@ -15,6 +15,7 @@ import (
 
 	"github.com/drivemail/drivemail/clientfile/clientfiletest"
 	"github.com/drivemail/drivemail/emulator"
+	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -66,29 +67,34 @@ type told struct {
 	retryAfter string // Retry-After in seconds; "" for none
 }
 
-// via is one way a user puts data into Drive.
+// via is one way a user puts data into Drive: into folder, a folder_id,
+// or into drivemail's uploads folder when folder is "".
 type via struct {
 	name string
-	put  func(e *env, host *clientfiletest.Host, u user, data []byte) told
+	put  func(e *env, host *clientfiletest.Host, u user, data []byte, folder string) told
 }
 
 var vias = []via{
-	{"POST /upload", func(e *env, _ *clientfiletest.Host, u user, data []byte) told {
-		a := e.sendRaw(http.MethodPost, "/upload?name=report.bin", u.token, data)
+	{"POST /upload", func(e *env, _ *clientfiletest.Host, u user, data []byte, folder string) told {
+		path := "/upload?name=report.bin"
+		if folder != "" {
+			path += "&folder_id=" + folder
+		}
+		a := e.sendRaw(http.MethodPost, path, u.token, data)
 		var h strings.Builder
 		_ = a.header.Write(&h)
 		return told{kind: e.loggedRefusal("upload refused", u), status: a.status, text: a.errMsg, all: h.String() + a.raw,
 			retryAfter: a.header.Get("Retry-After")}
 	}},
-	{"save_to_drive, a Gmail attachment", func(e *env, _ *clientfiletest.Host, u user, data []byte) told {
-		_, err := e.svc.Save(u.context(), upload.SaveFile{Name: "report.bin", Size: int64(len(data))}, func(context.Context) (io.ReadCloser, error) {
+	{"save_to_drive, a Gmail attachment", func(e *env, _ *clientfiletest.Host, u user, data []byte, folder string) told {
+		_, err := e.svc.Save(u.context(), upload.SaveFile{Name: "report.bin", Size: int64(len(data)), FolderID: folder}, func(context.Context) (io.ReadCloser, error) {
 			return io.NopCloser(bytes.NewReader(data)), nil
 		})
 		return e.saveTold(u, err)
 	}},
-	{"save_to_drive, a file from the conversation", func(e *env, host *clientfiletest.Host, u user, data []byte) told {
+	{"save_to_drive, a file from the conversation", func(e *env, host *clientfiletest.Host, u user, data []byte, folder string) told {
 		host.Handle("/report.bin", clientfiletest.Serve(data, "application/octet-stream", ""))
-		_, err := e.svc.SaveClientFile(u.context(), upload.SaveRequest{URL: host.URL("", "/report.bin?sig=x")})
+		_, err := e.svc.SaveClientFile(u.context(), upload.SaveRequest{URL: host.URL("", "/report.bin?sig=x"), FolderID: folder})
 		return e.saveTold(u, err)
 	}},
 }
@@ -187,29 +193,77 @@ func (e *env) mustLeaveNothing(u user, resumable bool) {
 }
 
 // TestDriveRefusalsSayWhatToDo: a full Drive, a refused token or scope,
-// and Drive's rate limits, on the one request of a small upload or part-way
-// through a resumable one, each tell the user what to do, and leave no
-// file. The reasons are those of Drive's guide to its errors
-// (developers.google.com/workspace/drive/api/guides/handle-errors).
+// Drive's rate limits, its limits on how many files an account, a folder
+// or a shared drive may hold, a Workspace policy, the project's daily
+// quota and a refusal drivemail does not know, on the one request of a
+// small upload or part-way through a resumable one, each tell the user
+// what they (or whoever runs drivemail) can do, and leave no file. The
+// reasons are those of Drive's guides to its errors and limits
+// (developers.google.com/workspace/drive/api/guides/handle-errors,
+// /limits). Only a refused token or scope sends the user to sign in
+// again, and only a rate limit to try again in a minute.
 func TestDriveRefusalsSayWhatToDo(t *testing.T) {
 	small, large := pattern(100_000), pattern(2*chunk+1000)
 	full := []string{"Your Google Drive is full", "Free some space in Drive, then upload again"}
 	denied := []string{"Google refused drivemail access to your Drive", "Reconnect drivemail (sign in again)"}
 	limited := []string{"Google Drive is limiting how fast files can be added", "nothing was saved", "Try again in a minute"}
+	tooManyItems := []string{"as many files as Google Drive lets one account create", "nothing was saved",
+		"Delete files you no longer need from Drive and empty its trash (files in the trash count too), then upload again"}
+	uploadsFolderFull := []string{`The "drivemail uploads" folder holds as many files as Google Drive allows in one folder`, "nothing was saved",
+		"Move some of its files to another folder in Drive, then upload again"}
+	folderFull := []string{"The folder given as folder_id holds as many files as Google Drive allows in one folder", "nothing was saved",
+		`Choose another folder as folder_id, or leave folder_id out to use the "drivemail uploads" folder`}
+	sharedDriveFull := []string{"The shared drive that holds the folder given as folder_id holds as many files as Google Drive allows", "nothing was saved",
+		`Choose a folder outside that shared drive as folder_id, or leave folder_id out to use the "drivemail uploads" folder`}
+	policy := []string{"Your Workspace administrator's policy does not let drivemail add files to your Google Drive", "nothing was saved",
+		"Ask your administrator to allow drivemail"}
+	dailyQuota := []string{"drivemail has used up its daily Google Drive quota, which all its users share", "nothing was saved",
+		"Google resets it within a day", "whoever runs drivemail"}
+	refused := []string{"Google Drive refused to store the file for this account", "nothing was saved",
+		"Try again later; if it keeps failing, tell whoever runs drivemail"}
 	cases := []struct {
 		name       string
 		data       []byte
+		inFolder   bool // folder_id names a folder drivemail made
 		faults     []emulator.Fault
 		prepare    func(e *env, u user)
 		kind       string
 		status     int
 		says       []string
 		retryAfter string
+		operator   bool // logged at ERROR with what whoever runs drivemail must do
 	}{
 		{name: "403 storageQuotaExceeded", data: small, faults: []emulator.Fault{onUpload(403, "storageQuotaExceeded")},
 			kind: "drive_full", status: http.StatusInsufficientStorage, says: full},
 		{name: "403 storageQuotaExceeded on a chunk", data: large, faults: after(2, onUpload(403, "storageQuotaExceeded")),
 			kind: "drive_full", status: http.StatusInsufficientStorage, says: full},
+		// Drive's reason for a full Drive has also been quotaExceeded.
+		{name: "403 quotaExceeded", data: small, faults: []emulator.Fault{onUpload(403, "quotaExceeded")},
+			kind: "drive_full", status: http.StatusInsufficientStorage, says: full},
+		{name: "403 quotaExceeded on a chunk", data: large, faults: after(2, onUpload(403, "quotaExceeded")),
+			kind: "drive_full", status: http.StatusInsufficientStorage, says: full},
+		{name: "403 activeItemCreationLimitExceeded", data: small, faults: []emulator.Fault{onUpload(403, "activeItemCreationLimitExceeded")},
+			kind: "drive_full", status: http.StatusInsufficientStorage, says: tooManyItems},
+		{name: "403 numChildrenInNonRootLimitExceeded", data: small, faults: []emulator.Fault{onUpload(403, "numChildrenInNonRootLimitExceeded")},
+			kind: "folder_full", status: http.StatusInsufficientStorage, says: uploadsFolderFull},
+		{name: "403 numChildrenInNonRootLimitExceeded, folder_id", data: small, inFolder: true, faults: []emulator.Fault{onUpload(403, "numChildrenInNonRootLimitExceeded")},
+			kind: "folder_full", status: http.StatusInsufficientStorage, says: folderFull},
+		{name: "403 teamDriveFileLimitExceeded, folder_id", data: small, inFolder: true, faults: []emulator.Fault{onUpload(403, "teamDriveFileLimitExceeded")},
+			kind: "folder_full", status: http.StatusInsufficientStorage, says: sharedDriveFull},
+		{name: "403 domainPolicy", data: small, faults: []emulator.Fault{onUpload(403, "domainPolicy")},
+			kind: "drive_domain_policy", status: http.StatusForbidden, says: policy},
+		{name: "403 dailyLimitExceeded", data: small, faults: []emulator.Fault{onUpload(403, "dailyLimitExceeded")},
+			kind: "drive_daily_quota", status: http.StatusServiceUnavailable, says: dailyQuota, operator: true},
+		{name: "403 dailyLimitExceeded on a chunk", data: large, faults: after(2, onUpload(403, "dailyLimitExceeded")),
+			kind: "drive_daily_quota", status: http.StatusServiceUnavailable, says: dailyQuota, operator: true},
+		// A 403 whose reason drivemail does not know, and one it knows
+		// only for downloads: neither is the token's or the scope's.
+		{name: "403 an unknown reason", data: small, faults: []emulator.Fault{onUpload(403, "somethingNew")},
+			kind: "drive_failed", status: http.StatusBadGateway, says: refused},
+		{name: "403 forbidden", data: small, faults: []emulator.Fault{onUpload(403, "forbidden")},
+			kind: "drive_failed", status: http.StatusBadGateway, says: refused},
+		{name: "403 downloadQuotaExceeded", data: small, faults: []emulator.Fault{onUpload(403, "downloadQuotaExceeded")},
+			kind: "drive_failed", status: http.StatusBadGateway, says: refused},
 		{name: "403 insufficientPermissions", data: small, faults: []emulator.Fault{onUpload(403, "insufficientPermissions")},
 			kind: "drive_denied", status: http.StatusForbidden, says: denied},
 		{name: "401 authError", data: small, faults: []emulator.Fault{onUpload(401, "authError")},
@@ -233,6 +287,14 @@ func TestDriveRefusalsSayWhatToDo(t *testing.T) {
 			t.Run(tt.name+"/"+v.name, func(t *testing.T) {
 				e, host := saveEnv(t)
 				u := e.signIn("ann@example.com")
+				folder := ""
+				if tt.inFolder {
+					f, err := e.emu.Drive().PutFile(u.email, drivesvc.FileSpec{Name: "Reports", Kind: drivesvc.KindFolder, ClientID: "drivemail-test"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					folder = f.ID
+				}
 				for _, f := range tt.faults {
 					if err := e.emu.InjectFault(f); err != nil {
 						t.Fatal(err)
@@ -241,20 +303,52 @@ func TestDriveRefusalsSayWhatToDo(t *testing.T) {
 				if tt.prepare != nil {
 					tt.prepare(e, u)
 				}
-				got := v.put(e, host, u, tt.data)
+				got := v.put(e, host, u, tt.data, folder)
 				e.mustTell(got, u, tt.kind, tt.status, tt.says...)
 				for _, f := range tt.faults {
 					if f.Reason != "" && strings.Contains(got.all, f.Reason) {
 						t.Errorf("the answer names Google's reason %s", f.Reason)
 					}
+					// Whoever is told of a refusal that keeps coming
+					// finds Drive's reason in the log.
+					if line := e.refusedLine(u); f.Reason != "" && !strings.Contains(line, f.Reason) {
+						t.Errorf("the refusal's log line does not name Drive's reason %s: %s", f.Reason, line)
+					}
+				}
+				if tt.kind != "drive_denied" && strings.Contains(got.text, "sign in again") {
+					t.Errorf("the sentence sends the user to sign in again, which changes nothing: %q", got.text)
+				}
+				if tt.retryAfter == "" && strings.Contains(got.text, "in a minute") {
+					t.Errorf("the sentence says to try again in a minute, which would meet the same refusal: %q", got.text)
 				}
 				if got.retryAfter != tt.retryAfter {
 					t.Errorf("Retry-After %q, want %q", got.retryAfter, tt.retryAfter)
+				}
+				if told := e.operatorTold(u); told != tt.operator {
+					t.Errorf("an ERROR line with operator= for the refusal: %v, want %v; logs:\n%s", told, tt.operator, e.logs.String())
 				}
 				e.mustLeaveNothing(u, len(tt.data) > chunk)
 			})
 		}
 	}
+}
+
+// refusedLine is the last "upload refused" or "save refused" line of u's.
+func (e *env) refusedLine(u user) string {
+	last := ""
+	for _, line := range strings.Split(e.logs.String(), "\n") {
+		if strings.Contains(line, " refused\"") && strings.Contains(line, " user="+u.id+" ") {
+			last = line
+		}
+	}
+	return last
+}
+
+// operatorTold reports whether u's refusal was logged at ERROR with what
+// whoever runs drivemail must do (operator=).
+func (e *env) operatorTold(u user) bool {
+	line := e.refusedLine(u)
+	return strings.Contains(line, "level=ERROR") && strings.Contains(line, " operator=")
 }
 
 // TestDriveTooSlowTookTooLong: a Drive that stops answering, on a small
@@ -283,7 +377,7 @@ func TestDriveTooSlowTookTooLong(t *testing.T) {
 					}
 				}
 				start := time.Now()
-				got := v.put(e, host, u, tt.data)
+				got := v.put(e, host, u, tt.data, "")
 				if d := time.Since(start); d > 20*time.Second {
 					t.Errorf("refused after %v, with a MaxDuration of 1s", d)
 				}
@@ -374,7 +468,7 @@ func TestDriveStoringOtherBytesRemovesTheFile(t *testing.T) {
 			t.Run(tt.name+"/"+v.name, func(t *testing.T) {
 				e, host := saveEnv(t, tamperingDrive(tt.change, false))
 				u := e.signIn("ann@example.com")
-				got := v.put(e, host, u, tt.data)
+				got := v.put(e, host, u, tt.data, "")
 				e.mustTell(got, u, "drive_mismatch", http.StatusBadGateway, "stored something other than the bytes sent", "the file was removed", "Try the upload again")
 				if n := len(e.files(u)); n != 0 {
 					t.Errorf("%d files stand in Drive", n)
@@ -396,7 +490,7 @@ func TestDriveMismatchNotRemovedSaysSo(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			e, host := saveEnv(t, tamperingDrive(func(f map[string]any) { f["sha256Checksum"] = sha(nil) }, true))
 			u := e.signIn("ann@example.com")
-			got := v.put(e, host, u, data)
+			got := v.put(e, host, u, data, "")
 			e.mustTell(got, u, "drive_mismatch", http.StatusBadGateway, "stored something other than the bytes sent", `delete "report.bin" from your Drive`)
 			if strings.Contains(got.text, "was removed") {
 				t.Errorf("the sentence says the file was removed: %q", got.text)
@@ -477,6 +571,54 @@ func TestStillArrivingTookTooLong(t *testing.T) {
 			u := e.signIn("ann@example.com")
 			e.mustTell(tt.put(e, host, u), u, "took_too_long", http.StatusRequestTimeout, "took longer than 500ms", "nothing was saved")
 			e.mustLeaveNothing(u, false)
+		})
+	}
+}
+
+// TestRequestUploadFolderRefusals: request_upload asks Drive about a
+// folder_id before it issues a URL. Drive's refusals there say what the
+// user can do, as an upload's do, and the project's daily quota reaches
+// whoever runs drivemail as an ERROR line: the tool's own line is INFO.
+func TestRequestUploadFolderRefusals(t *testing.T) {
+	cases := []struct {
+		reason, kind, says string
+		operator           bool
+	}{
+		{"dailyLimitExceeded", "drive_daily_quota", "ask whoever runs drivemail to raise the quota", true},
+		{"domainPolicy", "drive_domain_policy", "Your Workspace administrator's policy does not let drivemail add files", false},
+		{"somethingNew", "drive_failed", "Google Drive refused to store the file for this account", false},
+	}
+	for _, tt := range cases {
+		t.Run(tt.reason, func(t *testing.T) {
+			e := newEnv(t)
+			u := e.signIn("ann@example.com")
+			f, err := e.emu.Drive().PutFile(u.email, drivesvc.FileSpec{Name: "Reports", Kind: drivesvc.KindFolder, ClientID: "drivemail-test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.emu.InjectFault(emulator.Fault{Method: http.MethodGet, PathPrefix: "/drive/v3/files/" + f.ID,
+				Status: 403, Reason: tt.reason, Message: googleWords}); err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.svc.RequestUpload(u.context(), upload.Request{Name: "report.bin", FolderID: f.ID})
+			var ue *upload.Error
+			if !errors.As(err, &ue) || string(ue.Kind) != tt.kind || !strings.Contains(ue.Text, tt.says) {
+				t.Fatalf("request_upload: %v, want %s saying %q", err, tt.kind, tt.says)
+			}
+			for _, never := range []string{"sign in again", "in a minute", googleWords, tt.reason} {
+				if strings.Contains(ue.Text, never) {
+					t.Errorf("the sentence says %q: %q", never, ue.Text)
+				}
+			}
+			if told := e.operatorTold(u); told != tt.operator {
+				t.Errorf("an ERROR line with operator=: %v, want %v; logs:\n%s", told, tt.operator, e.logs.String())
+			}
+			if strings.Contains(e.logs.String(), googleWords) {
+				t.Error("the log carries Google's words")
+			}
+			if n := e.pendingFaults(); n != 0 {
+				t.Errorf("%d faults were never met: the refusal came from elsewhere", n)
+			}
 		})
 	}
 }

@@ -64,7 +64,13 @@ func (s *Service) RequestUpload(ctx context.Context, req Request) (Ticket, error
 		// Refused now, not when the bytes arrive: drive.file lets
 		// drivemail write only into its own folders.
 		if err := dc.CheckUploadFolder(ctx, c.Folder); err != nil {
-			return Ticket{}, googleRefusal(err, true)
+			e := googleRefusal(err, true)
+			if e.Operator != "" {
+				// The tool's own log line is INFO; this is theirs to lift.
+				s.cfg.Logger.LogAttrs(ctx, slog.LevelError, "upload refused", slog.String("user", u.ID),
+					slog.String("refusal", string(e.Kind)), slog.String("operator", e.Operator), slog.String("cause", err.Error()))
+			}
+			return Ticket{}, e
 		}
 	}
 	// Without a reserved id the ticket still works; the handle then comes

@@ -67,11 +67,14 @@ const (
 	kindNotAFolder        refusal.Kind = "not_a_folder"        // folder_id names a file
 	kindFolderNotWritable refusal.Kind = "folder_not_writable" // a folder drive.file may not write to
 	kindFolderReadOnly    refusal.Kind = "folder_read_only"    // a folder shared with the user read-only
-	kindDriveFull         refusal.Kind = "drive_full"          // the user's Drive storage quota
+	kindFolderFull        refusal.Kind = "folder_full"         // the folder, or the shared drive holding it, has as many files as Drive allows
+	kindDriveFull         refusal.Kind = "drive_full"          // the user's Drive storage quota, or the files an account may create
 	kindDriveDenied       refusal.Kind = "drive_denied"        // Google refused the token or the scope
+	kindDriveDomainPolicy refusal.Kind = "drive_domain_policy" // a Workspace policy keeps drivemail from the user's Drive
 	kindDriveRateLimited  refusal.Kind = "drive_rate_limited"  // Drive's rate limits
 	kindDriveAPIDisabled  refusal.Kind = "drive_api_disabled"  // the project has not enabled the Drive API
-	kindDriveFailed       refusal.Kind = "drive_failed"        // any other failure of Drive's
+	kindDriveDailyQuota   refusal.Kind = "drive_daily_quota"   // the project's daily Drive API quota (operator=)
+	kindDriveFailed       refusal.Kind = "drive_failed"        // any other failure or refusal of Drive's
 	kindDriveMismatch     refusal.Kind = "drive_mismatch"      // Drive stored other bytes than were sent (the file is removed, or the user told to)
 	kindInternal          refusal.Kind = "internal"            // an internal error, answered with its request id
 )

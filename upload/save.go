@@ -61,12 +61,20 @@ func (s *Service) store(ctx context.Context, f SaveFile, open opener) (Result, e
 	}
 	res, err := s.save(ctx, u, f, open)
 	if err != nil {
-		attrs := []slog.Attr{slog.String("user", u.ID)}
+		level, attrs := slog.LevelInfo, []slog.Attr{slog.String("user", u.ID)}
 		var e *Error
 		if errors.As(err, &e) {
 			attrs = append(attrs, slog.String("refusal", string(e.Kind)))
+			// Drive's answer (status and reason, never its words), for
+			// whoever is told of a refusal that keeps coming.
+			if de := (*drive.Error)(nil); errors.As(e.Err, &de) {
+				attrs = append(attrs, slog.String("cause", de.Error()))
+			}
+			if e.Operator != "" {
+				level, attrs = slog.LevelError, append(attrs, slog.String("operator", e.Operator))
+			}
 		}
-		s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "save refused", attrs...)
+		s.cfg.Logger.LogAttrs(ctx, level, "save refused", attrs...)
 		return Result{}, err
 	}
 	s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "save stored", slog.String("user", u.ID), slog.String("file_id", res.FileID),

@@ -270,12 +270,15 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, p permit) {
 func (s *Service) fail(w http.ResponseWriter, r *http.Request, userID string, err error) {
 	var e *Error
 	level := slog.LevelWarn
-	if !errors.As(err, &e) || e.Status >= 500 {
+	if !errors.As(err, &e) || e.Status >= 500 || e.Operator != "" {
 		level = slog.LevelError
 	}
 	attrs := []slog.Attr{slog.String("user", userID)}
 	if e != nil {
 		attrs = append(attrs, slog.Int("status", e.Status), slog.String("refusal", string(e.Kind)))
+		if e.Operator != "" {
+			attrs = append(attrs, slog.String("operator", e.Operator))
+		}
 		if e.Err != nil {
 			attrs = append(attrs, slog.String("cause", e.Err.Error()))
 		}
