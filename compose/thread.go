@@ -76,17 +76,26 @@ func containsID(refs []string, id string) bool {
 	return false
 }
 
-// hasReplyPrefix reports whether a subject starts as a reply or forward
-// does ("Re:", "RE:", "Fwd:", "Fw:", "Aw:"), which Gmail sets aside when
-// it matches a reply's subject with its thread's.
-func hasReplyPrefix(subject string) bool {
-	s := strings.ToLower(strings.TrimSpace(subject))
-	for _, p := range []string{"re:", "fwd:", "fw:", "aw:"} {
-		if strings.HasPrefix(s, p) {
-			return true
+// replyPrefixes, lower-case, start a reply's or a forward's subject
+// ("Re:", "RE:", "Fwd:", "Fw:", "Aw:"); Gmail sets them aside when it
+// matches a reply's subject with its thread's.
+var replyPrefixes = []string{"re:", "fwd:", "fw:", "aw:"}
+
+// replyPrefix is the reply prefix s starts with, lower-case, or "".
+func replyPrefix(s string) string {
+	lower := strings.ToLower(s)
+	for _, p := range replyPrefixes {
+		if strings.HasPrefix(lower, p) {
+			return p
 		}
 	}
-	return false
+	return ""
+}
+
+// hasReplyPrefix reports whether a subject starts as a reply or forward
+// does.
+func hasReplyPrefix(subject string) bool {
+	return replyPrefix(strings.TrimSpace(subject)) != ""
 }
 
 // threadReader is what compose needs of Gmail to read a thread:
@@ -147,18 +156,11 @@ func sameSubject(a, b string) bool {
 func baseSubject(s string) string {
 	for {
 		t := strings.TrimSpace(s)
-		lower := strings.ToLower(t)
-		cut := false
-		for _, p := range []string{"re:", "fwd:", "fw:", "aw:"} {
-			if strings.HasPrefix(lower, p) {
-				t, cut = t[len(p):], true
-				break
-			}
-		}
-		if !cut {
+		p := replyPrefix(t)
+		if p == "" {
 			return strings.Join(strings.Fields(t), " ")
 		}
-		s = t
+		s = t[len(p):]
 	}
 }
 
