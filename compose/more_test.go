@@ -156,9 +156,9 @@ func TestReplyThreads(t *testing.T) {
 	}
 }
 
-// TestRepliesGmailWouldNotThread: thread_id without a Message-ID to
-// answer is refused, saying what to pass; a subject of another topic
-// sends, and Gmail starts a new conversation (its thread_id differs);
+// TestRepliesGmailWouldNotThread: without ReadMail, thread_id without a
+// Message-ID to answer is refused, saying what to pass; a subject of
+// another topic sends, and Gmail starts a new conversation (its thread_id differs);
 // in_reply_to without thread_id threads for the recipients only.
 func TestRepliesGmailWouldNotThread(t *testing.T) {
 	e := newEnv(t, compose.Config{})
@@ -171,7 +171,7 @@ func TestRepliesGmailWouldNotThread(t *testing.T) {
 	if !isRefusal(err) {
 		t.Fatalf("thread_id alone: err = %v, want a refusal", err)
 	}
-	for _, want := range []string{"Pass in_reply_to", "message_id", "cannot look it up", "leave thread_id out"} {
+	for _, want := range []string{"Pass in_reply_to", "message_id", "could not read the thread", "leave thread_id out"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("refusal %q does not say %q", err, want)
 		}

@@ -74,10 +74,11 @@ type Options struct {
 	// message with exports).
 	Progress func(done, total int64)
 	// ReadMail says the user granted a Gmail read scope this server asks
-	// for (serve --read-mail): a thread_id reply whose subject is not its
-	// thread's then goes with the thread's (withThreadSubject). Without
-	// it, no mail is read but what reply_to, forward or a Gmail
-	// attachment names.
+	// for (serve --read-mail): a thread_id reply then reads its thread
+	// (withThreadSubject), to answer its latest message when thread_id
+	// comes alone and to take the thread's subject when its own is
+	// another. Without it, no mail is read but what reply_to, forward or
+	// a Gmail attachment names.
 	ReadMail bool
 }
 
@@ -162,7 +163,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	if req, err = withOriginal(ctx, mail, req, from, opts.Draft); err != nil {
 		return Result{}, err
 	}
-	// A thread_id reply takes its thread's subject, where mail may be read.
+	// A thread_id reply completes itself from its thread, where mail may be read.
 	if opts.ReadMail {
 		if req, err = withThreadSubject(ctx, gc, req, opts.Draft); err != nil {
 			return Result{}, err

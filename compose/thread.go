@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/drivemail/drivemail/gmail"
@@ -17,8 +18,9 @@ import (
 // answered (users.messages.get needs one): the caller gives them, and
 // drivemail sets the headers from them. With one, reply_to does the
 // lookup (reply.go) and hands replyHeaders a complete request, and a
-// thread_id reply gets its thread's subject when its own is another
-// (withThreadSubject), since Gmail would otherwise start a new
+// thread_id reply reads its thread (withThreadSubject): given alone, it
+// answers the thread's latest message, and it gets its thread's subject
+// when its own is another, since Gmail would otherwise start a new
 // conversation.
 
 // MaxReferenceEntries bounds the references a request may give; the
@@ -31,11 +33,12 @@ const MaxReferenceEntries = 100
 // without a reply prefix the subject "Re: <subject>", as mail programs
 // do. The result's Subject is what will be sent.
 func replyHeaders(req Request) (Request, error) {
-	if req.ThreadID != "" && strings.TrimSpace(req.InReplyTo) == "" && len(req.References) == 0 {
+	if threadAlone(req) {
+		// withThreadSubject completes it where it could read the thread.
 		return req, refuse(kindThreadWithoutReply, "\"thread_id\" alone cannot put the message in that conversation: Gmail adds a message to a thread only when it also "+
-			"answers a message of the thread by its Message-ID and keeps the thread's subject. Pass in_reply_to: the message_id that send_email or create_draft "+
-			"returned for the message being answered, or the Message-ID header of the latest message in the thread (drivemail may only send mail, not read it, "+
-			"so it cannot look it up). Or leave thread_id out to start a new conversation.")
+			"answers a message of the thread by its Message-ID and keeps the thread's subject, and drivemail could not read the thread to find them. "+
+			"Pass in_reply_to: the message_id that send_email or create_draft returned for the message being answered, or the Message-ID header of "+
+			"the latest message in the thread. Or leave thread_id out to start a new conversation.")
 	}
 	if len(req.References) > MaxReferenceEntries {
 		return req, refuse(kindInvalidReplyTo, "\"references\" has %d entries; give at most %d, the latest ones (the Message-IDs of the conversation, oldest first).",
@@ -59,6 +62,12 @@ func replyHeaders(req Request) (Request, error) {
 		req.Subject = "Re: " + strings.TrimSpace(req.Subject)
 	}
 	return req, nil
+}
+
+// threadAlone reports whether req names a thread but no message of it
+// to answer.
+func threadAlone(req Request) bool {
+	return req.ThreadID != "" && strings.TrimSpace(req.InReplyTo) == "" && len(req.References) == 0
 }
 
 // containsID reports whether any of refs (each may hold several ids)
@@ -104,7 +113,9 @@ type threadReader interface {
 	Thread(ctx context.Context, id string) ([]gmail.Message, error)
 }
 
-// withThreadSubject gives a thread_id reply the subject Gmail threads it
+// withThreadSubject completes a thread_id reply from its thread. Given
+// alone (no in_reply_to or references), it answers the thread's latest
+// message (answerLatest). It gives the reply the subject Gmail threads it
 // on when its own is another (sameSubject): "Re: " and the subject of
 // the message it answers, the newest of the thread whose Message-ID
 // in_reply_to or references name, else of the thread's first message.
@@ -113,11 +124,13 @@ type threadReader interface {
 // alone a request that validate will refuse, and a reply_to's, which
 // has its subject from the message it answers. A thread Gmail does not
 // know is refused here, where it would otherwise fail at the send; a
-// token that turns out unable to read leaves the request as it is.
+// token that turns out unable to read leaves the request as it is (and
+// replyHeaders refuses a thread_id alone).
 func withThreadSubject(ctx context.Context, r threadReader, req Request, draft bool) (Request, error) {
+	alone := threadAlone(req)
 	refs := append(append([]string(nil), req.References...), req.InReplyTo)
 	if req.ThreadID == "" || req.ReplyTo.ID != "" || !validThreadID(req.ThreadID) || len(req.References) > MaxReferenceEntries ||
-		strings.TrimSpace(strings.Join(refs, "")) == "" {
+		!alone && strings.TrimSpace(strings.Join(refs, "")) == "" {
 		return req, nil
 	}
 	msgs, err := mailRetry(ctx, func() ([]gmail.Message, error) { return r.Thread(ctx, req.ThreadID) })
@@ -126,6 +139,11 @@ func withThreadSubject(ctx context.Context, r threadReader, req Request, draft b
 		return req, nil // as without a read scope: the result says what Gmail did
 	case err != nil:
 		return req, threadLookupError(err, req.ThreadID, draft)
+	case alone:
+		if req, err = answerLatest(req, msgs, draft); err != nil {
+			return req, err
+		}
+		refs = req.References
 	case len(msgs) == 0:
 		return req, nil
 	}
@@ -141,6 +159,61 @@ func withThreadSubject(ctx context.Context, r threadReader, req Request, draft b
 	}
 	req.Subject, req.subjectFromThread = prefixed("Re: ", want, "re:"), true
 	return req, nil
+}
+
+// answerLatest completes a thread_id given alone from its thread's
+// messages, oldest first, as Gmail's own reply would: In-Reply-To is the
+// Message-ID of the latest message sent or received, and References the
+// thread's Message-IDs, oldest first, each where it last appears; past
+// MaxReferenceEntries the first and the latest, as reply_to keeps them.
+// A draft is no message to answer: no one received it. A message whose
+// Message-ID mimemsg would refuse is passed over, as the refusal would
+// blame the caller's references for it.
+func answerLatest(req Request, msgs []gmail.Message, draft bool) (Request, error) {
+	seen := make(map[string]bool, len(msgs))
+	var ids []string // newest first
+	for i := len(msgs) - 1; i >= 0; i-- {
+		id := answerableID(msgs[i])
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return req, refuse(kindThreadWithoutReply, "Thread %s has no sent or received message with a Message-ID to answer, so Gmail would not add this message to it. %s "+
+			"Leave thread_id out to start a new conversation.", req.ThreadID, nothing(draft))
+	}
+	slices.Reverse(ids)
+	if len(ids) > MaxReferenceEntries {
+		ids = append(ids[:1], ids[len(ids)-MaxReferenceEntries+1:]...)
+	}
+	req.InReplyTo, req.References = ids[len(ids)-1], ids
+	return req, nil
+}
+
+// answerableID is m's Message-ID when a reply may name it, else "": m
+// is not a draft, and its Message-ID is one msg-id as mimemsg's
+// normMsgID accepts it (left@right of at most 500 characters with its
+// brackets, printable ASCII but for <>()\",;: and space).
+func answerableID(m gmail.Message) string {
+	if slices.Contains(m.Labels, "DRAFT") {
+		return ""
+	}
+	ids := msgIDs(m.MessageID)
+	if len(ids) != 1 || len(ids[0]) > 500 {
+		return ""
+	}
+	bare := ids[0][1 : len(ids[0])-1]
+	if at := strings.LastIndexByte(bare, '@'); at <= 0 || at == len(bare)-1 {
+		return ""
+	}
+	for i := 0; i < len(bare); i++ {
+		if c := bare[i]; c <= ' ' || c >= 0x7f || strings.IndexByte(`<>()\",;:`, c) >= 0 {
+			return ""
+		}
+	}
+	return ids[0]
 }
 
 // sameSubject reports whether two subjects match as Gmail matches a
@@ -174,7 +247,7 @@ func threadLookupError(err error, id string, draft bool) error {
 	case errors.Is(err, gmail.ErrUnauthorized):
 		return refuseErr(err, kindGmailUnauthorized, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothing(draft))
 	case errors.Is(err, gmail.ErrRateLimited), errors.Is(err, gmail.ErrUnavailable), errors.Is(err, gmail.ErrStalled):
-		return refuseErr(err, kindMailUnavailable, "Gmail is busy or unavailable right now, so thread %s could not be read to match its subject. %s Try again in a minute.",
+		return refuseErr(err, kindMailUnavailable, "Gmail is busy or unavailable right now, so thread %s could not be read. %s Try again in a minute.",
 			id, nothing(draft))
 	}
 	return fmt.Errorf("read Gmail thread: %w", err)

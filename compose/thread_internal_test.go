@@ -2,12 +2,15 @@ package compose
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/internal/refusal"
+	"github.com/drivemail/drivemail/mimemsg"
 )
 
 // fakeThread is a threadReader with one thread, or an error for every
@@ -43,10 +46,11 @@ func TestSameSubject(t *testing.T) {
 }
 
 // TestWithThreadSubject: the subject a thread_id reply takes is that of
-// the message it answers when the thread has it, else the thread's
-// first; a request validate will refuse, and a reply_to's, read no
-// thread; a thread Gmail does not have is refused as unknown, a token
-// that cannot read leaves the request as it is.
+// the message it answers when the thread has it (a thread_id alone
+// answers the latest), else the thread's first; a request validate will
+// refuse, and a reply_to's, read no thread; a thread Gmail does not have
+// is refused as unknown, a token that cannot read leaves the request as
+// it is.
 func TestWithThreadSubject(t *testing.T) {
 	const id = "18f3a2b4c5d6e7f8"
 	thread := []gmail.Message{
@@ -68,7 +72,9 @@ func TestWithThreadSubject(t *testing.T) {
 		{"the answered message's subject", Request{Subject: "plan (V2)", ThreadID: id, InReplyTo: "<p2@x.org>"}, fakeThread{msgs: thread}, 1, "plan (V2)"},
 		{"the first's subject is not the answered one's", Request{Subject: "Plan", ThreadID: id, InReplyTo: "<p2@x.org>"}, fakeThread{msgs: thread}, 1, "Re: Plan (v2)"},
 		{"no thread_id", Request{Subject: "Budget", InReplyTo: "<p2@x.org>"}, fakeThread{msgs: thread}, 0, "Budget"},
-		{"thread_id alone", Request{Subject: "Budget", ThreadID: id}, fakeThread{msgs: thread}, 0, "Budget"},
+		{"thread_id alone", Request{Subject: "Budget", ThreadID: id}, fakeThread{msgs: thread}, 1, "Re: Plan"},
+		{"thread_id alone, a token that cannot read", Request{Subject: "Budget", ThreadID: id}, fakeThread{err: gerr(403, gmail.ErrScope)}, 1, "Budget"},
+		{"thread_id alone, no such thread", Request{Subject: "Budget", ThreadID: id}, fakeThread{err: gerr(404, gmail.ErrNotFound)}, 1, string(kindUnknownThread)},
 		{"a malformed thread_id", Request{Subject: "Budget", ThreadID: "not a thread!", InReplyTo: "<p2@x.org>"}, fakeThread{msgs: thread}, 0, "Budget"},
 		{"a reply_to", Request{Subject: "Budget", ThreadID: id, InReplyTo: "<p2@x.org>", ReplyTo: handle.Message{ID: "m2"}}, fakeThread{msgs: thread}, 0, "Budget"},
 		{"a token that cannot read", Request{Subject: "Budget", ThreadID: id, InReplyTo: "<p2@x.org>"}, fakeThread{err: gerr(403, gmail.ErrScope)}, 1, "Budget"},
@@ -88,5 +94,75 @@ func TestWithThreadSubject(t *testing.T) {
 				t.Errorf("%d reads of the thread, want %d", tt.fake.reads, tt.reads)
 			}
 		})
+	}
+}
+
+// TestAnswerLatest: a thread_id alone answers the thread's latest
+// message sent or received, its References the thread's Message-IDs
+// oldest first, the first and the latest past MaxReferenceEntries;
+// drafts and Message-IDs a message may not carry are passed over, and
+// a thread without a message to answer is refused, nothing read again.
+func TestAnswerLatest(t *testing.T) {
+	const id = "18f3a2b4c5d6e7f8"
+	msg := func(mid string, labels ...string) gmail.Message {
+		return gmail.Message{ID: mid, Subject: "Plan", MessageID: mid, Labels: labels}
+	}
+	var long []gmail.Message
+	var longWant []string
+	for i := range 150 {
+		m := fmt.Sprintf("<p%d@x.org>", i)
+		long = append(long, msg(m, "INBOX"))
+		if i == 0 || i >= 150-MaxReferenceEntries+1 {
+			longWant = append(longWant, m)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		msgs []gmail.Message
+		want []string // References; In-Reply-To is the last; nil: refused
+	}{
+		{"one message", []gmail.Message{msg("<p1@x.org>", "INBOX")}, []string{"<p1@x.org>"}},
+		{"the latest is the user's own", []gmail.Message{msg("<p1@x.org>", "INBOX"), msg("<p2@x.org>", "SENT")}, []string{"<p1@x.org>", "<p2@x.org>"}},
+		{"a draft last", []gmail.Message{msg("<p1@x.org>", "INBOX"), msg("<p2@x.org>", "INBOX"), msg("<d@x.org>", "DRAFT")}, []string{"<p1@x.org>", "<p2@x.org>"}},
+		{"Message-IDs a reply may not name", []gmail.Message{msg("<p1@x.org>"), msg("<Re: Plan@x.org>"), msg("<a@b@>"), msg(""), msg("<p2@x.org> <p3@x.org>"),
+			msg("no-brackets@x.org"), msg("<" + strings.Repeat("a", 495) + "@x.org>")}, []string{"<p1@x.org>"}},
+		{"a Message-ID seen twice", []gmail.Message{msg("<p1@x.org>"), msg("<p2@x.org>"), msg("<p1@x.org>")}, []string{"<p2@x.org>", "<p1@x.org>"}},
+		{"150 messages", long, longWant},
+		{"drafts only", []gmail.Message{msg("<d@x.org>", "DRAFT")}, nil},
+		{"no message", nil, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &fakeThread{msgs: tt.msgs}
+			got, err := withThreadSubject(context.Background(), fake, Request{Subject: "Plan", ThreadID: id}, true)
+			if tt.want == nil {
+				r, ok := refusal.As(err)
+				if !ok || r.Kind != kindThreadWithoutReply || !strings.Contains(r.Text, "Nothing was saved.") || !strings.Contains(r.Text, "Leave thread_id out") {
+					t.Errorf("err = %v, want the thread_without_reply refusal saying nothing was saved", err)
+				}
+				return
+			}
+			if err != nil || got.InReplyTo != tt.want[len(tt.want)-1] || !slices.Equal(got.References, tt.want) {
+				t.Errorf("In-Reply-To %q, References %q, err %v; want References %q", got.InReplyTo, got.References, err, tt.want)
+			}
+			if _, err := replyHeaders(got); err != nil {
+				t.Errorf("replyHeaders refuses what answerLatest completed: %v", err)
+			}
+			if fake.reads != 1 {
+				t.Errorf("%d reads of the thread, want 1", fake.reads)
+			}
+		})
+	}
+}
+
+// TestAnswerableIDsPassMimemsg: answerableID takes a Message-ID exactly
+// when mimemsg accepts it in References, so a reply it completes is
+// never refused for the thread's ids.
+func TestAnswerableIDsPassMimemsg(t *testing.T) {
+	for _, mid := range []string{"<p1@x.org>", "<a.b+c_d$e@host>", "<Re: Plan@x.org>", "<a@b@>", "<@x.org>", "<x.org@>", "<a;b@x.org>",
+		"<a\\b@x.org>", "<a\"b@x.org>", "<a,b@x.org>", "<caf\u00e9@x.org>", "<" + strings.Repeat("a", 492) + "@x.org>", "<" + strings.Repeat("a", 493) + "@x.org>"} {
+		_, err := mimemsg.PrepareHeader(mimemsg.Message{From: "a@x.org", To: []string{"b@x.org"}, References: []string{mid}})
+		if got := answerableID(gmail.Message{MessageID: mid}) != ""; got != (err == nil) {
+			t.Errorf("%q: answerableID takes it: %v; mimemsg: %v", mid, got, err)
+		}
 	}
 }

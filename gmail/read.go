@@ -208,13 +208,14 @@ func (c *Client) message(ctx context.Context, users *gm.UsersService, id string,
 	return fromAPI(m, bodies), nil
 }
 
-// threadFields selects what Thread reads of each message of a thread.
-const threadFields = "messages(id,threadId,payload/headers)"
+// threadFields selects what Thread reads of each message of a thread:
+// its labels tell a draft, which no one received, from mail.
+const threadFields = "messages(id,threadId,labelIds,payload/headers)"
 
-// Thread reads the messages of thread id, oldest first, each with only
-// its Subject and Message-ID headers: one threads.get with
-// format=metadata, what a reply needs to carry the subject of the
-// message it answers. A thread that does not exist and one of another
+// Thread reads the messages of thread id, oldest first, each with its
+// labels and only its Subject and Message-ID headers: one threads.get
+// with format=metadata, what a reply needs to answer the thread's latest
+// message and carry the subject of the message it answers. A thread that does not exist and one of another
 // account both give ErrNotFound, as Gmail answers both with 404.
 func (c *Client) Thread(ctx context.Context, id string) ([]Message, error) {
 	users, err := c.readService(ctx, metadataLimit)

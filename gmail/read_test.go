@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,8 +112,8 @@ func TestMessageNotFoundReadsLikeAnotherUsers(t *testing.T) {
 }
 
 // TestThreadReadsSubjectsAndMessageIDs: Thread gives the messages of a
-// thread oldest first with their Subject and Message-ID, and no other
-// header; a thread of another account reads as one that does not exist,
+// thread oldest first with their labels, Subject and Message-ID, and no
+// other header; a thread of another account reads as one that does not exist,
 // and a token that may only send cannot read one.
 func TestThreadReadsSubjectsAndMessageIDs(t *testing.T) {
 	e := newEnv(t, emutest.ScopeGmailReadonly)
@@ -133,9 +134,9 @@ func TestThreadReadsSubjectsAndMessageIDs(t *testing.T) {
 	}
 	for i, want := range [][2]string{{"Budget", "<b1@example.org>"}, {"RE: Budget", "<b2@example.org>"}} {
 		m := msgs[i]
-		if m.Subject != want[0] || m.MessageID != want[1] || m.ThreadID != first.ThreadID || m.From != "" {
-			t.Errorf("message %d: subject %q, Message-ID %q, thread %q, From %q; want %q, %q, %q and no other header",
-				i, m.Subject, m.MessageID, m.ThreadID, m.From, want[0], want[1], first.ThreadID)
+		if m.Subject != want[0] || m.MessageID != want[1] || m.ThreadID != first.ThreadID || m.From != "" || !slices.Contains(m.Labels, "INBOX") {
+			t.Errorf("message %d: subject %q, Message-ID %q, thread %q, From %q, labels %v; want %q, %q, %q, no other header and INBOX",
+				i, m.Subject, m.MessageID, m.ThreadID, m.From, m.Labels, want[0], want[1], first.ThreadID)
 		}
 	}
 

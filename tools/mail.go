@@ -112,7 +112,7 @@ func (h *handlers) send(ctx context.Context, req mcp.CallToolRequest, tool strin
 	if err := h.checkMailSend(ctx, creq); err != nil {
 		return nil, err
 	}
-	// Where mail may be read, a thread_id reply takes its thread's subject.
+	// Where mail may be read, a thread_id reply completes itself from its thread.
 	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req), ReadMail: h.deps.ReadMailEnabled && canReadMail(ctx)}
 	res, err := h.deps.Mail.Send(ctx, creq, opts)
 	if err != nil {

@@ -106,8 +106,10 @@ func mailSendInput() json.RawMessage {
 	items["anyOf"] = append(items["anyOf"].([]any), item)
 	atts["description"] = atts["description"].(string) + " A Gmail attachment: {\"message_id\", \"attachment\": NAME}."
 	props["to"].(map[string]any)["description"] = "Addresses; \"Ana Lima <ana@example.com>\" works too. Required unless reply_to."
-	// Here drivemail can read the thread, so it keeps the thread's subject
-	// (compose's withThreadSubject).
+	// Here drivemail can read the thread, so a thread_id alone answers its
+	// latest message, and a reply keeps the thread's subject (compose's
+	// withThreadSubject).
+	props["thread_id"].(map[string]any)["description"] = "To reply: the thread's id. Alone, it answers the thread's latest message."
 	props["subject"].(map[string]any)["description"] = "For a reply, the thread's own subject (\"Re: \" is added). With thread_id, one that differs, or none, becomes the thread's: Gmail threads only on a matching subject."
 	delete(s, "required")
 	return mustMarshal(s)

@@ -42,7 +42,8 @@ type SendOptions struct {
 	// is 0 while the final size is unknown.
 	Progress func(done, total int64)
 	// ReadMail says the server asks for a Gmail read scope and the user
-	// granted it: a thread_id reply may then read its thread's subject.
+	// granted it: a thread_id reply may then read its thread (its latest
+	// message, when thread_id comes alone, and its subject).
 	ReadMail bool
 }
 
