@@ -295,15 +295,26 @@ func mailRetry[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	return retry(ctx, mailAgain, call)
 }
 
-// mailAgain is retry's rule for Gmail reads: a 5xx, a per-user rate
-// limit or a cut connection.
+// mailAgain is retry's rule for Gmail reads: a 5xx, a cut connection, or
+// a per-minute rate limit (the user's or the project's, 429 or 403 alike),
+// which Google's guide says to retry with exponential backoff
+// (developers.google.com/workspace/gmail/api/guides/handle-errors), after
+// the time Gmail names if it names one. The daily limits (the project's
+// quota, the account's sending limit) are not ErrRateLimited: they last
+// hours, and no retry lifts them.
 func mailAgain(err error) (bool, time.Time) {
 	var ge *gmail.Error
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false, time.Time{}
-	case errors.Is(err, gmail.ErrUnavailable), errors.Is(err, gmail.ErrUserRateLimit):
+	case errors.Is(err, gmail.ErrUnavailable):
 		return true, time.Time{}
+	case errors.Is(err, gmail.ErrRateLimited):
+		var at time.Time
+		if errors.As(err, &ge) {
+			at = ge.RetryAfter
+		}
+		return true, at
 	case errors.As(err, &ge):
 		return ge.Code == 0 && ge.Err != gmail.ErrStalled && !errors.Is(ge.Err, gmail.ErrCorrupt) && !errors.Is(ge.Err, gmail.ErrAnswerTooLarge), time.Time{}
 	}
