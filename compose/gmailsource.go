@@ -287,41 +287,36 @@ func addMailSources(res *Result, mp *msgPlan) {
 	}
 }
 
-// Retries of idempotent Gmail reads: a 5xx, a rate limit or a cut
-// connection, three tries in all.
-const (
-	mailAttempts = 3
-	mailBackoff  = 200 * time.Millisecond
-)
-
+// mailRetry runs an idempotent Gmail read (messages.get, threads.get,
+// opening attachments.get) under retry. Opening an attachment is retried
+// only as a whole: once OpenAttachment has returned, its bytes go into the
+// message, and a failure while they stream is not retried here.
 func mailRetry[T any](ctx context.Context, call func() (T, error)) (T, error) {
-	wait := mailBackoff
-	for attempt := 1; ; attempt++ {
-		v, err := call()
-		if err == nil || !mailTransient(err) || attempt == mailAttempts {
-			return v, err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return v, ctx.Err()
-		case <-t.C:
-		}
-		wait *= 2
-	}
+	return retry(ctx, mailAgain, call)
 }
 
-// mailTransient reports whether a Gmail read may succeed if tried again.
-func mailTransient(err error) bool {
+// mailAgain is retry's rule for Gmail reads: a 5xx, a cut connection, or
+// a per-minute rate limit (the user's or the project's, 429 or 403 alike),
+// which Google's guide says to retry with exponential backoff
+// (developers.google.com/workspace/gmail/api/guides/handle-errors), after
+// the time Gmail names if it names one. The daily limits (the project's
+// quota, the account's sending limit) are not ErrRateLimited: they last
+// hours, and no retry lifts them.
+func mailAgain(err error) (bool, time.Time) {
 	var ge *gmail.Error
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return false
-	case errors.Is(err, gmail.ErrUnavailable), errors.Is(err, gmail.ErrUserRateLimit):
-		return true
+		return false, time.Time{}
+	case errors.Is(err, gmail.ErrUnavailable):
+		return true, time.Time{}
+	case errors.Is(err, gmail.ErrRateLimited):
+		var at time.Time
+		if errors.As(err, &ge) {
+			at = ge.RetryAfter
+		}
+		return true, at
 	case errors.As(err, &ge):
-		return ge.Code == 0 && ge.Err != gmail.ErrStalled && !errors.Is(ge.Err, gmail.ErrCorrupt) && !errors.Is(ge.Err, gmail.ErrAnswerTooLarge)
+		return ge.Code == 0 && ge.Err != gmail.ErrStalled && !errors.Is(ge.Err, gmail.ErrCorrupt) && !errors.Is(ge.Err, gmail.ErrAnswerTooLarge), time.Time{}
 	}
-	return false
+	return false, time.Time{}
 }

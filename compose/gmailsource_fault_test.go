@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,10 +107,11 @@ func (c ctxReader) Read([]byte) (int, error) {
 // attachments.get goes wrong: its bytes are not what the message's
 // metadata described, are not base64, stop coming, or Gmail refuses the
 // download (the message is gone, the token lost its read scope or was
-// revoked, a rate limit). Each is refused with its kind and a sentence
-// that names the attachment and says what to do; nothing is sent (the
-// upload Gmail holds is never finalized), every answer is closed and no
-// goroutine of the send is left running.
+// revoked, a rate limit that outlasts the retries). Each is refused with
+// its kind and a sentence that names the attachment and says what to do;
+// nothing is sent (the upload Gmail holds is never finalized), every
+// answer is closed and no goroutine of the send is left running. Only a
+// refused download is tried again, never one whose bytes began to flow.
 func TestGmailAttachmentFailsWhileItStreams(t *testing.T) {
 	const size = 300_000
 	label := `Attachment 2 ("scans.bin")`
@@ -118,6 +121,7 @@ func TestGmailAttachmentFailsWhileItStreams(t *testing.T) {
 		answer func(r *http.Request, orig []byte) io.Reader // in place of attachments.get's
 		kind   string
 		want   []string
+		gets   int32 // attachments.get requests; 0: one
 	}{
 		{name: "longer than its metadata said",
 			answer: rewriteData(func(b []byte) []byte { return append(b, randomBytes(5000)...) }),
@@ -150,10 +154,16 @@ func TestGmailAttachmentFailsWhileItStreams(t *testing.T) {
 			faults: []emulator.Fault{{Status: 401}},
 			kind:   "gmail_unauthorized",
 			want:   []string{"Google no longer accepts this account's authorization (it expired or was revoked). Nothing was sent. Reconnect drivemail (sign in again)."}},
-		{name: "rate limited",
-			faults: []emulator.Fault{{Status: 429, Times: 3}}, // every try
+		{name: "rate limited (429), every try",
+			faults: []emulator.Fault{{Status: 429, Times: 3}},
 			kind:   "mail_unavailable",
-			want:   []string{label + ": Gmail is busy or unavailable right now, so message MSG could not be read. Nothing was sent. Try again in a minute."}},
+			want:   []string{label + ": Gmail is busy or unavailable right now, so message MSG could not be read. Nothing was sent. Try again in a minute."},
+			gets:   3},
+		{name: "project rate limit (403 rateLimitExceeded), every try",
+			faults: []emulator.Fault{{Status: 403, Reason: "rateLimitExceeded", Message: "Rate Limit Exceeded", Times: 3}},
+			kind:   "mail_unavailable",
+			want:   []string{label + ": Gmail is busy or unavailable right now, so message MSG could not be read. Nothing was sent. Try again in a minute."},
+			gets:   3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The chunk is smaller than the Drive file, so Gmail holds bytes
@@ -186,11 +196,125 @@ func TestGmailAttachmentFailsWhileItStreams(t *testing.T) {
 			if tc.answer != nil && after.Paths[gmailChunks] == before.Paths[gmailChunks] {
 				t.Error("no chunk reached Gmail before the attachment's bytes went wrong; the case needs Gmail to hold part of the message")
 			}
-			if gets.n.Load() == 0 {
-				t.Error("the attachment was never downloaded")
+			wantGets := max(tc.gets, 1)
+			if got := gets.n.Load(); got != wantGets {
+				t.Errorf("attachments.get asked %d times, want %d", got, wantGets)
 			}
 			w.allClosed()
 			noGoroutinesLeft(t)
+		})
+	}
+}
+
+// gmailReads sits above a send's HTTP transport and notes when each
+// Gmail read (messages.get and attachments.get) was asked, Gmail's
+// refusals included.
+type gmailReads struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	at   map[string][]time.Time // "messages.get" or "attachments.get"
+}
+
+func (g *gmailReads) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/gmail/v1/users/me/messages/") {
+		op := "messages.get"
+		if strings.Contains(r.URL.Path, "/attachments/") {
+			op = "attachments.get"
+		}
+		g.mu.Lock()
+		g.at[op] = append(g.at[op], time.Now())
+		g.mu.Unlock()
+	}
+	return g.base.RoundTrip(r)
+}
+
+func (g *gmailReads) times(op string) []time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.at[op])
+}
+
+// TestGmailReadRateLimitRetried: Gmail's per-minute rate limits on the
+// reads of a send (the Gmail attachment's messages.get and
+// attachments.get, the forwarded message's messages.get), a plain 429 or
+// a 403 rateLimitExceeded, are tried again with backoff, as Google's
+// guide says, and the message goes once the limit clears; a read Gmail
+// says to retry only at a time past the retries' bound, or refused for
+// the project's daily quota, which no retry lifts, is refused at once.
+func TestGmailReadRateLimitRetried(t *testing.T) {
+	const (
+		msgGet = "messages.get"
+		attGet = "attachments.get"
+	)
+	for _, tc := range []struct {
+		name    string
+		forward bool   // the message is forwarded, not its attachment attached
+		op      string // the read the fault answers
+		fault   emulator.Fault
+		// retryIn, when set, is when Gmail says to retry, counted from
+		// the fault's injection.
+		retryIn time.Duration
+		sent    bool
+		tries   int
+	}{
+		{name: "429 on attachments.get, once", op: attGet, fault: emulator.Fault{Status: 429}, sent: true, tries: 2},
+		{name: "429 on attachments.get, twice", op: attGet, fault: emulator.Fault{Status: 429, Times: 2}, sent: true, tries: 3},
+		{name: "403 rateLimitExceeded on attachments.get, once", op: attGet,
+			fault: emulator.Fault{Status: 403, Reason: "rateLimitExceeded", Message: "Rate Limit Exceeded"}, sent: true, tries: 2},
+		{name: "429 on the attachment's messages.get, once", op: msgGet, fault: emulator.Fault{Status: 429}, sent: true, tries: 2},
+		{name: "429 on the forwarded message's messages.get, once", forward: true, op: msgGet, fault: emulator.Fault{Status: 429}, sent: true, tries: 2},
+		{name: "429 that says retry after half a second", op: attGet, fault: emulator.Fault{Status: 429}, retryIn: 500 * time.Millisecond, sent: true, tries: 2},
+		{name: "429 that says retry after an hour", op: attGet, fault: emulator.Fault{Status: 429}, retryIn: time.Hour, tries: 1},
+		{name: "403 dailyLimitExceeded on attachments.get", op: attGet,
+			fault: emulator.Fault{Status: 403, Reason: "dailyLimitExceeded", Message: "Daily Limit Exceeded"}, tries: 1},
+		{name: "403 dailyLimitExceeded on messages.get", op: msgGet,
+			fault: emulator.Fault{Status: 403, Reason: "dailyLimitExceeded", Message: "Daily Limit Exceeded"}, tries: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, compose.Config{})
+			data := randomBytes(100_000)
+			id := e.deliver(user, "Scans", nil, inFile{"scans.bin", "application/octet-stream", data})
+			req := compose.Request{To: []string{"zoe@example.org"}, Subject: "Scans", BodyText: "hi", Attachments: []compose.Attachment{gmailAtt(id, "scans.bin")}}
+			if tc.forward {
+				req = compose.Request{To: []string{"zoe@example.org"}, Forward: msgRef(id), BodyText: "hi"}
+			}
+			// The first request under the message's path is its messages.get.
+			tc.fault.Method, tc.fault.PathPrefix = "GET", "/gmail/v1/users/me/messages/"+id
+			if tc.op == attGet {
+				tc.fault.PathPrefix += "/attachments/"
+			}
+			var after time.Time // the second try is not before it
+			if tc.retryIn > 0 {
+				after = time.Now().Add(tc.retryIn).UTC().Truncate(time.Millisecond)
+				tc.fault.Message = "User-rate limit exceeded.  Retry after " + after.Format("2006-01-02T15:04:05.000Z")
+			}
+			e.Inject(tc.fault)
+			reads := &gmailReads{base: e.hc.Transport, at: map[string][]time.Time{}}
+			before := e.Emu.Stats()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := e.svc.Send(ctx, &http.Client{Transport: reads}, req, compose.Options{})
+			if tc.sent {
+				if err != nil {
+					t.Fatalf("Send: %v", err)
+				}
+				_, root := goParse(t, e.Message(user, res.ID))
+				if l := root.leaves(); len(l) < 2 || !bytes.Equal(l[len(l)-1].Body, data) {
+					t.Error("the attachment sent differs from the original's")
+				}
+			} else {
+				if err == nil {
+					t.Fatal("sent; want the read refused")
+				}
+				outboxUnchanged(t, before, e.Emu.Stats())
+			}
+			at := reads.times(tc.op)
+			if len(at) != tc.tries {
+				t.Errorf("%s asked %d times, want %d", tc.op, len(at), tc.tries)
+			}
+			if len(at) >= 2 && at[1].Before(after) {
+				t.Errorf("tried again at %s, before the %s Gmail named", at[1].Format("15:04:05.000"), after.Format("15:04:05.000"))
+			}
 		})
 	}
 }

@@ -163,34 +163,14 @@ func lookupError(it *item, err error, draft bool) error {
 	return fmt.Errorf("resolve %s: %w", it.label(), err)
 }
 
-// Retry policy for idempotent Drive calls (metadata, opening a stream).
-const (
-	driveAttempts = 3
-	driveBackoff  = 200 * time.Millisecond
-)
-
-// withRetry runs call until it succeeds, fails for good, or has been
-// tried driveAttempts times, backing off between transient failures. A
-// stall is not retried here: it has already waited the idle timeout, and
-// retries would multiply that wait (the send pass may still be retried).
+// withRetry runs an idempotent Drive call under retry. A stall is not
+// retried here: it has already waited the idle timeout, and retries would
+// multiply that wait (the send pass may still be retried).
 func withRetry[T any](ctx context.Context, call func() (T, error)) (T, error) {
-	var (
-		v   T
-		err error
-	)
-	wait := driveBackoff
-	for attempt := 1; ; attempt++ {
-		v, err = call()
-		if err == nil || !drive.IsTransient(err) || errors.Is(err, drive.ErrStalled) || attempt == driveAttempts {
-			return v, err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return v, ctx.Err()
-		case <-t.C:
-		}
-		wait *= 2
-	}
+	return retry(ctx, driveAgain, call)
+}
+
+// driveAgain is retry's rule for Drive calls.
+func driveAgain(err error) (bool, time.Time) {
+	return drive.IsTransient(err) && !errors.Is(err, drive.ErrStalled), time.Time{}
 }
