@@ -171,6 +171,13 @@ func mailLookupError(err error, what, id string, draft bool) error {
 	case errors.Is(err, gmail.ErrAnswerTooLarge):
 		return refuseErr(err, kindMailTooLarge, "%sGmail message %s is too large for drivemail to read whole (its text and the parts Gmail puts inline). %s "+
 			"Write the message yourself and attach its files one by one.", what, id, nothing(draft))
+	case errors.Is(err, gmail.ErrDailyQuota):
+		return refuseErr(err, kindGmailDailyQuota, "%sdrivemail has used up its daily Gmail quota, which all its users share, so message %s could not be read. %s "+
+			"Google resets it at midnight Pacific time; until then drivemail cannot read or send mail for anyone. Tell whoever runs drivemail: they can ask Google for a higher quota in the Google Cloud console.",
+			what, id, nothing(draft))
+	case errors.Is(err, gmail.ErrForbidden):
+		return refuseErr(err, kindGmailForbidden, "%sGmail refused to let drivemail read message %s for this account (an administrator may have turned off mail access for apps). %s "+
+			"Ask the account's Google Workspace administrator whether apps may read its mail.", what, id, nothing(draft))
 	case errors.Is(err, gmail.ErrRateLimited), errors.Is(err, gmail.ErrUnavailable), errors.Is(err, gmail.ErrStalled):
 		return refuseErr(err, kindMailUnavailable, "%sGmail is busy or unavailable right now, so message %s could not be read. %s Try again in a minute.", what, id, nothing(draft))
 	}
@@ -266,7 +273,7 @@ func mailStreamFailure(err error, c *checked, draft bool) error {
 	case errors.Is(err, gmail.ErrStalled):
 		return refuseErr(err, kindMailStalled, "Gmail stalled while sending %s (no data came for a long while), so the message was abandoned. %s Try again in a minute.", it.label(), nothing(draft))
 	case errors.Is(err, gmail.ErrNotFound), errors.Is(err, gmail.ErrScope), errors.Is(err, gmail.ErrUnauthorized), errors.Is(err, gmail.ErrRateLimited),
-		errors.Is(err, gmail.ErrAPIDisabled):
+		errors.Is(err, gmail.ErrAPIDisabled), errors.Is(err, gmail.ErrDailyQuota), errors.Is(err, gmail.ErrForbidden):
 		return mailLookupError(err, it.label()+": ", it.mail.msgID, draft)
 	}
 	return refuseErr(err, kindMailUnavailable, "Gmail stopped sending %s part-way, so the message was abandoned. %s Try again in a minute.", it.label(), nothing(draft))

@@ -256,6 +256,7 @@ func TestGmailReadRateLimitRetried(t *testing.T) {
 		retryIn time.Duration
 		sent    bool
 		tries   int
+		kind    string // the refusal's, when not sent
 	}{
 		{name: "429 on attachments.get, once", op: attGet, fault: emulator.Fault{Status: 429}, sent: true, tries: 2},
 		{name: "429 on attachments.get, twice", op: attGet, fault: emulator.Fault{Status: 429, Times: 2}, sent: true, tries: 3},
@@ -264,11 +265,15 @@ func TestGmailReadRateLimitRetried(t *testing.T) {
 		{name: "429 on the attachment's messages.get, once", op: msgGet, fault: emulator.Fault{Status: 429}, sent: true, tries: 2},
 		{name: "429 on the forwarded message's messages.get, once", forward: true, op: msgGet, fault: emulator.Fault{Status: 429}, sent: true, tries: 2},
 		{name: "429 that says retry after half a second", op: attGet, fault: emulator.Fault{Status: 429}, retryIn: 500 * time.Millisecond, sent: true, tries: 2},
-		{name: "429 that says retry after an hour", op: attGet, fault: emulator.Fault{Status: 429}, retryIn: time.Hour, tries: 1},
+		{name: "429 that says retry after an hour", op: attGet, fault: emulator.Fault{Status: 429}, retryIn: time.Hour, tries: 1, kind: "mail_unavailable"},
 		{name: "403 dailyLimitExceeded on attachments.get", op: attGet,
-			fault: emulator.Fault{Status: 403, Reason: "dailyLimitExceeded", Message: "Daily Limit Exceeded"}, tries: 1},
+			fault: emulator.Fault{Status: 403, Reason: "dailyLimitExceeded", Message: "Daily Limit Exceeded"}, tries: 1, kind: "gmail_daily_quota"},
 		{name: "403 dailyLimitExceeded on messages.get", op: msgGet,
-			fault: emulator.Fault{Status: 403, Reason: "dailyLimitExceeded", Message: "Daily Limit Exceeded"}, tries: 1},
+			fault: emulator.Fault{Status: 403, Reason: "dailyLimitExceeded", Message: "Daily Limit Exceeded"}, tries: 1, kind: "gmail_daily_quota"},
+		{name: "403 dailyLimitExceeded on the forwarded message's messages.get", forward: true, op: msgGet,
+			fault: emulator.Fault{Status: 403, Reason: "dailyLimitExceeded", Message: "Daily Limit Exceeded"}, tries: 1, kind: "gmail_daily_quota"},
+		{name: "403 forbidden on messages.get", op: msgGet,
+			fault: emulator.Fault{Status: 403, Reason: "forbidden", Message: "Forbidden"}, tries: 1, kind: "gmail_forbidden"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, compose.Config{})
@@ -305,6 +310,9 @@ func TestGmailReadRateLimitRetried(t *testing.T) {
 			} else {
 				if err == nil {
 					t.Fatal("sent; want the read refused")
+				}
+				if k := refusal.KindOf(err); string(k) != tc.kind {
+					t.Errorf("refusal kind %q (%v); want %q", k, err, tc.kind)
 				}
 				outboxUnchanged(t, before, e.Emu.Stats())
 			}
