@@ -95,7 +95,7 @@ const (
 const (
 	kindUnknownMessage    kind = "unknown_message"     // no such message for this account
 	kindUnknownAttachment kind = "unknown_attachment"  // the message has no attachment of that name
-	kindMailScope         kind = "mail_scope"          // no Gmail read scope granted
+	kindMailScope         kind = "mail_scope"          // no Gmail read scope granted: the tools' kind for the same cause
 	kindMailTooLarge      kind = "mail_too_large"      // a message too large to read whole
 	kindMailUnavailable   kind = "mail_unavailable"    // 5xx, rate limits, a cut download
 	kindMailCorrupt       kind = "mail_corrupt"        // an attachment not as Gmail described it

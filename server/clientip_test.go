@@ -90,7 +90,7 @@ func TestClientIP(t *testing.T) {
 }
 
 func TestConfigRefusesBadTrustedProxies(t *testing.T) {
-	c := Config{Addr: "127.0.0.1:0", Demo: true, MaxConcurrentSends: 1, MaxUploadBytes: 1, TrustedProxies: "10.0.0.0/8,nope"}
+	c := Config{Addr: "127.0.0.1:0", Demo: true, MaxConcurrentSends: 1, MaxSendsPerUser: 1, MaxUploadBytes: 1, TrustedProxies: "10.0.0.0/8,nope"}
 	if err := c.check(); err == nil || !strings.Contains(err.Error(), `"nope" is not an IP address or CIDR range`) {
 		t.Errorf("check = %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/clientfile"
+	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/store"
 	"github.com/drivemail/drivemail/upload"
 )
@@ -132,6 +133,9 @@ func (c Config) check() error {
 		return fmt.Errorf("--max-concurrent-sends is %d: use 1 or more", c.MaxConcurrentSends)
 	case c.MaxSendsPerUser < 0:
 		return fmt.Errorf("--max-sends-per-user is %d: use 1 or more", c.MaxSendsPerUser)
+	case c.sendsPerUser() > c.MaxConcurrentSends:
+		return fmt.Errorf("--max-sends-per-user is %d, above --max-concurrent-sends (%d): use %d or less, or raise --max-concurrent-sends",
+			c.sendsPerUser(), c.MaxConcurrentSends, c.MaxConcurrentSends)
 	case c.SendQueueTimeout < 0 || c.SendQueueTimeout > 0 && c.SendQueueTimeout < time.Second:
 		return fmt.Errorf("--send-queue-timeout is %v: use 1s or more", c.SendQueueTimeout)
 	case c.MaxUploadBytes < 1:
@@ -162,6 +166,15 @@ func (c Config) check() error {
 		return err
 	}
 	return nil
+}
+
+// sendsPerUser is --max-sends-per-user, 0 read as compose's default.
+// (--max-concurrent-sends has no default here: it must be 1 or more.)
+func (c Config) sendsPerUser() int {
+	if c.MaxSendsPerUser == 0 {
+		return compose.DefaultMaxSendsPerUser
+	}
+	return c.MaxSendsPerUser
 }
 
 // concurrentUploads is --max-concurrent-uploads, 0 read as its default.

@@ -40,7 +40,7 @@ func TestBaseURL(t *testing.T) {
 
 func TestConfigCheck(t *testing.T) {
 	good := Config{Addr: "127.0.0.1:0", Secrets: [][]byte{make([]byte, 32)}, GoogleClientID: "id", GoogleClientSecret: "s",
-		MaxConcurrentSends: 1, MaxUploadBytes: 1, ShutdownGrace: 0, LogLevel: "info"}
+		MaxConcurrentSends: 1, MaxSendsPerUser: 1, MaxUploadBytes: 1, ShutdownGrace: 0, LogLevel: "info"}
 	if err := good.check(); err != nil {
 		t.Fatalf("good config refused: %v", err)
 	}
@@ -57,6 +57,11 @@ func TestConfigCheck(t *testing.T) {
 	uploads.MaxConcurrentUploads, uploads.MaxUploadsPerUser = 64, 64
 	if err := uploads.check(); err != nil {
 		t.Fatalf("a per-user upload cap equal to the total refused: %v", err)
+	}
+	sends := good
+	sends.MaxConcurrentSends, sends.MaxSendsPerUser = 8, 8
+	if err := sends.check(); err != nil {
+		t.Fatalf("a per-user send cap equal to the total refused: %v", err)
 	}
 	demo := Config{Addr: "127.0.0.1:0", Demo: true, DemoSeed: "seed", DemoEmulatorAddr: "127.0.0.1:0", MaxConcurrentSends: 8, MaxUploadBytes: 1 << 30, ShutdownGrace: time.Minute, LogLevel: "warn"}
 	if err := demo.check(); err != nil {
@@ -83,6 +88,12 @@ func TestConfigCheck(t *testing.T) {
 		// Only the per-user cap given: the total's default (16) is below it.
 		{func(c *Config) { c.MaxUploadsPerUser = 17 }, "--max-uploads-per-user is 17, above --max-concurrent-uploads (16)"},
 		{func(c *Config) { c.MaxSendsPerUser = -1 }, "--max-sends-per-user is -1: use 1 or more"},
+		{func(c *Config) { c.MaxConcurrentSends, c.MaxSendsPerUser = 2, 3 },
+			"--max-sends-per-user is 3, above --max-concurrent-sends (2): use 2 or less, or raise --max-concurrent-sends"},
+		// The per-user cap left to compose's default (3), above the total.
+		{func(c *Config) { c.MaxConcurrentSends, c.MaxSendsPerUser = 2, 0 }, "--max-sends-per-user is 3, above --max-concurrent-sends (2)"},
+		// The total at serve's default (8), the per-user cap above it.
+		{func(c *Config) { c.MaxConcurrentSends, c.MaxSendsPerUser = 8, 9 }, "--max-sends-per-user is 9, above --max-concurrent-sends (8)"},
 		{func(c *Config) { c.SendQueueTimeout = 999 * time.Millisecond }, "--send-queue-timeout is 999ms: use 1s or more"},
 		{func(c *Config) { c.ShutdownGrace = -time.Second }, "--shutdown-grace is -1s"},
 		{func(c *Config) { c.LogLevel = "loud" }, `--log-level "loud"`},

@@ -24,7 +24,7 @@ const (
 // send_email and create_draft).
 const (
 	kindMailDisabled      refusal.Kind = "mail_disabled"      // a server started without --read-mail
-	kindMailNotGranted    refusal.Kind = "mail_not_granted"   // the user has not granted a Gmail read scope
+	kindMailScope         refusal.Kind = "mail_scope"         // no Gmail read scope granted: compose's kind for the same cause
 	kindBadMessageID      refusal.Kind = "bad_message_id"     // not a Gmail message id
 	kindUnknownMessage    refusal.Kind = "unknown_message"    // no such message for this account
 	kindMailUnavailable   refusal.Kind = "mail_unavailable"   // 5xx, rate limits, a cut download

@@ -153,7 +153,7 @@ func TestMailArgumentsOnlyWhereMailIsRead(t *testing.T) {
 		refusal          string
 	}{
 		{false, true, false, "started without --read-mail"},
-		{true, false, false, "reconnect drivemail"},
+		{true, false, false, "Reconnect drivemail"},
 		{true, true, true, ""},
 	} {
 		h, _, _ := mailHarness(t, tt.enabled, tt.granted)
@@ -267,7 +267,7 @@ func TestSearchMail(t *testing.T) {
 		t.Errorf("a query at the limit: %s", res.text())
 	}
 	r.err = &gmail.Error{Op: "messages.list", Code: 403, Err: gmail.ErrScope}
-	h.mustRefuse("search_mail", `{"query":"x"}`, "reconnect drivemail")
+	h.mustRefuse("search_mail", `{"query":"x"}`, "Reconnect drivemail")
 }
 
 func TestSaveToDrive(t *testing.T) {
@@ -494,4 +494,41 @@ type cutReader struct {
 
 func (c cutReader) OpenAttachment(context.Context, string, gmail.Attachment) (io.ReadCloser, error) {
 	return io.NopCloser(io.MultiReader(strings.NewReader("%P"), errReader{c.cause})), nil
+}
+
+// TestMailScopeIsOneRefusal: a user who has not granted drivemail a Gmail
+// read scope gets one kind in the "tool call" line (compose's, mail_scope)
+// and one thing to do, whether drivemail saw it in their grant (a send or
+// save that names a message) or Gmail refused a read for it (a search).
+func TestMailScopeIsOneRefusal(t *testing.T) {
+	const todo = "Reconnect drivemail (sign in again) and allow reading mail."
+	for _, tt := range []struct {
+		name       string
+		granted    bool
+		tool, args string
+	}{
+		{"reply_to, not granted", false, "send_email", `{"reply_to":"18f3a2b4c5d6e7f8","body_text":"Thanks"}`},
+		{"a Gmail attachment saved, not granted", false, "save_to_drive", `{"message_id":"18f3a2b4c5d6e7f8","attachment":"a.pdf"}`},
+		{"a search Gmail refused for its scope", true, "search_mail", `{"query":"x"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, r, _ := mailHarness(t, true, tt.granted)
+			r.err = &gmail.Error{Op: "messages.list", Code: 403, Err: gmail.ErrScope}
+			h.mustRefuse(tt.tool, tt.args, "Reading Gmail needs permission to read the user's mail", todo)
+			if line := lastToolCall(h); !strings.Contains(line, "outcome=error refusal=mail_scope") {
+				t.Errorf("tool call line %q, want refusal=mail_scope", line)
+			}
+		})
+	}
+}
+
+// lastToolCall is the harness's last "tool call" log line.
+func lastToolCall(h *harness) string {
+	var last string
+	for _, l := range strings.Split(h.logs.String(), "\n") {
+		if strings.Contains(l, `msg="tool call"`) {
+			last = l
+		}
+	}
+	return last
 }

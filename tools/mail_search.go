@@ -162,10 +162,18 @@ func (h *handlers) mayReadMail(ctx context.Context) error {
 			"reply to or forward a message, or take a Gmail attachment. Ask the user for the file or the details instead; or ask whoever runs drivemail to restart it with --read-mail, then reconnect.")
 	}
 	if !canReadMail(ctx) {
-		return refusal.New(kindMailNotGranted, "Reading mail needs permission to read the user's Gmail, which this Google account has not granted to drivemail. "+
-			"Ask the user to reconnect drivemail (sign in again) and allow reading mail on Google's consent page.")
+		return mailScopeRefusal(nil)
 	}
 	return nil
+}
+
+// mailScopeRefusal answers a user who has not granted drivemail a Gmail
+// read scope, whether their grant lacks it or Gmail refused a read for it
+// (cause): one kind and one sentence, compose's for a send (mail_scope),
+// so logs count one cause once and the user is told one thing to do.
+func mailScopeRefusal(cause error) error {
+	return refusal.Wrap(cause, kindMailScope, "Reading Gmail needs permission to read the user's mail, which this Google account has not granted to drivemail. "+
+		"Reconnect drivemail (sign in again) and allow reading mail.")
 }
 
 // mailError words a failed read of the user's mail; id names the
@@ -185,7 +193,7 @@ func mailError(err error, id string) error {
 	case errors.Is(err, gmail.ErrRejected):
 		return refusal.Wrap(err, kindUnknownMessage, "No Gmail message with id %s is visible to this Google account: it does not exist, or it is another account's. Find the message with search_mail and pass its id.", id)
 	case errors.Is(err, gmail.ErrScope):
-		return refusal.Wrap(err, kindMailNotGranted, "This Google account has not given drivemail permission to read mail. Ask the user to reconnect drivemail (sign in again) and allow reading mail.")
+		return mailScopeRefusal(err)
 	case errors.Is(err, gmail.ErrUnauthorized):
 		return refusal.Wrap(err, kindGmailUnauthorized, "Google no longer accepts this account's authorization (it expired or was revoked). Reconnect drivemail (sign in again) to continue.")
 	case errors.Is(err, gmail.ErrRateLimited), errors.Is(err, gmail.ErrUnavailable), errors.Is(err, gmail.ErrStalled):

@@ -75,6 +75,11 @@ func main() {
 	flag.DurationVar(&p.queue, "queue", compose.DefaultSendQueueTimeout, "--send-queue-timeout of the second phase")
 	timeout := flag.Duration("timeout", 10*time.Minute, "the whole run's limit")
 	flag.Parse()
+	if p.perUser > p.slots {
+		// drivemail serve refuses it too: no user could reach the cap.
+		fmt.Fprintf(os.Stderr, "fairbench: -per-user %d is above -slots %d: use %d or less\n", p.perUser, p.slots, p.slots)
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/drivemail/drivemail/bench/internal/benchkit"
+	"github.com/drivemail/drivemail/compose"
 )
 
 // The seeded Drive: each user owns one small file named notes-NNN.dat;
@@ -216,10 +217,14 @@ func startReplicas(ctx context.Context, c config, emulator, store string, count 
 		ln.Close()
 	}
 	secret := benchkit.NewSecret()
+	// drivemail serve refuses a per-user cap above the total; below the
+	// default cap, the total is the cap, as before that check.
+	perUser := min(c.maxSends, compose.DefaultMaxSendsPerUser)
 	var procs []*benchkit.Proc
 	for _, addr := range addrs {
 		p, err := benchkit.StartServer(ctx, benchkit.Server{Binary: c.drivemail, Google: emulator, Store: store, Secret: secret,
-			Addr: addr, Args: []string{"--base-url", "http://" + addrs[0], "--max-concurrent-sends", fmt.Sprint(c.maxSends)}})
+			Addr: addr, Args: []string{"--base-url", "http://" + addrs[0], "--max-concurrent-sends", fmt.Sprint(c.maxSends),
+				"--max-sends-per-user", fmt.Sprint(perUser)}})
 		if err != nil {
 			for _, q := range procs {
 				q.Stop()

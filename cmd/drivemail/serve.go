@@ -72,7 +72,7 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	if err != nil {
 		return cfg, err
 	}
-	fs.IntVar(&cfg.MaxSendsPerUser, "max-sends-per-user", int(perUser), "one user's messages streamed at once, so one user cannot take every slot; more wait their turn [DRIVEMAIL_MAX_SENDS_PER_USER]")
+	fs.IntVar(&cfg.MaxSendsPerUser, "max-sends-per-user", int(perUser), "one user's messages streamed at once, so one user cannot take every slot; more wait their turn; at most --max-concurrent-sends [DRIVEMAIL_MAX_SENDS_PER_USER]")
 	queue, err := envDuration(getenv, "DRIVEMAIL_SEND_QUEUE_TIMEOUT", compose.DefaultSendQueueTimeout)
 	if err != nil {
 		return cfg, err

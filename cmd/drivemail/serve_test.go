@@ -269,10 +269,18 @@ func TestServeRefusesWhatCannotWork(t *testing.T) {
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--demo-wan", "google"}, "--demo-wan shapes --demo's emulator only"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--log-level", "loud"}, "--log-level"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--trusted-proxies", "10.0.0.0/33"}, `--trusted-proxies: "10.0.0.0/33" is not an IP address or CIDR range`},
+		// One side of the send slots given, the other at its default: the
+		// per-user cap (3 by default) above the total (8 by default).
+		{[]string{"--demo", "--max-concurrent-sends", "2"}, "--max-sends-per-user is 3, above --max-concurrent-sends (2): use 2 or less"},
+		{[]string{"--demo", "--max-sends-per-user", "9"}, "--max-sends-per-user is 9, above --max-concurrent-sends (8)"},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0"}, c.args...), env(nil), &stdout, &stderr)
+		// A server that starts after all serves until ctx ends: the case
+		// fails (no error) rather than hanging the test.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, c.args...), env(nil), &stdout, &stderr)
+		cancel()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: err = %v, want %q", c.args, err, c.want)
 		}
