@@ -148,6 +148,28 @@ func TestServeUploadSlots(t *testing.T) {
 	}
 }
 
+// TestServeSlotDefaultsFollowTheTotal: a per-user cap left to its
+// default is at most the total, so lowering the total alone starts; one
+// given (flag or environment) is kept, for server.Config to judge.
+func TestServeSlotDefaultsFollowTheTotal(t *testing.T) {
+	for _, c := range []struct {
+		args                  []string
+		env                   map[string]string
+		sendsUser, uploadUser int
+	}{
+		{nil, nil, 3, 4},
+		{[]string{"--max-concurrent-sends", "2", "--max-concurrent-uploads", "1"}, nil, 2, 1},
+		{nil, map[string]string{"DRIVEMAIL_MAX_CONCURRENT_SENDS": "1", "DRIVEMAIL_MAX_CONCURRENT_UPLOADS": "3"}, 1, 3},
+		{[]string{"--max-concurrent-sends", "2", "--max-sends-per-user", "3"}, nil, 3, 4},
+		{[]string{"--max-concurrent-uploads", "2"}, map[string]string{"DRIVEMAIL_MAX_UPLOADS_PER_USER": "4"}, 3, 4},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.MaxSendsPerUser != c.sendsUser || cfg.MaxUploadsPerUser != c.uploadUser {
+			t.Errorf("%v %v: %d sends and %d uploads per user (%v); want %d, %d", c.args, c.env, cfg.MaxSendsPerUser, cfg.MaxUploadsPerUser, err, c.sendsUser, c.uploadUser)
+		}
+	}
+}
+
 // --read-mail (DRIVEMAIL_READ_MAIL) is off unless asked for: it adds a
 // restricted Google scope to every sign-in.
 func TestServeReadMail(t *testing.T) {

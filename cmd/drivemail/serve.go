@@ -62,7 +62,7 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	if err != nil {
 		return cfg, err
 	}
-	fs.IntVar(&cfg.MaxUploadsPerUser, "max-uploads-per-user", int(uploadsPerUser), "one user's uploads streamed at once, so one user cannot take every upload slot; past it the user's upload is refused at once with 429 and nothing is stored; at most --max-concurrent-uploads [DRIVEMAIL_MAX_UPLOADS_PER_USER]")
+	fs.IntVar(&cfg.MaxUploadsPerUser, "max-uploads-per-user", int(uploadsPerUser), "one user's uploads streamed at once, so one user cannot take every upload slot; past it the user's upload is refused at once with 429 and nothing is stored; at most --max-concurrent-uploads, and left unset it follows a lower one [DRIVEMAIL_MAX_UPLOADS_PER_USER]")
 	sends, err := envInt64(getenv, "DRIVEMAIL_MAX_CONCURRENT_SENDS", 8)
 	if err != nil {
 		return cfg, err
@@ -72,7 +72,7 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	if err != nil {
 		return cfg, err
 	}
-	fs.IntVar(&cfg.MaxSendsPerUser, "max-sends-per-user", int(perUser), "one user's messages streamed at once, so one user cannot take every slot; more wait their turn; at most --max-concurrent-sends [DRIVEMAIL_MAX_SENDS_PER_USER]")
+	fs.IntVar(&cfg.MaxSendsPerUser, "max-sends-per-user", int(perUser), "one user's messages streamed at once, so one user cannot take every slot; more wait their turn; at most --max-concurrent-sends, and left unset it follows a lower one [DRIVEMAIL_MAX_SENDS_PER_USER]")
 	queue, err := envDuration(getenv, "DRIVEMAIL_SEND_QUEUE_TIMEOUT", compose.DefaultSendQueueTimeout)
 	if err != nil {
 		return cfg, err
@@ -109,6 +109,17 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", envString(getenv, "DRIVEMAIL_TRUSTED_PROXIES", ""), "your reverse proxies' addresses, comma-separated CIDRs or IPs (10.0.0.0/8,192.168.1.10): from them, the client is the last X-Forwarded-For address not in the list, for per-address rate limits and logs [DRIVEMAIL_TRUSTED_PROXIES]")
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
+	}
+	// A per-user cap left to its default follows a total set lower, so
+	// --max-concurrent-sends 2 alone starts; one given above its total is
+	// refused by server.Config's check.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["max-sends-per-user"] && getenv("DRIVEMAIL_MAX_SENDS_PER_USER") == "" {
+		cfg.MaxSendsPerUser = max(1, min(cfg.MaxSendsPerUser, cfg.MaxConcurrentSends))
+	}
+	if !given["max-uploads-per-user"] && getenv("DRIVEMAIL_MAX_UPLOADS_PER_USER") == "" {
+		cfg.MaxUploadsPerUser = max(1, min(cfg.MaxUploadsPerUser, cfg.MaxConcurrentUploads))
 	}
 	// In server.Config a zero takes compose's or upload's default; given here, it is a mistake.
 	if cfg.MaxSendsPerUser < 1 {
