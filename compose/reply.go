@@ -65,11 +65,7 @@ func replyTo(ctx context.Context, l *mailLookup, req Request, from string, draft
 	if len(refs) == 0 {
 		refs = msgIDs(m.InReplyTo)
 	}
-	refs = append(refs, m.MessageID)
-	if len(refs) > MaxReferenceEntries {
-		refs = append(refs[:1], refs[len(refs)-MaxReferenceEntries+1:]...)
-	}
-	req.References = refs
+	req.References = firstAndLatest(append(refs, m.MessageID))
 	if strings.TrimSpace(req.Subject) == "" {
 		req.Subject = prefixed("Re: ", m.Subject, "re:")
 	}

@@ -185,11 +185,19 @@ func answerLatest(req Request, msgs []gmail.Message, draft bool) (Request, error
 			"Leave thread_id out to start a new conversation.", req.ThreadID, nothing(draft))
 	}
 	slices.Reverse(ids)
-	if len(ids) > MaxReferenceEntries {
-		ids = append(ids[:1], ids[len(ids)-MaxReferenceEntries+1:]...)
-	}
+	ids = firstAndLatest(ids)
 	req.InReplyTo, req.References = ids[len(ids)-1], ids
 	return req, nil
+}
+
+// firstAndLatest is a conversation's Message-IDs, oldest first, cut to
+// MaxReferenceEntries as RFC 5322 §3.6.4 suggests trimming References:
+// the first, which names the conversation, and the latest.
+func firstAndLatest(ids []string) []string {
+	if len(ids) <= MaxReferenceEntries {
+		return ids
+	}
+	return append(ids[:1:1], ids[len(ids)-MaxReferenceEntries+1:]...)
 }
 
 // answerableID is m's Message-ID when a reply may name it, else "": m

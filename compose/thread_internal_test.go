@@ -166,3 +166,26 @@ func TestAnswerableIDsPassMimemsg(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstAndLatestAtTheEdge: MaxReferenceEntries ids stay as they are;
+// one more drops the second, keeping the first and the latest.
+func TestFirstAndLatestAtTheEdge(t *testing.T) {
+	ids := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("<%d@example.org>", i)
+		}
+		return out
+	}
+	for _, n := range []int{1, MaxReferenceEntries, MaxReferenceEntries + 1, 3 * MaxReferenceEntries} {
+		in := ids(n)
+		got := firstAndLatest(slices.Clone(in))
+		want := in
+		if n > MaxReferenceEntries {
+			want = append([]string{in[0]}, in[n-MaxReferenceEntries+1:]...)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%d ids: got %d, first %q last %q; want %d, first %q last %q", n, len(got), got[0], got[len(got)-1], len(want), want[0], want[len(want)-1])
+		}
+	}
+}
