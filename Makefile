@@ -30,7 +30,8 @@ e2e: build
 bench: build
 	./bench/run
 
-## lint: goimports (gofmt, and imports grouped stdlib, third party, this module), go vet,
+## lint: no tracked file over 1 MiB outside a testdata/ folder (build output stays out of git),
+## goimports (gofmt, and imports grouped stdlib, third party, this module), go vet,
 ## staticcheck (staticcheck.conf), and errcheck on product code (errcheck_excludes.txt says
 ## what it lets pass and why). The linters are pinned in lint.mod, apart from go.mod so they
 ## never move the product's dependencies; `go tool` fetches them through the module proxy on
@@ -39,6 +40,9 @@ bench: build
 LINT     := $(GO) tool -modfile=lint.mod
 GOFILES   = $$(find . -name '*.go' -not -path './.git/*' -not -path '*/node_modules/*')
 lint:
+	@big=$$(git ls-files -z 2>/dev/null | xargs -0 -r stat -c '%s %n' 2>/dev/null | \
+		awk '$$1 > 1048576 && $$2 !~ /(^|\/)testdata\//'); \
+	if [ -n "$$big" ]; then echo "tracked files over 1 MiB outside testdata/ (build output? git rm --cached it and ignore it):"; echo "$$big"; exit 1; fi
 	@out=$$($(LINT) goimports -local github.com/drivemail/drivemail -l $(GOFILES)) || exit 1; \
 	if [ -n "$$out" ]; then echo "goimports would change (make fmt rewrites them):"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
