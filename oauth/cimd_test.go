@@ -62,5 +62,5 @@ func TestMetadataDocumentClients(t *testing.T) {
 	strict := newHarness(t, options{})
 	a = strict.newAuthRequest(srv.URL + "/good.json")
 	a.redirectURI = "http://127.0.0.1:9999/cb"
-	assertErrorPage(t, newBrowser(t).get(a.url(strict.base)), http.StatusBadRequest, "loopback")
+	assertErrorPage(t, newBrowser(t).get(a.url(strict.base)), http.StatusBadRequest, "does not resolve to a public address")
 }

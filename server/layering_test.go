@@ -18,7 +18,7 @@ var layers = map[string][]string{
 	"cmd/drivemail": {"server", "clientfile", "compose", "oauth", "emulator"},
 	"server": {"tools", "clientfile", "compose", "upload", "drive", "gmail", "oauth", "oauth/googleauth", "oauth/keyring",
 		"store", "store/backend", "emulator", "emulator/demoseed",
-		"internal/google", "internal/identity", "internal/metrics", "internal/refusal"},
+		"internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial"},
 	"tools":   {"compose", "upload", "drive", "gmail", "exportfmt", "handle", "internal/identity", "internal/ignorable", "internal/redact", "internal/refusal"},
 	"upload":  {"clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/identity", "internal/refusal"},
 	"compose": {"drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/identity", "internal/redact", "internal/refusal"},
