@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"strconv"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -86,7 +85,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		fail("The request's state is longer than 1024 characters.")
 		return
 	case q.Get("response_type") != "code":
-		fail("The request asks for response_type " + strconv.Quote(clip(q.Get("response_type"))) + "; drivemail offers only the authorization code flow (response_type=code).")
+		fail("The request asks for a response_type other than code; drivemail offers only the authorization code flow (response_type=code).")
 		return
 	case q.Get("code_challenge") == "" && q.Get("code_challenge_method") == "":
 		fail("The request has no PKCE challenge: drivemail needs code_challenge and code_challenge_method=S256.")
@@ -102,7 +101,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	// default), and this server has one resource to pick.
 	if res := q.Get("resource"); res != "" {
 		if _, ok := s.resourceFor(res); !ok {
-			fail("The request names the resource " + strconv.Quote(clip(res)) + "; this server issues tokens only for " + s.resource + ".")
+			// The value stays off the page: drivemail's origin must not
+			// show a stranger's words.
+			fail("The request names another resource; this server issues tokens only for " + s.resource + ".")
 			return
 		}
 	}
