@@ -1,8 +1,10 @@
 # syntax=docker/dockerfile:1
 # drivemail: a static binary on a distroless base, running as a non-root user.
 #   docker build -t drivemail --build-arg VERSION=$(git describe --tags --always) .
-#   docker run --rm -p 8080:8080 drivemail serve --demo     (try it: use the printed DEMO_TOKEN;
-#     the emulator's pages stay inside the container, so run `make demo` for the OAuth flow)
+#   docker run --rm -p 127.0.0.1:8080:8080 drivemail serve --demo --demo-public
+#     (try it: use the printed DEMO_TOKEN; --demo-public because the container listens on
+#     0.0.0.0, which a demo refuses without it; the emulator's pages stay inside the
+#     container, so run `make demo` for the OAuth flow)
 # Deploying: docs/deployment.md (deploy/compose.yaml runs two replicas on PostgreSQL
 # behind Caddy).
 

@@ -312,7 +312,7 @@ func requestError(err error) error {
 	}
 	var ae *safedial.AddressError
 	if errors.As(err, &ae) {
-		return &Error{Kind: PrivateAddress, detail: ae.Reason}
+		return &Error{Kind: PrivateAddress} // which block it is, the policy's log says
 	}
 	if errors.Is(err, safedial.ErrNoAddress) {
 		return &Error{Kind: Unavailable, detail: "the host does not resolve", err: err}

@@ -29,8 +29,9 @@ var authorizeParams = []string{"client_id", "redirect_uri", "state", "response_t
 var s256Challenge = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
 // authorize validates an authorization request and shows the consent page.
-// Until the client and its redirect URI are known good, errors are a page;
-// after, they go back to the client as error= redirects (RFC 6749 §4.1.2.1).
+// Every error is a page: before the client and its redirect URI are known
+// (RFC 6749 §4.1.2.1), and after, because the user has not yet seen the
+// consent page (RFC 9700 §4.11.2).
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if !s.underLimit(w, r, "authorize", s.cfg.AuthorizeLimit) {
@@ -67,33 +68,42 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// From here the redirect URI is trusted: errors go back to the client.
-	state := q.Get("state")
-	fail := func(code, description string) {
-		s.redirectError(w, r, redirectURI, state, code, description)
+	// The redirect URI is the client's, but the client may be anyone's:
+	// registration is open. Until the user has seen this client's consent
+	// page, nothing goes to that URI, or drivemail's origin would bounce a
+	// browser to any address a stranger registered, with a request made
+	// to fail on purpose (RFC 9700 §4.11.2). Errors are a page that names
+	// the client and where it asked to go; only Deny, on the consent page,
+	// goes back to the client (consent).
+	fail := func(message string) {
+		s.requestErrorPage(w, r, http.StatusBadRequest, c, redirectURI, message,
+			"The application sent a request drivemail does not accept, so it stopped here. This is for the application's developer to fix.")
 	}
+	state := q.Get("state")
 	switch {
 	case len(state) > maxStateLen:
-		s.redirectError(w, r, redirectURI, "", "invalid_request", "state is longer than 1024 characters.")
+		fail("The request's state is longer than 1024 characters.")
 		return
 	case q.Get("response_type") != "code":
-		fail("unsupported_response_type", "Use response_type=code (the authorization code flow).")
+		fail("The request asks for a response_type other than code; drivemail offers only the authorization code flow (response_type=code).")
 		return
 	case q.Get("code_challenge") == "" && q.Get("code_challenge_method") == "":
-		fail("invalid_request", "PKCE is required: send code_challenge and code_challenge_method=S256.")
+		fail("The request has no PKCE challenge: drivemail needs code_challenge and code_challenge_method=S256.")
 		return
 	case q.Get("code_challenge_method") != "S256":
-		fail("invalid_request", "Only the S256 PKCE method is accepted (not plain): send code_challenge_method=S256.")
+		fail("The request's PKCE method is not S256 (plain is not accepted): drivemail needs code_challenge_method=S256.")
 		return
 	case !s256Challenge.MatchString(q.Get("code_challenge")):
-		fail("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the code verifier.")
+		fail("The request's code_challenge is not the 43-character base64url SHA-256 of a code verifier.")
 		return
 	}
 	// resource is optional (RFC 8707 §2: without it the server picks its
 	// default), and this server has one resource to pick.
 	if res := q.Get("resource"); res != "" {
 		if _, ok := s.resourceFor(res); !ok {
-			fail("invalid_target", "This server issues tokens only for the resource "+s.resource+".")
+			// The value stays off the page: drivemail's origin must not
+			// show a stranger's words.
+			fail("The request names another resource; this server issues tokens only for " + s.resource + ".")
 			return
 		}
 	}
@@ -113,7 +123,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		s.logger.ErrorContext(ctx, "store authorization request", "err", err)
-		fail("server_error", "The authorization could not be started; try again.")
+		s.requestErrorPage(w, r, http.StatusInternalServerError, c, redirectURI, "drivemail could not start this authorization.", "Try again in a moment.")
 		return
 	}
 	s.consentPage(w, r, c, redirectURI, id, csrf)
@@ -278,20 +288,4 @@ func formActionSource(redirectURI string) string {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host
-}
-
-// redirectTarget names, on the consent page, where the code will go: the
-// host of a web or loopback address, or the app's own scheme.
-func redirectTarget(redirectURI string) string {
-	u, err := url.Parse(redirectURI)
-	if err != nil {
-		return ""
-	}
-	switch {
-	case u.Scheme == "https" || u.Scheme == "http":
-		return u.Host
-	case u.Host != "":
-		return u.Scheme + "://" + u.Host
-	}
-	return "the app that opens " + u.Scheme + ": links"
 }

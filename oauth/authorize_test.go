@@ -1,6 +1,7 @@
 package oauth_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/oauth/googleauth"
+	"github.com/drivemail/drivemail/store"
 )
 
 // assertPageHeaders checks a page cannot be framed and runs no script.
@@ -86,46 +88,94 @@ func TestAuthorizeRefusalsBeforeTheRedirectIsTrusted(t *testing.T) {
 	}
 }
 
-func TestAuthorizeRefusalsRedirectedToTheClient(t *testing.T) {
+// TestAuthorizeErrorsAreShownNotRedirected: anyone can register a client
+// with any https redirect URI, so a request made to fail on purpose must
+// not turn drivemail's origin into a bouncer to it (RFC 9700 §4.11.2).
+// Until the user has seen the consent page, every error is a page that
+// names the client and where it asked to go; the browser stays here.
+func TestAuthorizeErrorsAreShownNotRedirected(t *testing.T) {
 	h := newHarness(t, options{})
-	clientID := h.publicClient()
+	const phish = "https://evil.example/phish"
+	targets := map[string]string{ // each redirect URI, and where the page says it leads
+		phish: "https://evil.example", "http://127.0.0.1/callback": "http://127.0.0.1",
+		"com.example.app:/cb": "com.example.app:", "cursor://anysphere.cursor-mcp/oauth/callback": "cursor://anysphere.cursor-mcp",
+	}
+	var redirects []string
+	for r := range targets {
+		redirects = append(redirects, r)
+	}
+	status, out := h.register(map[string]any{"client_name": "Mail Helper", "redirect_uris": redirects, "token_endpoint_auth_method": "none"})
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, out)
+	}
+	clientID := str(out, "client_id")
 	long := strings.Repeat("s", 1025)
 	tests := []struct {
 		name   string
 		change func(*authRequest)
-		error  string
 		says   string
 	}{
-		{"missing PKCE", func(a *authRequest) { a.method = "" }, "invalid_request", "PKCE is required"},
-		{"plain PKCE", func(a *authRequest) { a.method = "plain" }, "invalid_request", "not plain"},
-		{"malformed challenge", func(a *authRequest) { a.extra = url.Values{"code_challenge": {"too-short"}} }, "invalid_request", "43-character"},
-		{"implicit flow", func(a *authRequest) { a.extra = url.Values{"response_type": {"token"}} }, "unsupported_response_type", "response_type=code"},
-		{"wrong resource", func(a *authRequest) { a.resource = "https://other.example/mcp" }, "invalid_target", "only for the resource"},
-		{"another path of this server", func(a *authRequest) { a.resource = h.base + "/upload" }, "invalid_target", "only for the resource"},
-		{"state too long", func(a *authRequest) { a.state = long }, "invalid_request", "state is longer"},
+		{"missing PKCE", func(a *authRequest) { a.method = "" }, "no PKCE challenge"},
+		{"plain PKCE", func(a *authRequest) { a.method = "plain" }, "plain is not accepted"},
+		{"malformed challenge", func(a *authRequest) { a.extra = url.Values{"code_challenge": {"too-short"}} }, "43-character"},
+		{"implicit flow", func(a *authRequest) { a.extra = url.Values{"response_type": {"token"}} }, "response_type=code"},
+		{"no response_type", func(a *authRequest) { a.extra = url.Values{"response_type": nil} }, "response_type=code"},
+		{"foreign resource", func(a *authRequest) { a.resource = "https://other.example/mcp" }, "issues tokens only for"},
+		{"another path of this server", func(a *authRequest) { a.resource = h.base + "/upload" }, "issues tokens only for"},
+		{"state too long", func(a *authRequest) { a.state = long }, "longer than 1024"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			a := h.newAuthRequest(clientID)
-			tc.change(&a)
-			p := newBrowser(t).get(a.url(h.base))
-			if p.status != http.StatusSeeOther || p.location == nil {
-				t.Fatalf("got %d, want a redirect to the client: %.300s", p.status, p.body)
-			}
-			q := p.location.Query()
-			if !strings.HasPrefix(p.location.String(), a.redirectURI) || q.Get("error") != tc.error ||
-				!strings.Contains(q.Get("error_description"), tc.says) || q.Get("iss") != h.base {
-				t.Fatalf("redirect %s: want error=%s saying %q", p.location, tc.error, tc.says)
-			}
-			if tc.name != "state too long" && q.Get("state") != a.state {
-				t.Fatalf("state %q not echoed", q.Get("state"))
-			}
-		})
+	for redirect, target := range targets {
+		for _, tc := range tests {
+			t.Run(redirect+" "+tc.name, func(t *testing.T) {
+				a := h.newAuthRequest(clientID)
+				a.redirectURI = redirect
+				tc.change(&a)
+				p := newBrowser(t).get(a.url(h.base))
+				assertErrorPage(t, p, http.StatusBadRequest, tc.says)
+				if !strings.Contains(p.body, `id="client-name">Mail Helper<`) || !strings.Contains(p.body, `id="redirect-target">`+target+`<`) {
+					t.Errorf("the page does not name the client and %s: %.900s", target, p.body)
+				}
+				if strings.Contains(p.body, "href=") {
+					t.Error("the page links to the redirect URI")
+				}
+			})
+		}
+	}
+	// Parameters drivemail ignores are no error, so they lead to the
+	// consent page (the first thing the user sees), never to a redirect:
+	// a scope it has never heard of, prompt=none.
+	for _, extra := range []url.Values{{"scope": {"admin:everything openid"}}, {"prompt": {"none"}}} {
+		a := h.newAuthRequest(clientID)
+		a.redirectURI = phish
+		a.extra = extra
+		consentForm(t, newBrowser(t).get(a.url(h.base)))
 	}
 	// At the edges: 1024 characters of state and offline_access are fine.
 	a := h.newAuthRequest(clientID)
 	a.state, a.scope = strings.Repeat("s", 1024), "drivemail offline_access"
 	consentForm(t, newBrowser(t).get(a.url(h.base)))
+}
+
+// TestDenyGoesBackToTheClient: once the user has seen the consent page
+// and pressed Deny, the client hears it, as RFC 6749 §4.1.2.1 says.
+func TestDenyGoesBackToTheClient(t *testing.T) {
+	h := newHarness(t, options{})
+	status, out := h.register(map[string]any{"client_name": "Mail Helper", "redirect_uris": []string{"https://app.example/cb"}, "token_endpoint_auth_method": "none"})
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, out)
+	}
+	a := h.newAuthRequest(str(out, "client_id"))
+	a.redirectURI = "https://app.example/cb"
+	b := newBrowser(t)
+	form := consentForm(t, b.get(a.url(h.base)))
+	form.Set("decision", "deny")
+	p := b.post(h.base+"/oauth/authorize", form)
+	if p.status != http.StatusSeeOther || p.location == nil || !strings.HasPrefix(p.location.String(), "https://app.example/cb?") {
+		t.Fatalf("deny: %d %v, want a redirect to the client", p.status, p.location)
+	}
+	if q := p.location.Query(); q.Get("error") != "access_denied" || q.Get("state") != a.state || q.Get("iss") != h.base {
+		t.Fatalf("deny redirect %s", p.location)
+	}
 }
 
 func TestConsentPage(t *testing.T) {
@@ -134,7 +184,7 @@ func TestConsentPage(t *testing.T) {
 	p := newBrowser(t).get(a.url(h.base))
 	consentForm(t, p)
 	assertPageHeaders(t, p)
-	for _, want := range []string{"Test Client", "127.0.0.1:49152", "Send email as you", "Create Gmail drafts", "cannot verify this name"} {
+	for _, want := range []string{"Test Client", `id="redirect-target">http://127.0.0.1:49152<`, "An application on this computer", "Send email as you", "Create Gmail drafts", "cannot verify this name"} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("consent page does not show %q", want)
 		}
@@ -164,6 +214,81 @@ func TestConsentPage(t *testing.T) {
 	consentForm(t, p)
 	if c := p.header.Get("Set-Cookie"); !strings.HasPrefix(c, "__Host-drivemail-consent=") || !strings.Contains(c, "Secure") || strings.Contains(c, "Domain=") {
 		t.Errorf("https Set-Cookie %q: want a Secure __Host- cookie without Domain", c)
+	}
+}
+
+// TestConsentPageShowsWhereTheCodeGoes: the destination is its scheme and
+// host, in its own box, with what kind of place it is.
+func TestConsentPageShowsWhereTheCodeGoes(t *testing.T) {
+	h := newHarness(t, options{})
+	uris := map[string][2]string{
+		"https://app.example:8443/oauth/cb?x=1":         {"https://app.example:8443", "A website"},
+		"http://[::1]:7777/cb":                          {"http://[::1]:7777", "An application on this computer"},
+		"cursor://anysphere.cursor-mcp/oauth/callback":  {"cursor://anysphere.cursor-mcp", "opens cursor: links"},
+		"vscode://saoudrizwan.claude-dev/mcp-auth/x":    {"vscode://saoudrizwan.claude-dev", "opens vscode: links"},
+		"com.example.app:/oauth2redirect/drivemail":     {"com.example.app:", "opens com.example.app: links"},
+		"io.github.someone.app://callback/path?state=1": {"io.github.someone.app://callback", "opens io.github.someone.app: links"},
+	}
+	for uri, want := range uris {
+		status, out := h.register(map[string]any{"client_name": "App", "redirect_uris": []string{uri}, "token_endpoint_auth_method": "none"})
+		if status != http.StatusCreated {
+			t.Fatalf("register %s: %d %v", uri, status, out)
+		}
+		a := h.newAuthRequest(str(out, "client_id"))
+		a.redirectURI = uri
+		p := newBrowser(t).get(a.url(h.base))
+		consentForm(t, p)
+		if !strings.Contains(p.body, `<div class="dest">`) || !strings.Contains(p.body, `id="redirect-target">`+want[0]+`<`) || !strings.Contains(p.body, want[1]) {
+			t.Errorf("%s: the consent page does not show %s (%s) as where the code goes", uri, want[0], want[1])
+		}
+	}
+}
+
+// TestConsentPageNeutralisesTheName: a name that registration would now
+// refuse (stored before it did) is shown with its hidden characters
+// written out, and a name mixing alphabets gets a warning.
+func TestConsentPageNeutralisesTheName(t *testing.T) {
+	h := newHarness(t, options{})
+	for name, want := range map[string]string{
+		"Claude\u202eedoC":     `Claude\u202eedoC`,
+		"Cla\u200bude\u200d":   `Cla\u200bude\u200d`,
+		"Hello\ufe00\ufe0f":    `Hello\ufe00\ufe0f`,
+		"Claude\U000E0041":     `Claude\U000e0041`,
+		"\u3164":               `\u3164`,
+		"Approve\nthis":        `Approve\u000athis`,
+		"Plain name (v2) — ok": "Plain name (v2) — ok",
+	} {
+		id := "dmc_stored" + randomish()
+		if err := h.store.CreateClient(t.Context(), store.Client{ID: id, Name: name, RedirectURIs: []string{"https://app.example/cb"},
+			GrantTypes: []string{"authorization_code"}, AuthMethod: "none", CreatedAt: h.clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		a := h.newAuthRequest(id)
+		a.redirectURI = "https://app.example/cb"
+		p := newBrowser(t).get(a.url(h.base))
+		consentForm(t, p)
+		if !strings.Contains(p.body, `id="client-name">`+html.EscapeString(want)+`<`) {
+			t.Errorf("name %q: the page does not show %s", name, want)
+		}
+		for _, r := range name {
+			if r > 0x7f && !strings.ContainsRune(want, r) && strings.ContainsRune(p.body, r) {
+				t.Errorf("name %q: %U reached the page raw", name, r)
+			}
+		}
+	}
+	for name, scripts := range map[string]string{"\u0421laude": "Cyrillic, Latin", "G\u043e\u043egle": "Cyrillic, Latin", "Claude": "",
+		"日本語クライアント": "", "Claude デスクトップ": "", "Ελληνικά Claude": "Greek, Latin", "\u0391pple": "Greek, Latin"} {
+		status, out := h.register(map[string]any{"client_name": name, "redirect_uris": []string{"https://app.example/cb"}, "token_endpoint_auth_method": "none"})
+		if status != http.StatusCreated {
+			t.Fatalf("register %q: %d %v", name, status, out)
+		}
+		a := h.newAuthRequest(str(out, "client_id"))
+		a.redirectURI = "https://app.example/cb"
+		p := newBrowser(t).get(a.url(h.base))
+		warned := strings.Contains(p.body, `id="mixed-scripts"`)
+		if warned != (scripts != "") || scripts != "" && !strings.Contains(p.body, "("+scripts+")") {
+			t.Errorf("name %q: mixed-script warning %v, want one naming %q", name, warned, scripts)
+		}
 	}
 }
 

@@ -17,6 +17,8 @@ func TestMetadataDocumentClients(t *testing.T) {
 		"/http.json":     {"redirect_uris": []string{"http://app.example/cb"}},
 		"/secret.json":   {"redirect_uris": []string{"https://app.example/cb"}, "token_endpoint_auth_method": "client_secret_basic"},
 		"/impostor.json": {"client_id": "https://claude.ai/oauth/client.json", "redirect_uris": []string{"https://app.example/cb"}},
+		"/msdt.json":     {"redirect_uris": []string{"https://app.example/cb", "ms-msdt:/id PCWDiagnostic /skip force"}},
+		"/override.json": {"client_name": "Claude\u202eedoC", "redirect_uris": []string{"https://app.example/cb"}},
 	}
 	var srv *httptest.Server
 	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,6 +50,8 @@ func TestMetadataDocumentClients(t *testing.T) {
 		"/http.json":     "non-loopback",
 		"/secret.json":   "must use none",
 		"/impostor.json": "must be exactly its own URL",
+		"/msdt.json":     `the scheme &#34;ms-msdt&#34;, which drivemail does not send codes to`,
+		"/override.json": "202E, a character that does not show as itself",
 		"/missing.json":  "404",
 	} {
 		a := h.newAuthRequest(srv.URL + path)
@@ -58,5 +62,5 @@ func TestMetadataDocumentClients(t *testing.T) {
 	strict := newHarness(t, options{})
 	a = strict.newAuthRequest(srv.URL + "/good.json")
 	a.redirectURI = "http://127.0.0.1:9999/cb"
-	assertErrorPage(t, newBrowser(t).get(a.url(strict.base)), http.StatusBadRequest, "loopback")
+	assertErrorPage(t, newBrowser(t).get(a.url(strict.base)), http.StatusBadRequest, "does not resolve to a public address")
 }

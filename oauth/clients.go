@@ -156,8 +156,14 @@ func (m *registration) validate() error {
 	if utf8.RuneCountInString(m.ClientName) > maxClientNameLen {
 		return badMetadata("client_name is longer than %d characters", maxClientNameLen)
 	}
-	if strings.IndexFunc(m.ClientName, unicode.IsControl) >= 0 || !utf8.ValidString(m.ClientName) {
-		return badMetadata("client_name contains control characters or invalid UTF-8")
+	if !utf8.ValidString(m.ClientName) {
+		return badMetadata("client_name is not valid UTF-8")
+	}
+	// The consent page shows the name to the user deciding whom to trust:
+	// a character that is invisible or reorders text (U+202E, zero-width
+	// joiners, variation selectors) has no honest use there.
+	if r, hidden := hiddenRune(strings.TrimSpace(m.ClientName)); hidden {
+		return badMetadata("client_name contains %U, a character that does not show as itself (a control, an invisible or a text-reordering character); use a name of visible characters", r)
 	}
 	m.ClientName = strings.TrimSpace(m.ClientName)
 	grants, err := supportedGrants(m.GrantTypes)
@@ -207,8 +213,8 @@ func supportedGrants(asked []string) ([]string, error) {
 
 // checkRedirectURI accepts https URLs; http URLs on a loopback host
 // (native apps such as Claude Code listen on http://localhost:PORT); and
-// private-use URI schemes of native apps (RFC 8252 §7.1: cursor://…,
-// vscode://…, com.example.app:/cb). Hosts must be syntactically valid.
+// private-use URI schemes of native apps (checkPrivateUseURI). Everything
+// else is refused. Hosts must be syntactically valid.
 func checkRedirectURI(raw string) error {
 	if len(raw) > maxRedirectURILen {
 		return badRedirect("a redirect URI is longer than %d characters", maxRedirectURILen)
@@ -287,35 +293,62 @@ func dnsName(host string) bool {
 	return true
 }
 
-// notPrivateUse are URI schemes that are not a native app's own: they run
-// script or read local data in a browser, or hand the code to some other
-// program or network service.
-var notPrivateUse = []string{
-	"javascript", "vbscript", "data", "file", "blob", "about", "filesystem", "view-source",
-	"ftp", "ws", "wss", "mailto", "tel", "sms", "news", "nntp", "ldap", "gopher", "telnet",
-	"intent", "content", "chrome", "edge", "resource", "jar",
+// appSchemes are the private-use schemes without a period that drivemail
+// accepts, because real clients register them. RFC 8252 §8.4 says a
+// scheme without one SHOULD be refused: it names no domain, so any
+// program may claim it, and a browser hands it to whichever did (smb:,
+// ms-msdt:, itms-services: and the like run other programs with the
+// URI). Each exception is a VS Code-family editor's own URL scheme, which
+// that editor claims, with the evidence that clients register it.
+var appSchemes = map[string]string{
+	// Cursor's own MCP client, per its MCP documentation (the static
+	// OAuth section): cursor://anysphere.cursor-mcp/oauth/callback.
+	"cursor": "Cursor",
+	// Extensions that sign in to MCP servers build their callback from
+	// the editor's URL scheme (vscode.env.uriScheme): Cline registers
+	// vscode://saoudrizwan.claude-dev/mcp-auth/callback/<hash>, Coder's
+	// extension vscode://coder.coder-remote/… by dynamic registration.
+	"vscode": "Visual Studio Code",
+	// The same extensions in VS Code Insiders, whose scheme this is.
+	"vscode-insiders": "Visual Studio Code Insiders",
+	// The same extensions in Windsurf, whose scheme this is; Windsurf's
+	// own client is replayed with windsurf://codeium.windsurf/oauth/callback.
+	"windsurf": "Windsurf",
 }
 
-// checkPrivateUseURI accepts a native app's private-use redirect URI (RFC
-// 8252 §7.1). The RFC asks for a reverse domain name as the scheme
-// (com.example.app:/cb); real clients use a product name with the domain
-// in the host (cursor://anysphere.cursor-mcp/oauth/callback, vscode://…,
-// windsurf://…), so both forms pass, as long as the scheme is one only an
-// app would claim and any host is a valid name. PKCE is what stops another
-// app that registered the same scheme from redeeming a code it intercepts.
+// checkPrivateUseURI accepts a native app's private-use redirect URI
+// (RFC 8252 §7.1): a reverse domain name as the scheme
+// (com.example.app:/callback, com.example.app://cb), or one of
+// appSchemes with a host (cursor://anysphere.cursor-mcp/oauth/callback).
+// Any other scheme is refused. PKCE is what stops another app that claims
+// the same scheme from redeeming a code it intercepts.
 func checkPrivateUseURI(raw string, u *url.URL) error {
 	scheme := u.Scheme
+	_, known := appSchemes[scheme]
 	switch {
-	case slices.Contains(notPrivateUse, scheme):
-		return badRedirect("redirect URI %q uses the scheme %q, which no app may receive codes on; use https, http on localhost, or your app's own scheme (com.example.app:/callback)", clip(raw), clip(scheme))
-	case len(scheme) < 3:
-		return badRedirect("redirect URI %q uses the scheme %q, too short to be an app's own; use a reverse domain name (com.example.app:/callback)", clip(raw), clip(scheme))
+	case !known && !reverseDomain(scheme):
+		return badRedirect("redirect URI %q uses the scheme %q, which drivemail does not send codes to: use https, http on localhost, "+
+			"or a private-use scheme named after a domain you own, reversed (com.example.app:/callback)", clip(raw), clip(scheme))
 	case u.Opaque != "":
 		return badRedirect("redirect URI %q has no path; write it as %s:/path or %s://host/path", clip(raw), scheme, scheme)
+	case known && u.Host == "":
+		return badRedirect("redirect URI %q has no host; an editor's scheme names the extension or app that receives the code: %s://publisher.app/callback", clip(raw), scheme)
 	case u.Host != "":
 		return checkHost(raw, u)
 	}
 	return nil
+}
+
+// reverseDomain reports whether scheme is a domain name reversed
+// (com.example.app): two or more dot-separated labels of letters, digits
+// and inner hyphens, the first starting with a letter, as RFC 3986 §3.1
+// requires of a scheme.
+func reverseDomain(scheme string) bool {
+	if !strings.Contains(scheme, ".") || strings.HasSuffix(scheme, ".") || !dnsName(scheme) {
+		return false
+	}
+	c := scheme[0]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // matchRedirectURI returns the registered URI that requested matches:

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/drivemail/drivemail/oauth/cimd"
@@ -169,6 +170,46 @@ func TestDemoAllowsLoopbackMetadataDocuments(t *testing.T) {
 	a = strict.newAuthRequest(doc.URL + "/client.json")
 	a.redirectURI = "http://127.0.0.1:9999/cb"
 	assertErrorPage(t, newBrowser(t).get(a.url(strict.base)), http.StatusBadRequest, "not registered")
+}
+
+// TestDemoFetchesLocalDocumentsOnlyForLocalCallers: a demo that listens
+// beyond loopback (--demo-public) still fetches a document on its own
+// machine only for a caller on that machine; for anyone else it is the
+// public-address refusal, and nothing is fetched.
+func TestDemoFetchesLocalDocumentsOnlyForLocalCallers(t *testing.T) {
+	const from = "X-Test-Client-Address" // the address the test claims to call from
+	var self string
+	var fetched atomic.Int32
+	doc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"client_id": self + r.URL.Path, "client_name": "Local App",
+			"redirect_uris": []string{"http://127.0.0.1/cb"}})
+	}))
+	t.Cleanup(doc.Close)
+	self = doc.URL
+	demo := newHarness(t, options{demo: true, clientIP: func(r *http.Request) string {
+		if a := r.Header.Get(from); a != "" {
+			return a
+		}
+		return "127.0.0.1"
+	}})
+	open := func(caller, path string) page {
+		a := demo.newAuthRequest(doc.URL + path)
+		a.redirectURI = "http://127.0.0.1:9999/cb"
+		req, _ := http.NewRequest(http.MethodGet, a.url(demo.base), nil)
+		if caller != "" {
+			req.Header.Set(from, caller)
+		}
+		return newBrowser(t).do(req)
+	}
+	assertErrorPage(t, open("203.0.113.50", "/remote-first.json"), http.StatusBadRequest, "must be on a public address")
+	if n := fetched.Load(); n != 0 {
+		t.Fatalf("the document was fetched %d times for a remote caller", n)
+	}
+	consentForm(t, open("", "/client.json"))
+	assertErrorPage(t, open("2001:db8::7", "/client.json"), http.StatusBadRequest, "must be on a public address") // cached, still refused
+	consentForm(t, open("::1", "/remote-first.json"))                                                             // the remote refusal was not remembered
 }
 
 // Demo mode allows a developer re-running SDK examples far more than the

@@ -1,6 +1,8 @@
 package oauth_test
 
 import (
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -200,6 +202,50 @@ func TestRefreshGraceSettings(t *testing.T) {
 	for _, grace := range []time.Duration{0, store.MaxRefreshGrace} {
 		if _, err := oauth.New(oauth.Config{BaseURL: h.base, Store: h.store, Google: h.ga, RefreshGrace: grace, Keys: refreshRing(t)}); err != nil {
 			t.Errorf("grace %v refused: %v", grace, err)
+		}
+	}
+}
+
+// TestRefreshReuseIsAWarning: every reuse inside the grace window is
+// answered with the live pair (by design), and each is logged at WARN with
+// the client and grant ids and the count, never a token.
+func TestRefreshReuseIsAWarning(t *testing.T) {
+	var logs logRecord
+	h := newHarness(t, options{grace: time.Minute, logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	a, tok := h.authorize()
+	rt := str(tok, "refresh_token")
+	status, first := h.refresh(a.clientID, rt)
+	if status != http.StatusOK {
+		t.Fatalf("refresh: %d %v", status, first)
+	}
+	for range 2 {
+		if status, again := h.refresh(a.clientID, rt); status != http.StatusOK || str(again, "access_token") != str(first, "access_token") {
+			t.Fatalf("a reuse within the window: %d %v, want the live pair", status, again)
+		}
+	}
+	spent, err := h.store.GetToken(t.Context(), rt)
+	if err != nil || spent.GrantID == "" {
+		t.Fatalf("the spent token's grant: %+v, %v", spent, err)
+	}
+	var lines []string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "reused within the grace window") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d log lines for 2 reuses:\n%s", len(lines), logs.String())
+	}
+	for i, l := range lines {
+		for _, want := range []string{"level=WARN", "client_id=" + a.clientID, "grant=" + spent.GrantID, fmt.Sprintf("reuses=%d", i+1)} {
+			if !strings.Contains(l, want) {
+				t.Errorf("reuse %d: the line lacks %s: %s", i+1, want, l)
+			}
+		}
+	}
+	for _, secret := range []string{rt, str(first, "access_token"), str(first, "refresh_token")} {
+		if strings.Contains(logs.String(), secret) {
+			t.Fatal("a token value is in the log")
 		}
 	}
 }

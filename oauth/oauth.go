@@ -122,11 +122,11 @@ func New(cfg Config) (*Server, error) {
 	case cfg.RefreshGrace > 0 && cfg.Keys == nil:
 		return nil, errors.New("oauth: a refresh grace window needs a keyring to seal the pairs it keeps")
 	}
-	if cfg.CIMD == nil {
-		cfg.CIMD = cimd.New(cimd.Config{AllowLoopback: cfg.Demo})
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.CIMD == nil {
+		cfg.CIMD = cimd.New(cimd.Config{AllowLoopback: cfg.Demo, Logger: cfg.Logger})
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -266,7 +266,15 @@ func (s *Server) Endpoints() http.Handler {
 	mux.HandleFunc("/oauth/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Not found. The authorization endpoints are listed at /.well-known/oauth-authorization-server.", http.StatusNotFound)
 	})
-	return mux
+	// A client metadata document on this machine (accepted in demo mode)
+	// is fetched only for a caller on this machine, so a demo that listens
+	// beyond loopback cannot be made to fetch from it for strangers.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isLoopbackHost(remoteIP(r)) || !isLoopbackHost(s.cfg.ClientIP(r)) {
+			r = r.WithContext(cimd.FromRemoteCaller(r.Context()))
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // corsAllowHeaders are the request headers browser-based MCP clients (the

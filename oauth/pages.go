@@ -13,7 +13,9 @@ const pageStyle = `body{font:16px/1.5 system-ui,sans-serif;max-width:34em;margin
 h1{font-size:1.4em}.who{background:#f1f3f4;padding:.8em 1em;border-radius:8px}
 .warn{color:#a50e0e}ul{padding-left:1.2em}.buttons{display:flex;gap:1em;margin-top:1.5em}
 button{font:inherit;padding:.5em 1.4em;border-radius:6px;border:1px solid #dadce0;background:#fff;cursor:pointer}
-button#approve{background:#1a73e8;color:#fff;border-color:#1a73e8}small{color:#5f6368}`
+button#approve{background:#1a73e8;color:#fff;border-color:#1a73e8}small{color:#5f6368}
+.dest{border:2px solid #1a73e8;border-radius:8px;padding:.6em 1em;margin-top:1em}
+.target{font:600 1.2em ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all;margin:.2em 0}`
 
 var consentTemplate = template.Must(template.New("consent").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -23,8 +25,11 @@ var consentTemplate = template.Must(template.New("consent").Parse(`<!doctype htm
 <div class="who">
 {{if .Document}}<p>The application is identified by <strong id="client-id">{{.ClientID}}</strong>.</p>
 {{else}}<p class="warn">drivemail cannot verify this name: the application chose it when it registered. Continue only if you just asked <strong>{{.ClientName}}</strong> to connect to drivemail.</p>{{end}}
-<p>After you approve, it receives access at <strong id="redirect-host">{{.RedirectHost}}</strong>.</p>
+{{if .Scripts}}<p class="warn" id="mixed-scripts">This name mixes letters of different alphabets ({{.Scripts}}), as a name made to look like another application's would.</p>{{end}}
 </div>
+<div class="dest"><p>After you approve, the access code goes to</p>
+<p class="target" id="redirect-target">{{.Target}}</p>
+<p><small id="redirect-kind">{{.TargetKind}}</small></p></div>
 <p>It will be able to act through drivemail with your Google account:</p>
 <ul id="permissions">{{range .Permissions}}<li>{{.}}</li>{{end}}</ul>
 <p><small>Next, Google asks you to sign in and to confirm these permissions. You can disconnect at any time in your application, or remove drivemail at myaccount.google.com/permissions.</small></p>
@@ -38,24 +43,27 @@ var errorTemplate = template.Must(template.New("error").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>drivemail: authorization stopped</title><style nonce="{{.Nonce}}">` + pageStyle + `</style></head>
 <body><main id="error"><h1>Authorization stopped</h1>
-<p id="message">{{.Message}}</p><p id="advice">{{.Advice}}</p></main></body></html>`))
+<p id="message">{{.Message}}</p>
+{{if .Target}}<div class="who"><p>Application: <strong id="client-name">{{.ClientName}}</strong></p>
+<p>It asked drivemail to send your browser back to</p><p class="target" id="redirect-target">{{.Target}}</p>
+<p>drivemail did not send you there.</p></div>{{end}}
+<p id="advice">{{.Advice}}</p></main></body></html>`))
 
 // consentPage renders the per-client consent page.
 func (s *Server) consentPage(w http.ResponseWriter, r *http.Request, c client, redirectURI, requestID, csrf string) {
 	nonce := newSecret("")
-	name := c.Name
-	if name == "" {
-		name = "An unnamed application"
-	}
+	target, kind := destination(redirectURI)
 	data := map[string]any{
-		"ClientName":   name,
-		"ClientID":     c.ID,
-		"Document":     c.Document,
-		"RedirectHost": redirectTarget(redirectURI),
-		"Permissions":  s.permissions(),
-		"RequestID":    requestID,
-		"CSRF":         csrf,
-		"Nonce":        nonce,
+		"ClientName":  shownName(c.Name),
+		"Scripts":     strings.Join(mixedScripts(c.Name), ", "),
+		"ClientID":    c.ID,
+		"Document":    c.Document,
+		"Target":      target,
+		"TargetKind":  kind,
+		"Permissions": s.permissions(),
+		"RequestID":   requestID,
+		"CSRF":        csrf,
+		"Nonce":       nonce,
 	}
 	// The form may redirect to Google (approve) or to the client (deny):
 	// both are form-action targets for browsers that check redirects.
@@ -87,6 +95,16 @@ func (s *Server) permissions() []string {
 func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, status int, message, advice string) {
 	nonce := newSecret("")
 	s.renderPage(w, r, status, errorTemplate, map[string]any{"Message": message, "Advice": advice, "Nonce": nonce}, nonce, []string{"'none'"})
+}
+
+// requestErrorPage shows an error in an authorization request from a
+// known client to one of its redirect URIs, naming both, instead of
+// sending the browser there.
+func (s *Server) requestErrorPage(w http.ResponseWriter, r *http.Request, status int, c client, redirectURI, message, advice string) {
+	nonce := newSecret("")
+	target, _ := destination(redirectURI)
+	data := map[string]any{"Message": message, "Advice": advice, "Nonce": nonce, "ClientName": shownName(c.Name), "Target": target}
+	s.renderPage(w, r, status, errorTemplate, data, nonce, []string{"'none'"})
 }
 
 // renderPage writes an HTML page that no other site may frame, that runs

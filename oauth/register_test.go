@@ -47,8 +47,13 @@ func TestRegistrationRefusals(t *testing.T) {
 		{"data", map[string]any{"redirect_uris": []string{"data:text/html,hi"}}, "invalid_redirect_uri", `the scheme "data"`},
 		{"file", map[string]any{"redirect_uris": []string{"file:///etc/passwd"}}, "invalid_redirect_uri", `the scheme "file"`},
 		{"websocket", map[string]any{"redirect_uris": []string{"wss://app.example/cb"}}, "invalid_redirect_uri", `the scheme "wss"`},
-		{"two-letter scheme", map[string]any{"redirect_uris": []string{"ab://cb"}}, "invalid_redirect_uri", "too short"},
-		{"custom scheme without a path", map[string]any{"redirect_uris": []string{"myapp:cb"}}, "invalid_redirect_uri", "no path"},
+		{"two-letter scheme", map[string]any{"redirect_uris": []string{"ab://cb"}}, "invalid_redirect_uri", `the scheme "ab"`},
+		{"a scheme without a period", map[string]any{"redirect_uris": []string{"myapp://cb"}}, "invalid_redirect_uri", "a domain you own, reversed"},
+		{"reverse-domain scheme without a path", map[string]any{"redirect_uris": []string{"com.example.app:cb"}}, "invalid_redirect_uri", "no path"},
+		{"reverse-domain scheme with an empty label", map[string]any{"redirect_uris": []string{"com..app:/cb"}}, "invalid_redirect_uri", `the scheme "com..app"`},
+		{"reverse-domain scheme ending in a period", map[string]any{"redirect_uris": []string{"com.example.:/cb"}}, "invalid_redirect_uri", `the scheme "com.example."`},
+		{"reverse-domain scheme with a plus", map[string]any{"redirect_uris": []string{"com.example+x.app:/cb"}}, "invalid_redirect_uri", `the scheme "com.example+x.app"`},
+		{"editor scheme without a host", map[string]any{"redirect_uris": []string{"vscode:/callback"}}, "invalid_redirect_uri", "no host"},
 		{"custom scheme, bad host", map[string]any{"redirect_uris": []string{"cursor://*/cb"}}, "invalid_redirect_uri", "not a valid host"},
 		// Hosts that would land in the consent page's CSP as more than a host.
 		{"wildcard host", map[string]any{"redirect_uris": []string{"https://*/cb"}}, "invalid_redirect_uri", "not a valid host"},
@@ -69,7 +74,15 @@ func TestRegistrationRefusals(t *testing.T) {
 		{"11 redirect URIs", map[string]any{"redirect_uris": uris(11)}, "invalid_redirect_uri", "at most 10"},
 		{"URI of 2001 characters", map[string]any{"redirect_uris": []string{"https://app.example/" + strings.Repeat("a", 1981)}}, "invalid_redirect_uri", "longer than 2000"},
 		{"name of 101 characters", map[string]any{"redirect_uris": uris(1), "client_name": strings.Repeat("é", 101)}, "invalid_client_metadata", "longer than 100"},
-		{"name with a newline", map[string]any{"redirect_uris": uris(1), "client_name": "Claude\nApprove"}, "invalid_client_metadata", "control characters"},
+		{"name with a newline", map[string]any{"redirect_uris": uris(1), "client_name": "Claude\nApprove"}, "invalid_client_metadata", "U+000A"},
+		// The consent page shows the name to a user deciding whom to trust.
+		{"name with a right-to-left override", map[string]any{"redirect_uris": uris(1), "client_name": "Claude\u202eedoC"}, "invalid_client_metadata", "U+202E"},
+		{"name with a zero-width space", map[string]any{"redirect_uris": uris(1), "client_name": "Cla\u200bude"}, "invalid_client_metadata", "U+200B"},
+		{"name with a zero-width joiner", map[string]any{"redirect_uris": uris(1), "client_name": "Claude\u200d"}, "invalid_client_metadata", "U+200D"},
+		{"name with variation selectors", map[string]any{"redirect_uris": uris(1), "client_name": "Claude\ufe00\ufe0f"}, "invalid_client_metadata", "U+FE00"},
+		{"name with a tag character", map[string]any{"redirect_uris": uris(1), "client_name": "Claude\U000E0041"}, "invalid_client_metadata", "U+E0041"},
+		{"name with a Hangul filler", map[string]any{"redirect_uris": uris(1), "client_name": "\u3164"}, "invalid_client_metadata", "U+3164"},
+		{"name with a line separator", map[string]any{"redirect_uris": uris(1), "client_name": "Claude\u2028Approve"}, "invalid_client_metadata", "U+2028"},
 		{"implicit grant", map[string]any{"redirect_uris": uris(1), "grant_types": []string{"implicit"}}, "invalid_client_metadata", "must include authorization_code"},
 		{"refresh without code", map[string]any{"redirect_uris": uris(1), "grant_types": []string{"refresh_token"}}, "invalid_client_metadata", "must include authorization_code"},
 		{"token response", map[string]any{"redirect_uris": uris(1), "response_types": []string{"token"}}, "invalid_client_metadata", "response type"},
@@ -93,11 +106,52 @@ func TestRegistrationRefusals(t *testing.T) {
 		"punycode host":           {"redirect_uris": []string{"https://xn--claud-3ve.ai/cb"}},
 		"label of 63 characters":  {"redirect_uris": []string{"https://" + strings.Repeat("a", 63) + ".example/cb"}},
 		"port 65535":              {"redirect_uris": []string{"https://app.example:65535/cb"}},
-		"three-letter scheme":     {"redirect_uris": []string{"abc:/cb"}},
+		"reverse-domain scheme":   {"redirect_uris": []string{"com.example.app:/oauth2redirect"}},
+		"reverse-domain, a host":  {"redirect_uris": []string{"io.github.someone.app://callback"}},
+		"Cursor":                  {"redirect_uris": []string{"cursor://anysphere.cursor-mcp/oauth/callback"}},
+		"VS Code extension":       {"redirect_uris": []string{"vscode://saoudrizwan.claude-dev/mcp-auth/callback/abc123"}},
+		"VS Code Insiders":        {"redirect_uris": []string{"vscode-insiders://saoudrizwan.claude-dev/mcp-auth/callback/abc123"}},
+		"Windsurf":                {"redirect_uris": []string{"windsurf://codeium.windsurf/oauth/callback"}},
+		"name in another script":  {"redirect_uris": uris(1), "client_name": "日本語クライアント"},
+		"name with an accent":     {"redirect_uris": uris(1), "client_name": "Señor Client (dev)"},
 	} {
 		if status, out := h.register(meta); status != http.StatusCreated {
 			t.Errorf("%s: %d %v", name, status, out)
 		}
+	}
+}
+
+// TestHostileRedirectSchemes: a scheme that is not https, loopback http,
+// a reverse domain name or an editor's own is refused at registration and
+// in a client metadata document. Each of these hands the URI to some
+// other program (a file share, a shell, an installer, a diagnostic tool,
+// another browser) or runs it as script.
+func TestHostileRedirectSchemes(t *testing.T) {
+	h := newHarness(t, options{regLimit: 1000})
+	hostile := []string{
+		"smb://evil.example/share", "ssh://evil.example/", "sftp://evil.example/x", "webcal://evil.example/cal",
+		"zoommtg://zoom.us/join?confno=1", "steam://run/1", "search-ms:query=x&crumb=location:\\\\evil.example",
+		"ms-msdt:/id PCWDiagnostic /skip force", "ms-officecmd:{}", "ms-excel:ofe|u|https://evil.example/x.xlsx",
+		"itms-services://?action=download-manifest&url=https://evil.example/m.plist", "x-safari-https://evil.example/",
+		"googlechromes://evil.example/", "microsoft-edge:https://evil.example/", "javascript:alert(1)//", "data:text/html,hi",
+		"file:///etc/passwd", "vbscript:msgbox(1)", "blob:https://evil.example/uuid", "about:blank", "filesystem:https://evil.example/x",
+		"view-source:https://evil.example/", "ftp://evil.example/", "ws://evil.example/", "wss://evil.example/",
+		"mailto:x@evil.example", "tel:+15555550100", "intent://evil.example/x", "chrome://settings/",
+		"ms-word:ofe|u|https://evil.example/x.docx", "ms-settings:privacy", "mk:@MSITStore:C:/x.chm::/x.htm", "ldap://evil.example/",
+	}
+	if len(hostile) != 33 {
+		t.Fatalf("%d schemes listed, want the 33 tried", len(hostile))
+	}
+	for _, uri := range hostile {
+		t.Run(uri, func(t *testing.T) {
+			status, out := h.register(map[string]any{"redirect_uris": []string{uri}, "token_endpoint_auth_method": "none"})
+			if status != http.StatusBadRequest || str(out, "error") != "invalid_redirect_uri" {
+				t.Fatalf("registered: %d %v, want 400 invalid_redirect_uri", status, out)
+			}
+			if d := str(out, "error_description"); !strings.Contains(d, "which drivemail does not send codes to: use https, http on localhost") {
+				t.Errorf("the refusal does not name the scheme and what to use instead: %s", d)
+			}
+		})
 	}
 }
 

@@ -292,7 +292,11 @@ func (s *Server) refresh(ctx context.Context, c client, form url.Values) (tokenR
 			s.logger.ErrorContext(ctx, "open refresh successor", "err", err)
 			return tokenResponse{}, serverError()
 		}
-		s.logger.InfoContext(ctx, "refresh token reused within the grace window", "client_id", t.ClientID, "grant", t.GrantID, "reuses", t.Reuses)
+		// By design (the grace window), but a thief's replay inside the
+		// window looks the same: each one is a warning an operator can
+		// count per client and grant.
+		s.logger.WarnContext(ctx, "refresh token reused within the grace window; answered with the pair its first use got",
+			"client_id", t.ClientID, "grant", t.GrantID, "reuses", t.Reuses)
 		return again, nil
 	}
 	return resp, nil

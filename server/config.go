@@ -14,6 +14,7 @@ import (
 
 	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/internal/safedial"
 	"github.com/drivemail/drivemail/store"
 	"github.com/drivemail/drivemail/upload"
 )
@@ -37,6 +38,10 @@ type Config struct {
 	DemoSeed           string // folder of --demo's sample files ("": the built-in ones)
 	DemoEmulatorAddr   string // where --demo's emulator listens ("": a free loopback port)
 	DemoWAN            string // network profile of --demo's emulator (emulator.ParseWAN; empty: loopback)
+	// DemoPublic lets --demo listen beyond loopback (--addr, and
+	// --demo-emulator-addr): the demo prints a ready token, and its
+	// sample mailbox and emulator pages are anyone's who reaches it.
+	DemoPublic         bool
 	Drafts             bool
 	ReadMail           bool // ask for gmail.readonly: search_mail, save_to_drive, reply_to, forward
 	MaxUploadBytes     int64
@@ -72,17 +77,25 @@ type Config struct {
 	MaxUploadsPerUser    int
 }
 
-// clientFiles is the Fetcher for files a chat client hands over.
-func (c Config) clientFiles() (*clientfile.Fetcher, error) {
+// clientFiles is the Fetcher for files a chat client hands over; logger
+// gets each address it refuses to dial, with its block (nil: none).
+func (c Config) clientFiles(logger *slog.Logger) (*clientfile.Fetcher, error) {
 	var hosts []string
 	if strings.TrimSpace(c.ClientFileHosts) != "" {
 		hosts = strings.Split(c.ClientFileHosts, ",")
 	}
-	f, err := clientfile.New(clientfile.Config{Hosts: hosts})
+	f, err := clientfile.New(clientfile.Config{Hosts: hosts, Policy: safedial.Policy{Logger: logger}})
 	if err != nil {
 		return nil, fmt.Errorf("--client-file-hosts %q: give host names or *.domain patterns, comma-separated, such as %s", c.ClientFileHosts, strings.Join(clientfile.DefaultHosts, ","))
 	}
 	return f, nil
+}
+
+// loopbackListener reports whether a listen address names a loopback
+// host: ":8080" and "0.0.0.0:8080" listen on every interface.
+func loopbackListener(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && host != "" && isLoopbackHost(host)
 }
 
 // baseURL returns the public origin: --base-url, or http://ADDR of the
@@ -129,6 +142,14 @@ func (c Config) check() error {
 		return errors.New("--demo-seed and --demo-emulator-addr set up the demo's emulator: add --demo, or leave them out")
 	case !c.Demo && c.DemoWAN != "":
 		return errors.New("--demo-wan shapes --demo's emulator only: add --demo, or give --wan to `drivemail emulator`")
+	case !c.Demo && c.DemoPublic:
+		return errors.New("--demo-public lets --demo listen beyond loopback: add --demo, or leave it out")
+	case c.Demo && !c.DemoPublic && !loopbackListener(c.Addr):
+		return fmt.Errorf("--demo with --addr %s would serve the demo to other machines (its ready token, its sample mailbox): "+
+			"listen on loopback (--addr 127.0.0.1:8080), or add --demo-public if that is what you mean (in a container, for one)", c.Addr)
+	case c.Demo && !c.DemoPublic && c.DemoEmulatorAddr != "" && !loopbackListener(c.DemoEmulatorAddr):
+		return fmt.Errorf("--demo-emulator-addr %s would serve the demo's emulator (its consent page, its sent mail) to other machines: "+
+			"listen on loopback (127.0.0.1:9090), or add --demo-public if that is what you mean", c.DemoEmulatorAddr)
 	case c.MaxConcurrentSends < 1:
 		return fmt.Errorf("--max-concurrent-sends is %d: use 1 or more", c.MaxConcurrentSends)
 	case c.MaxSendsPerUser < 0:
@@ -162,7 +183,7 @@ func (c Config) check() error {
 	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
 		return err
 	}
-	if _, err := c.clientFiles(); err != nil {
+	if _, err := c.clientFiles(nil); err != nil {
 		return err
 	}
 	return nil

@@ -102,6 +102,35 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.RefreshGrace = -time.Second }, "--refresh-grace is -1s: use 0 (off) up to 1h0m0s"},
 		{func(c *Config) { c.RefreshGrace = time.Hour + time.Second }, "--refresh-grace is 1h0m1s"},
 		{func(c *Config) { c.ClientFileHosts = "https://files.example.com/x" }, "--client-file-hosts"},
+		{func(c *Config) { c.DemoPublic = true }, "--demo-public lets --demo listen beyond loopback: add --demo"},
+	}
+	// A demo listens on loopback, unless --demo-public says otherwise.
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "192.168.1.20:8080", "example.com:8080", "8080"} {
+		c := demo
+		c.Addr = addr
+		if err := c.check(); err == nil || !strings.Contains(err.Error(), "add --demo-public if that is what you mean") {
+			t.Errorf("--demo --addr %s: err = %v, want a refusal naming --demo-public", addr, err)
+		}
+		c.DemoPublic = true
+		if err := c.check(); err != nil && addr != "8080" {
+			t.Errorf("--demo --demo-public --addr %s refused: %v", addr, err)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:8080", "localhost:0", "[::1]:8080", "127.9.9.9:1"} {
+		c := demo
+		c.Addr = addr
+		if err := c.check(); err != nil {
+			t.Errorf("--demo --addr %s refused: %v", addr, err)
+		}
+	}
+	exposed := demo
+	exposed.DemoEmulatorAddr = "0.0.0.0:9090"
+	if err := exposed.check(); err == nil || !strings.Contains(err.Error(), "--demo-emulator-addr 0.0.0.0:9090") {
+		t.Errorf("a demo emulator on every interface: err = %v, want it refused", err)
+	}
+	exposed.DemoPublic = true
+	if err := exposed.check(); err != nil {
+		t.Errorf("a demo emulator on every interface with --demo-public: %v", err)
 	}
 	for _, cs := range cases {
 		c := good

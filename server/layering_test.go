@@ -18,8 +18,8 @@ var layers = map[string][]string{
 	"cmd/drivemail": {"server", "clientfile", "compose", "oauth", "emulator"},
 	"server": {"tools", "clientfile", "compose", "upload", "drive", "gmail", "oauth", "oauth/googleauth", "oauth/keyring",
 		"store", "store/backend", "emulator", "emulator/demoseed",
-		"internal/google", "internal/identity", "internal/metrics", "internal/refusal"},
-	"tools":   {"compose", "upload", "drive", "gmail", "exportfmt", "handle", "internal/identity", "internal/redact", "internal/refusal"},
+		"internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial"},
+	"tools":   {"compose", "upload", "drive", "gmail", "exportfmt", "handle", "internal/identity", "internal/ignorable", "internal/redact", "internal/refusal"},
 	"upload":  {"clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/identity", "internal/refusal"},
 	"compose": {"drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/identity", "internal/redact", "internal/refusal"},
 	"handle":  {"drive"},
@@ -32,7 +32,7 @@ var layers = map[string][]string{
 	"blocked":                   {},
 	"exportfmt":                 {},
 
-	"oauth":            {"oauth/cimd", "oauth/googleauth", "oauth/keyring", "store", "internal/identity"},
+	"oauth":            {"oauth/cimd", "oauth/googleauth", "oauth/keyring", "store", "internal/identity", "internal/ignorable"},
 	"oauth/cimd":       {"internal/safedial"},
 	"oauth/googleauth": {"oauth/keyring", "store", "internal/google", "internal/refusal"},
 	"oauth/keyring":    {},
@@ -45,13 +45,14 @@ var layers = map[string][]string{
 	"store/storetest":         {"store", "store/sqlite", "store/postgres"},
 
 	// The leaves: imported by many, importing nothing of the module.
-	"internal/google":   {},
-	"internal/identity": {},
-	"internal/logtest":  {},
-	"internal/metrics":  {},
-	"internal/redact":   {},
-	"internal/refusal":  {},
-	"internal/safedial": {},
+	"internal/google":    {},
+	"internal/identity":  {},
+	"internal/ignorable": {},
+	"internal/logtest":   {},
+	"internal/metrics":   {},
+	"internal/redact":    {},
+	"internal/refusal":   {},
+	"internal/safedial":  {},
 
 	// The emulator stands apart: the product imports it only to run
 	// --demo, and it imports nothing of the product.

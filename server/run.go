@@ -104,7 +104,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("authorization server: %w", err)
 	}
-	files, err := cfg.clientFiles()
+	files, err := cfg.clientFiles(logger)
 	if err != nil {
 		return err
 	}

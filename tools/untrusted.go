@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/drivemail/drivemail/internal/ignorable"
 )
 
 // Text that other people wrote reaches the model in the tools' text
@@ -96,23 +98,21 @@ func visible(text string, keepLines bool) string {
 }
 
 // plain reports whether r shows as itself: a printable character (letters,
-// marks, numbers, punctuation, symbols, the ASCII space) that is not one
-// of the invisible ones. Controls, line and paragraph separators (U+2028,
-// U+2029), format characters (bidi embeddings, overrides and isolates
-// U+202A–202E and U+2066–2069, zero-width spaces and joiners, tag
-// characters), non-ASCII spaces and unassigned code points are not.
+// marks, numbers, punctuation, symbols, the ASCII space) that is not
+// default-ignorable. Controls, line and paragraph separators (U+2028,
+// U+2029), non-ASCII spaces and unassigned code points are not plain, and
+// neither is any Default_Ignorable_Code_Point: bidi embeddings, overrides
+// and isolates, zero-width spaces and joiners, tag characters, Hangul
+// fillers, and variation selectors, which render as nothing yet carry any
+// hidden text at two per byte.
 func plain(r rune) bool {
 	switch {
 	case r == ' ':
 		return true
 	case !unicode.IsPrint(r):
 		return false
-	case r >= 0xE0100 && r <= 0xE01EF: // variation selectors 17–256: invisible, can carry hidden text
-		return false
-	case r == 0x115F || r == 0x1160 || r == 0x3164 || r == 0xFFA0: // Hangul fillers: letters that show nothing
-		return false
 	}
-	return true
+	return !ignorable.Is(r)
 }
 
 // escapeRune writes r the way Go source would: \n, \t, \u202e, \U000e0041.

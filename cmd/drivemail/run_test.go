@@ -193,6 +193,29 @@ func TestServeReadMail(t *testing.T) {
 	}
 }
 
+// --demo-public (DRIVEMAIL_DEMO_PUBLIC) is off unless asked for: without
+// it a demo listens on loopback only.
+func TestServeDemoPublic(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{[]string{"--demo"}, nil, false},
+		{[]string{"--demo", "--demo-public"}, nil, true},
+		{[]string{"--demo"}, map[string]string{"DRIVEMAIL_DEMO_PUBLIC": "true"}, true},
+		{[]string{"--demo", "--demo-public=false"}, map[string]string{"DRIVEMAIL_DEMO_PUBLIC": "1"}, false},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.DemoPublic != c.want {
+			t.Errorf("%v %v: DemoPublic %v (%v), want %v", c.args, c.env, cfg.DemoPublic, err, c.want)
+		}
+	}
+	if _, err := serveConfig(nil, env(map[string]string{"DRIVEMAIL_DEMO_PUBLIC": "maybe"}), &bytes.Buffer{}); err == nil {
+		t.Error("DRIVEMAIL_DEMO_PUBLIC=maybe was read")
+	}
+}
+
 // --metrics-addr: loopback by default, off to serve none; a demo serves
 // none unless given an address, by flag or environment.
 func TestServeMetricsAddr(t *testing.T) {

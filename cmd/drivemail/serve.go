@@ -37,6 +37,11 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	fs.BoolVar(&cfg.Demo, "demo", false, "start a seeded Google emulator in-process and use it; needs no credentials")
 	fs.StringVar(&cfg.DemoSeed, "demo-seed", envString(getenv, "DRIVEMAIL_DEMO_SEED", ""), "folder of sample files for --demo to load instead of the built-in ones (one sub-folder per user email) [DRIVEMAIL_DEMO_SEED]")
 	fs.StringVar(&cfg.DemoEmulatorAddr, "demo-emulator-addr", envString(getenv, "DRIVEMAIL_DEMO_EMULATOR_ADDR", ""), "listen address of --demo's Google emulator (default a free port on 127.0.0.1) [DRIVEMAIL_DEMO_EMULATOR_ADDR]")
+	demoPublic, err := envBool(getenv, "DRIVEMAIL_DEMO_PUBLIC", false)
+	if err != nil {
+		return cfg, err
+	}
+	fs.BoolVar(&cfg.DemoPublic, "demo-public", demoPublic, "let --demo listen beyond loopback (--addr, --demo-emulator-addr), as in a container; its ready token and sample mailbox are then anyone's who reaches it [DRIVEMAIL_DEMO_PUBLIC]")
 	fs.StringVar(&cfg.DemoWAN, "demo-wan", envString(getenv, "DRIVEMAIL_DEMO_WAN", ""), "network profile of --demo's emulator, as drivemail emulator --wan takes it (such as google: Google's latency and bandwidth) [DRIVEMAIL_DEMO_WAN]")
 	drafts, err := envBool(getenv, "DRIVEMAIL_DRAFTS", false)
 	if err != nil {

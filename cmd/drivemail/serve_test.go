@@ -266,6 +266,12 @@ func TestServeRefusesWhatCannotWork(t *testing.T) {
 		{[]string{"--demo", "--demo-emulator-addr", "127.0.0.1:99999"}, "--demo-emulator-addr"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--demo-emulator-addr", "127.0.0.1:0"}, "add --demo"},
 		{[]string{"--demo", "--demo-wan", "mars"}, `--demo-wan: no profile named "mars"`},
+		// The documented container line, without the flag that says the
+		// demo is meant to be reachable from elsewhere.
+		{[]string{"--demo", "--addr", "0.0.0.0:0"}, "add --demo-public if that is what you mean"},
+		{[]string{"--demo", "--addr", ":0"}, "add --demo-public if that is what you mean"},
+		{[]string{"--demo", "--demo-emulator-addr", "0.0.0.0:0"}, "--demo-emulator-addr 0.0.0.0:0 would serve"},
+		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--demo-public"}, "add --demo, or leave it out"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--demo-wan", "google"}, "--demo-wan shapes --demo's emulator only"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--log-level", "loud"}, "--log-level"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--trusted-proxies", "10.0.0.0/33"}, `--trusted-proxies: "10.0.0.0/33" is not an IP address or CIDR range`},

@@ -132,8 +132,8 @@ async function signIn(base, { google, shots }) {
       await page.locator("#consent").waitFor();
       const name = await page.locator("#client-name").innerText();
       check(name === "drivemail browser e2e", `consent page names the client ${JSON.stringify(name)}`);
-      const host = await page.locator("#redirect-host").innerText();
-      check(host === new URL(callback.redirectUrl).host, `consent page says access goes to ${host}, want ${new URL(callback.redirectUrl).host}`);
+      const target = await page.locator("#redirect-target").innerText();
+      check(target === new URL(callback.redirectUrl).origin, `consent page says access goes to ${target}, want ${new URL(callback.redirectUrl).origin}`);
       const perms = await page.locator("#permissions li").allInnerTexts();
       check(perms.some((p) => /send email/i.test(p)) && perms.some((p) => /drive/i.test(p)),
         `consent page permissions: ${perms.join("; ")}`);

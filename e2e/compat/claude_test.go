@@ -199,11 +199,13 @@ func TestClaudeCode(t *testing.T) {
 	}
 	t.Run("ClaudeCode_ResourceOfAnotherServerRefused_RFC8707", func(t *testing.T) {
 		needs(t, a.id != "", "the registration above")
-		// Leniency has an edge: a token for some other server is refused.
+		// Leniency has an edge: a token for some other server is refused,
+		// on a page (the user has not seen the consent page, so nothing
+		// goes to the redirect URI: RFC 9700 §4.11.2).
 		q := authRequest(a, a.redirect, newPKCE(), "st-x", url.Values{"resource": {"https://other.example.com/mcp"}})
 		got := e.authorize(t, "/oauth/authorize", q)
-		if got.redirect == nil || got.params.Get("error") != "invalid_target" {
-			t.Fatalf("resource of another server: %v %v, want an invalid_target redirect", got.redirect, got.last)
+		if got.redirect != nil || got.last.status != 400 || !strings.Contains(string(got.last.body), "issues tokens only for") {
+			t.Fatalf("resource of another server: %v %v, want a 400 page saying which resource drivemail serves", got.redirect, got.last)
 		}
 	})
 	t.Run("ClaudeCode_ThreeProcessesRefresh_claude-code#85236", func(t *testing.T) {

@@ -385,6 +385,13 @@ type authorization struct {
 // drivemail and the emulator: the client's redirect URI.
 func (e *env) authorize(t *testing.T, path string, q url.Values) authorization {
 	t.Helper()
+	return e.answerConsent(t, path, q, "approve")
+}
+
+// answerConsent is authorize, with decision (approve or deny) the answer
+// on drivemail's consent page.
+func (e *env) answerConsent(t *testing.T, path string, q url.Values, decision string) authorization {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar, Timeout: 20 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -411,6 +418,10 @@ func (e *env) authorize(t *testing.T, path string, q url.Values) authorization {
 			form, ok := consentForm(t, next.url, r.body)
 			if !ok {
 				return authorization{last: r}
+			}
+			if fields, _ := url.ParseQuery(form.body); fields.Has("csrf") {
+				fields.Set("decision", decision)
+				form.body = fields.Encode()
 			}
 			next = form
 		default:

@@ -54,14 +54,19 @@ func TestChatGPT(t *testing.T) {
 	})
 	t.Run("ChatGPT_IssOnErrorRedirect_RFC9207", func(t *testing.T) {
 		needs(t, a.id != "", "the registration above")
-		// PKCE plain is refused, back at the (trusted) redirect URI: the
-		// error answer must carry iss too.
+		// The user presses Deny on drivemail's consent page: the error
+		// answer at the redirect URI must carry iss too. (A malformed
+		// request, PKCE plain say, is a page and never a redirect: the
+		// user has not seen the consent page yet, RFC 9700 §4.11.2.)
 		q := authRequest(a, callback, newPKCE(), "oauth_s_err", url.Values{"resource": {e.base + "/mcp"}})
-		q.Set("code_challenge_method", "plain")
-		got := e.authorize(t, "/oauth/authorize", q)
+		got := e.answerConsent(t, "/oauth/authorize", q, "deny")
 		e.wantIss(t, got)
-		if got.params.Get("error") == "" || got.params.Get("state") != "oauth_s_err" {
-			t.Fatalf("redirect %s: want an error and the state", got.redirect)
+		if got.params.Get("error") != "access_denied" || got.params.Get("state") != "oauth_s_err" {
+			t.Fatalf("redirect %s: want access_denied and the state", got.redirect)
+		}
+		q.Set("code_challenge_method", "plain")
+		if plain := e.authorize(t, "/oauth/authorize", q); plain.redirect != nil || plain.last.status != 400 {
+			t.Fatalf("PKCE plain: %v %v, want a 400 page and no redirect", plain.redirect, plain.last)
 		}
 	})
 	t.Run("ChatGPT_ReconnectWithoutScope_openai-community#1366784", func(t *testing.T) {

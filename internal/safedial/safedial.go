@@ -4,90 +4,83 @@
 // of its addresses must be allowed (a mixed answer is an attack or a
 // mistake); the connection then goes to the checked address, and the
 // address actually dialled is checked again in the dialer's Control hook,
-// so a second DNS answer (rebinding) cannot swap in a private one.
+// so a second DNS answer (rebinding) cannot swap in a private one. Which
+// addresses are public comes from IANA's special-purpose registries
+// (registry.go).
 package safedial
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"syscall"
 )
 
 // Policy says which addresses a dial may reach. The zero value allows
-// public unicast addresses and resolves with net.DefaultResolver.
+// public addresses only and resolves with net.DefaultResolver.
 type Policy struct {
-	// AllowLoopback permits loopback addresses: for tests and `serve
-	// --demo` only. It never permits private or link-local addresses.
+	// AllowLoopback permits loopback addresses (127.0.0.0/8, ::1 and
+	// ::ffff:127.0.0.0/104): for tests and `serve --demo` only. It never
+	// permits private or link-local addresses, nor a loopback address
+	// inside another (NAT64, 6to4), which would go through a translator.
 	AllowLoopback bool
 	// LookupNetIP resolves host names (default net.DefaultResolver).
 	LookupNetIP func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Logger gets a line for each refused address, naming it and its
+	// block (default: no log).
+	Logger *slog.Logger
 }
 
 // ErrNoAddress: the host does not resolve (or resolves to nothing).
 var ErrNoAddress = errors.New("safedial: host does not resolve")
 
-// AddressError is an address a dial must not reach. Its text names the
-// kind of address, never the address itself: whoever chose the host
-// would learn the server's internal addresses from it.
+// AddressError is an address a dial must not reach. Its text says only
+// that the address is not public: whoever chose the host would otherwise
+// learn, from which block a refusal named, what the server's internal
+// names resolve to. The block goes to the log instead.
 type AddressError struct {
-	// Reason is what the address is: "a private address", "a loopback
-	// address", …
-	Reason string
+	// Block is the registry row the address is in (or the rule that
+	// refused it), for the server's log only.
+	Block string
 }
 
-func (e *AddressError) Error() string { return "safedial: " + e.Reason }
-
-// Address ranges no dial may reach, beyond what netip's predicates name:
-// shared NAT space, "this network", IETF protocol assignments,
-// benchmarking, reserved, and IPv6 forms that embed an IPv4 address
-// (IPv4-compatible, NAT64, 6to4) and so could smuggle a private one.
-var blockedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("::/96"),
-	netip.MustParsePrefix("fec0::/10"), // site-local, deprecated (RFC 3879) but still routed privately
-	netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("2002::/16"),
-}
+func (e *AddressError) Error() string { return "safedial: not a public address" }
 
 // Check returns an *AddressError for an address a dial must not reach.
 func (p Policy) Check(ip netip.Addr) error {
-	ip = ip.Unmap()
-	reason := ""
-	switch {
-	case !ip.IsValid():
-		reason = "not an address"
-	case ip.IsLoopback():
-		if p.AllowLoopback {
-			return nil
-		}
-		reason = "a loopback address"
-	case ip.IsPrivate():
-		reason = "a private address"
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		reason = "a link-local address"
-	case ip.IsUnspecified(), ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
-		reason = "not a unicast address"
+	if p.AllowLoopback && ip.Unmap().IsLoopback() {
+		return nil
 	}
-	if reason == "" {
-		for _, pfx := range blockedPrefixes {
-			if pfx.Contains(ip) {
-				reason = "a reserved address"
-				break
-			}
-		}
-	}
-	if reason != "" {
-		return &AddressError{Reason: reason}
+	if why := refusal(ip); why != "" {
+		return &AddressError{Block: why}
 	}
 	return nil
+}
+
+// refusal names what keeps ip from being dialled (its registry row), or
+// "" for a public address.
+func refusal(ip netip.Addr) string {
+	if !ip.IsValid() {
+		return "not an address"
+	}
+	b, ok := lookup(ip.WithZone(""))
+	switch {
+	case !ok && ip.Is6() && !globalUnicast.Contains(ip):
+		return "outside the IPv6 global unicast space 2000::/3"
+	case !ok, b.reach == reachable:
+		return ""
+	case b.reach == unreachable:
+		return b.prefix.String() + " " + b.name
+	}
+	for _, v4 := range embeddedIPv4(ip) {
+		if why := refusal(v4); why != "" {
+			return b.prefix.String() + " " + b.name + " carrying " + v4.String() + " in " + why
+		}
+	}
+	return ""
 }
 
 // Resolve returns the address to dial for host: the first of its
@@ -111,24 +104,43 @@ func (p Policy) Resolve(ctx context.Context, host string) (netip.Addr, error) {
 	}
 	for _, a := range addrs {
 		if err := p.Check(a); err != nil {
+			p.logRefusal(ctx, host, a, err)
 			return netip.Addr{}, err
 		}
 	}
 	return addrs[0].Unmap(), nil
 }
 
-// Control is a net.Dialer Control hook that re-checks the address a
-// connection is about to reach.
-func (p Policy) Control(_, address string, _ syscall.RawConn) error {
+// ControlContext is a net.Dialer ControlContext hook that re-checks the
+// address a connection is about to reach.
+func (p Policy) ControlContext(ctx context.Context, _, address string, _ syscall.RawConn) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
-		return &AddressError{Reason: "not an address"}
+		return &AddressError{Block: "not an address"}
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return &AddressError{Reason: "not an address"}
+		return &AddressError{Block: "not an address"}
 	}
-	return p.Check(ip)
+	if err := p.Check(ip); err != nil {
+		p.logRefusal(ctx, "", ip, err)
+		return err
+	}
+	return nil
+}
+
+// logRefusal writes what the caller is not told: the address and its
+// block.
+func (p Policy) logRefusal(ctx context.Context, host string, ip netip.Addr, err error) {
+	var ae *AddressError
+	if p.Logger == nil || !errors.As(err, &ae) {
+		return
+	}
+	attrs := []any{"address", ip.String(), "block", ae.Block}
+	if host != "" && host != ip.String() {
+		attrs = append([]any{"host", host}, attrs...)
+	}
+	p.Logger.WarnContext(ctx, "refused to dial a non-public address", attrs...)
 }
 
 // DialContext resolves addr's host under the policy and connects to the
@@ -144,6 +156,6 @@ func (p Policy) DialContext(ctx context.Context, network, addr string) (net.Conn
 	if err != nil {
 		return nil, err
 	}
-	d := &net.Dialer{Control: p.Control}
+	d := &net.Dialer{ControlContext: p.ControlContext}
 	return d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
 }

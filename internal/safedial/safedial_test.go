@@ -1,8 +1,10 @@
 package safedial_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strings"
@@ -11,43 +13,38 @@ import (
 	"github.com/drivemail/drivemail/internal/safedial"
 )
 
-func TestCheck(t *testing.T) {
-	tests := []struct {
-		addr          string
-		allowLoopback bool
-		want          string // "" allowed, else the reason's key word
-	}{
-		{"93.184.216.34", false, ""},
-		{"2606:2800:220:1:248:1893:25c8:1946", false, ""},
-		{"127.0.0.1", false, "loopback"},
-		{"127.0.0.1", true, ""},
-		{"::1", false, "loopback"},
-		{"10.1.2.3", true, "private"},
-		{"192.168.1.1", true, "private"},
-		{"172.16.0.1", true, "private"},
-		{"fd00::1", true, "private"},
-		{"::ffff:10.0.0.1", true, "private"},
-		{"169.254.169.254", true, "link-local"},
-		{"fe80::1", true, "link-local"},
-		{"0.0.0.0", true, "unicast"},
-		{"224.0.0.1", true, "link-local"}, // 224.0.0.0/24 is link-local multicast
-		{"239.1.1.1", true, "unicast"},
-		{"100.64.0.1", true, "reserved"},
-		{"64:ff9b::a00:1", true, "reserved"},
-		{"::127.0.0.1", true, "reserved"},
-		{"2002:a00:1::", true, "reserved"},
-		{"fec0::1", true, "reserved"},
+// TestRefusalsNameNoBlock: whoever chose the host learns only that an
+// address is not public, never which kind (loopback, private,
+// documentation…) nor the address; the server's log says both.
+func TestRefusalsNameNoBlock(t *testing.T) {
+	var logs bytes.Buffer
+	p := safedial.Policy{Logger: slog.New(slog.NewTextHandler(&logs, nil)), LookupNetIP: resolveTo("93.184.216.34", "192.0.2.2")}
+	_, err := p.Resolve(context.Background(), "docs.example")
+	var ae *safedial.AddressError
+	if !errors.As(err, &ae) || err.Error() != "safedial: not a public address" {
+		t.Fatalf("Resolve = %v, want only that the address is not public", err)
 	}
-	for _, tc := range tests {
-		err := safedial.Policy{AllowLoopback: tc.allowLoopback}.Check(netip.MustParseAddr(tc.addr))
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("Check(%s) = %v, want allowed", tc.addr, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("Check(%s) = %v, want a refusal naming %q", tc.addr, err, tc.want)
-		case err != nil && strings.Contains(err.Error(), tc.addr):
-			t.Errorf("Check(%s) = %v names the address", tc.addr, err)
+	for _, word := range []string{"192.0.2", "TEST-NET", "Documentation", "docs.example"} {
+		if strings.Contains(err.Error(), word) {
+			t.Errorf("the refusal %q says %q", err, word)
 		}
+	}
+	line := logs.String()
+	for _, want := range []string{"level=WARN", "host=docs.example", "address=192.0.2.2", "TEST-NET-1"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the log line lacks %s: %s", want, line)
+		}
+	}
+	logs.Reset()
+	if err := p.ControlContext(context.Background(), "tcp4", "10.9.8.7:443", nil); err == nil || strings.Contains(err.Error(), "10.9") || strings.Contains(err.Error(), "rivate") {
+		t.Errorf("ControlContext = %v, want a refusal naming nothing", err)
+	}
+	if !strings.Contains(logs.String(), "address=10.9.8.7") || !strings.Contains(logs.String(), "Private-Use") {
+		t.Errorf("the dial's refusal is not logged: %s", logs.String())
+	}
+	// Without a logger nothing is written, and the refusal is the same.
+	if err := (safedial.Policy{}).ControlContext(context.Background(), "tcp4", "10.9.8.7:443", nil); err == nil {
+		t.Error("ControlContext allowed a private address")
 	}
 }
 
@@ -65,8 +62,8 @@ func TestResolveRefusesAMixedAnswer(t *testing.T) {
 	p := safedial.Policy{LookupNetIP: resolveTo("93.184.216.34", "10.0.0.7")}
 	_, err := p.Resolve(context.Background(), "files.example")
 	var ae *safedial.AddressError
-	if !errors.As(err, &ae) || ae.Reason != "a private address" {
-		t.Fatalf("Resolve = %v, want a private-address refusal", err)
+	if !errors.As(err, &ae) || !strings.Contains(ae.Block, "Private-Use") {
+		t.Fatalf("Resolve = %v, want the private address refused", err)
 	}
 	p.LookupNetIP = resolveTo()
 	if _, err := p.Resolve(context.Background(), "files.example"); !errors.Is(err, safedial.ErrNoAddress) {
@@ -110,13 +107,14 @@ func TestDialGoesToTheCheckedAddress(t *testing.T) {
 // address a socket is about to reach is checked again.
 func TestControlRechecksTheDialledAddress(t *testing.T) {
 	p := safedial.Policy{}
-	if err := p.Control("tcp4", "10.0.0.1:443", nil); err == nil {
-		t.Fatal("Control allowed a private address")
+	ctx := context.Background()
+	if err := p.ControlContext(ctx, "tcp4", "10.0.0.1:443", nil); err == nil {
+		t.Fatal("ControlContext allowed a private address")
 	}
-	if err := p.Control("tcp4", "93.184.216.34:443", nil); err != nil {
-		t.Fatalf("Control refused a public address: %v", err)
+	if err := p.ControlContext(ctx, "tcp4", "93.184.216.34:443", nil); err != nil {
+		t.Fatalf("ControlContext refused a public address: %v", err)
 	}
-	if err := p.Control("tcp4", "not-an-address", nil); err == nil {
-		t.Fatal("Control allowed garbage")
+	if err := p.ControlContext(ctx, "tcp4", "not-an-address", nil); err == nil {
+		t.Fatal("ControlContext allowed garbage")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -72,8 +73,12 @@ type Config struct {
 	// AllowLoopback permits documents on loopback addresses, over https
 	// or, on a loopback host, plain http: for tests and `serve --demo`,
 	// so the flow can be tried with a document served on the same
-	// machine. It never permits private or link-local addresses.
+	// machine. It never permits private or link-local addresses, nor
+	// loopback for a request marked FromRemoteCaller.
 	AllowLoopback bool
+	// Logger gets a line for each address refused, naming it and its
+	// block; the refusal itself names neither (default: no log).
+	Logger *slog.Logger
 	// RootCAs, when set, replaces the system roots (tests use it to trust
 	// an httptest TLS server).
 	RootCAs *x509.CertPool
@@ -107,6 +112,7 @@ type entry struct {
 	staleUntil time.Time // doc stands in for a failing URL until then
 	failure    *Error    // the last fetch's refusal
 	retryAt    time.Time // no fetch of the URL before then
+	local      bool      // doc came from a loopback address (AllowLoopback)
 }
 
 // New returns a Fetcher.
@@ -123,7 +129,7 @@ func New(cfg Config) *Fetcher {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
-	return &Fetcher{cfg: cfg, policy: safedial.Policy{AllowLoopback: cfg.AllowLoopback, LookupNetIP: cfg.LookupNetIP},
+	return &Fetcher{cfg: cfg, policy: safedial.Policy{AllowLoopback: cfg.AllowLoopback, LookupNetIP: cfg.LookupNetIP, Logger: cfg.Logger},
 		slots: make(chan struct{}, cfg.MaxConcurrent), cache: map[string]entry{}}
 }
 
@@ -199,7 +205,13 @@ func (f *Fetcher) FetchLimited(ctx context.Context, clientID string, allow func(
 	if err != nil {
 		return Document{}, err
 	}
+	if err := f.localForRemote(ctx, u.Scheme == "http"); err != nil {
+		return Document{}, err
+	}
 	e, _ := f.lookup(clientID)
+	if err := f.localForRemote(ctx, e.good && e.local); err != nil {
+		return Document{}, err
+	}
 	now := f.cfg.Now()
 	stale := e.good && now.Before(e.staleUntil)
 	switch {
@@ -224,7 +236,7 @@ func (f *Fetcher) FetchLimited(ctx context.Context, clientID string, allow func(
 	case <-ctx.Done():
 		return Document{}, &Error{msg: "drivemail is fetching too many client metadata documents at once; try again in a moment", kind: kindServer}
 	}
-	doc, ttl, err := f.fetch(ctx, u)
+	doc, ttl, local, err := f.fetch(ctx, u)
 	if err == nil && doc.ClientID != clientID {
 		err = refuse("the client metadata document at %s names client_id %q; it must be exactly its own URL", clientID, clip(doc.ClientID))
 	}
@@ -233,7 +245,9 @@ func (f *Fetcher) FetchLimited(ctx context.Context, clientID string, allow func(
 		if !errors.As(err, &refusal) {
 			refusal = &Error{msg: err.Error()}
 		}
-		if refusal.kind == kindServer {
+		// drivemail's own refusals, and an address refused only because
+		// this caller is remote, say nothing about the document itself.
+		if refusal.kind == kindServer || refusal.kind == kindAddress && isRemote(ctx) && f.cfg.AllowLoopback {
 			return Document{}, refusal
 		}
 		f.remember(clientID, func(e *entry) {
@@ -250,7 +264,7 @@ func (f *Fetcher) FetchLimited(ctx context.Context, clientID string, allow func(
 	f.remember(clientID, func(e *entry) {
 		*e = entry{}
 		if ttl > 0 { // no-store: no copy at all
-			*e = entry{doc: doc, good: true, expires: now.Add(ttl), staleUntil: now.Add(maxStale)}
+			*e = entry{doc: doc, good: true, expires: now.Add(ttl), staleUntil: now.Add(maxStale), local: local}
 		}
 	})
 	return doc, nil
@@ -334,28 +348,36 @@ func (f *Fetcher) evict() {
 	}
 }
 
-// fetch reads the document at u.
-func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duration, error) {
-	body, ttl, err := f.fetchJSON(ctx, u, "the client metadata document")
+// fetch reads the document at u, and says whether it came from a
+// loopback address.
+func (f *Fetcher) fetch(ctx context.Context, u *url.URL) (Document, time.Duration, bool, error) {
+	body, ttl, local, err := f.fetchJSON(ctx, u, "the client metadata document")
 	if err != nil {
-		return Document{}, 0, err
+		return Document{}, 0, false, err
 	}
 	var doc Document
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return Document{}, 0, refuse("the client metadata document at %s is not valid JSON", u)
+		return Document{}, 0, false, refuse("the client metadata document at %s is not valid JSON", u)
 	}
-	return doc, ttl, nil
+	return doc, ttl, local, nil
 }
 
 // fetchJSON resolves, checks and dials the host, and reads a JSON body
-// of at most MaxBytes, with how long it may be cached; what names it in
-// refusals ("the client metadata document").
-func (f *Fetcher) fetchJSON(ctx context.Context, u *url.URL, what string) ([]byte, time.Duration, error) {
+// of at most MaxBytes, with how long it may be cached and whether it
+// came from a loopback address; what names it in refusals ("the client
+// metadata document").
+func (f *Fetcher) fetchJSON(ctx context.Context, u *url.URL, what string) ([]byte, time.Duration, bool, error) {
+	body, ttl, addr, err := f.fetchFrom(ctx, u, what)
+	return body, ttl, err == nil && addr.Unmap().IsLoopback(), err
+}
+
+// fetchFrom is fetchJSON, with the address it dialled.
+func (f *Fetcher) fetchFrom(ctx context.Context, u *url.URL, what string) ([]byte, time.Duration, netip.Addr, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
 	defer cancel()
 	addr, err := f.resolve(ctx, u.Hostname())
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, addr, err
 	}
 	port := u.Port()
 	if port == "" {
@@ -365,7 +387,7 @@ func (f *Fetcher) fetchJSON(ctx context.Context, u *url.URL, what string) ([]byt
 		}
 	}
 	target := net.JoinHostPort(addr.String(), port)
-	dialer := &net.Dialer{Control: f.control}
+	dialer := &net.Dialer{ControlContext: f.control}
 	transport := &http.Transport{
 		Proxy: nil, // a proxy would dial on our behalf, past the address checks
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -386,7 +408,7 @@ func (f *Fetcher) fetchJSON(ctx context.Context, u *url.URL, what string) ([]byt
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, 0, refuse("the URL of %s cannot be requested", what)
+		return nil, 0, addr, refuse("the URL of %s cannot be requested", what)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
@@ -395,44 +417,45 @@ func (f *Fetcher) fetchJSON(ctx context.Context, u *url.URL, what string) ([]byt
 		// length: whichever fires first, the document was too slow.
 		var ne net.Error
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-			return nil, 0, refuse("%s at %s did not arrive within %v", what, u, f.cfg.Timeout)
+			return nil, 0, addr, refuse("%s at %s did not arrive within %v", what, u, f.cfg.Timeout)
 		}
 		var refused *Error
 		if errors.As(err, &refused) {
-			return nil, 0, refused
+			return nil, 0, addr, refused
 		}
-		return nil, 0, refuse("%s at %s could not be fetched", what, u)
+		return nil, 0, addr, refuse("%s at %s could not be fetched", what, u)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		return nil, 0, refuse("%s at %s redirects; serve it at its URL itself", what, u)
+		return nil, 0, addr, refuse("%s at %s redirects; serve it at its URL itself", what, u)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, 0, refuse("%s at %s answered %s", what, u, resp.Status)
+		return nil, 0, addr, refuse("%s at %s answered %s", what, u, resp.Status)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && !strings.HasSuffix(mt, "+json") {
-		return nil, 0, refuse("%s at %s is not JSON (Content-Type %q)", what, u, clip(resp.Header.Get("Content-Type")))
+		return nil, 0, addr, refuse("%s at %s is not JSON (Content-Type %q)", what, u, clip(resp.Header.Get("Content-Type")))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.cfg.MaxBytes+1))
 	if err != nil {
-		return nil, 0, refuse("%s at %s could not be read", what, u)
+		return nil, 0, addr, refuse("%s at %s could not be read", what, u)
 	}
 	if int64(len(body)) > f.cfg.MaxBytes {
-		return nil, 0, refuse("%s at %s is larger than %d bytes", what, u, f.cfg.MaxBytes)
+		return nil, 0, addr, refuse("%s at %s is larger than %d bytes", what, u, f.cfg.MaxBytes)
 	}
-	return body, cacheTTL(resp.Header.Get("Cache-Control")), nil
+	return body, cacheTTL(resp.Header.Get("Cache-Control")), addr, nil
 }
 
 // resolve returns the address to dial, refusing a host any of whose
 // addresses is not allowed (a mixed answer is an attack or a mistake).
 func (f *Fetcher) resolve(ctx context.Context, host string) (netip.Addr, error) {
-	addr, err := f.policy.Resolve(ctx, host)
+	addr, err := f.policyFor(ctx).Resolve(ctx, host)
 	var ae *safedial.AddressError
 	switch {
 	case errors.As(err, &ae):
-		// The address itself stays out of the text: anyone may send a
-		// client_id, and would learn the server's internal addresses.
-		return netip.Addr{}, refuseAddress("the client_id host %s resolves to %s; a client metadata document must be on a public address", clip(host), ae.Reason)
+		// Which kind of address it is stays out of the text (the log has
+		// it): anyone may send a client_id, and would learn what the
+		// server's internal names resolve to.
+		return netip.Addr{}, refuseAddress("the client_id host %s does not resolve to a public address; a client metadata document must be on one", clip(host))
 	case err != nil:
 		return netip.Addr{}, refuse("the client_id host %s does not resolve", clip(host))
 	}
@@ -440,11 +463,40 @@ func (f *Fetcher) resolve(ctx context.Context, host string) (netip.Addr, error) 
 }
 
 // control re-checks the address actually dialed.
-func (f *Fetcher) control(network, address string, c syscall.RawConn) error {
-	if err := f.policy.Control(network, address, c); err != nil {
-		var ae *safedial.AddressError
-		errors.As(err, &ae)
-		return refuseAddress("refusing to dial %s", ae.Reason)
+func (f *Fetcher) control(ctx context.Context, network, address string, c syscall.RawConn) error {
+	if err := f.policyFor(ctx).ControlContext(ctx, network, address, c); err != nil {
+		return refuseAddress("refusing to dial an address that is not public")
+	}
+	return nil
+}
+
+// remoteCaller marks a context whose request comes from another machine.
+type remoteCaller struct{}
+
+// FromRemoteCaller marks ctx as serving a caller that is not on this
+// machine. With AllowLoopback, loopback documents and key sets are then
+// refused to it, as without AllowLoopback: a demo that listens beyond
+// loopback must not let others make it fetch from its own machine.
+func FromRemoteCaller(ctx context.Context) context.Context {
+	return context.WithValue(ctx, remoteCaller{}, true)
+}
+
+func isRemote(ctx context.Context) bool { return ctx.Value(remoteCaller{}) != nil }
+
+// policyFor is the address policy for ctx's caller.
+func (f *Fetcher) policyFor(ctx context.Context) safedial.Policy {
+	p := f.policy
+	if isRemote(ctx) {
+		p.AllowLoopback = false
+	}
+	return p
+}
+
+// localForRemote refuses what is local (a loopback URL or a cached copy
+// from a loopback address) to a remote caller.
+func (f *Fetcher) localForRemote(ctx context.Context, local bool) error {
+	if local && isRemote(ctx) {
+		return refuseAddress("a client metadata document must be on a public address, over https")
 	}
 	return nil
 }

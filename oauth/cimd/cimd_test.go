@@ -1,11 +1,13 @@
 package cimd_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -210,37 +212,57 @@ func TestAddressRefusals(t *testing.T) {
 		id            string
 		resolve       []string
 		allowLoopback bool
-		want          string
+		block         string // what the log names
 	}{
-		{"loopback literal outside test mode", "https://127.0.0.1/c.json", nil, false, "loopback"},
-		{"name resolving to loopback", "https://app.example/c.json", []string{"127.0.0.1"}, false, "loopback"},
-		{"IPv6 loopback", "https://[::1]/c.json", nil, false, "loopback"},
-		{"private", "https://app.example/c.json", []string{"10.1.2.3"}, true, "private"},
-		{"private among public", "https://app.example/c.json", []string{"93.184.216.34", "192.168.1.1"}, true, "private"},
-		{"cloud metadata", "https://169.254.169.254/latest/c.json", nil, true, "link-local"},
-		{"IPv4-mapped private", "https://[::ffff:10.0.0.1]/c.json", nil, true, "private"},
-		{"IPv6 unique local", "https://app.example/c.json", []string{"fd00::1"}, true, "private"},
-		{"carrier NAT", "https://app.example/c.json", []string{"100.64.0.1"}, true, "reserved"},
-		{"NAT64 of a private address", "https://app.example/c.json", []string{"64:ff9b::a00:1"}, true, "reserved"},
-		{"unspecified", "https://0.0.0.0/c.json", nil, true, "unicast"},
-		{"IPv4-compatible IPv6 of loopback", "https://[::127.0.0.1]/c.json", nil, true, "reserved"},
-		{"IPv6 site-local", "https://app.example/c.json", []string{"fec0::1"}, true, "reserved"},
-		{"IPv6 site-local, last address", "https://[feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]/c.json", nil, true, "reserved"},
+		{"loopback literal outside test mode", "https://127.0.0.1/c.json", nil, false, "Loopback"},
+		{"name resolving to loopback", "https://app.example/c.json", []string{"127.0.0.1"}, false, "Loopback"},
+		{"IPv6 loopback", "https://[::1]/c.json", nil, false, "Loopback Address"},
+		{"private", "https://app.example/c.json", []string{"10.1.2.3"}, true, "Private-Use"},
+		{"private among public", "https://app.example/c.json", []string{"93.184.216.34", "192.168.1.1"}, true, "Private-Use"},
+		{"cloud metadata", "https://169.254.169.254/latest/c.json", nil, true, "Link Local"},
+		{"IPv4-mapped private", "https://[::ffff:10.0.0.1]/c.json", nil, true, "Private-Use"},
+		{"IPv6 unique local", "https://app.example/c.json", []string{"fd00::1"}, true, "Unique-Local"},
+		{"carrier NAT", "https://app.example/c.json", []string{"100.64.0.1"}, true, "Shared Address Space"},
+		{"NAT64 of a private address", "https://app.example/c.json", []string{"64:ff9b::a00:1"}, true, "carrying 10.0.0.1"},
+		{"unspecified", "https://0.0.0.0/c.json", nil, true, "This host on this network"},
+		{"IPv4-compatible IPv6 of loopback", "https://[::127.0.0.1]/c.json", nil, true, "2000::/3"},
+		{"IPv6 site-local", "https://app.example/c.json", []string{"fec0::1"}, true, "2000::/3"},
+		{"IPv6 site-local, last address", "https://[feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]/c.json", nil, true, "2000::/3"},
+		// Documentation, benchmarking and retired blocks, which the
+		// predicates of net/netip do not name.
+		{"TEST-NET-1", "https://app.example/c.json", []string{"192.0.2.2"}, true, "TEST-NET-1"},
+		{"TEST-NET-2", "https://198.51.100.7/c.json", nil, true, "TEST-NET-2"},
+		{"TEST-NET-3", "https://app.example/c.json", []string{"203.0.113.9"}, true, "TEST-NET-3"},
+		{"IPv6 documentation", "https://app.example/c.json", []string{"2001:db8::10"}, true, "Documentation"},
+		{"6to4 relay anycast", "https://app.example/c.json", []string{"192.88.99.1"}, true, "6to4 Relay Anycast"},
+		{"discard-only", "https://app.example/c.json", []string{"100::1"}, true, "Discard-Only"},
+		{"Teredo of a documentation client", "https://app.example/c.json", []string{"2001:0:4136:e378:8000:63bf:3fff:fdd2"}, true, "TEREDO"},
+		{"6to4 of a private address", "https://app.example/c.json", []string{"2002:a00:1::"}, true, "6to4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := cimd.New(cimd.Config{AllowLoopback: tc.allowLoopback, LookupNetIP: resolveTo(tc.resolve...), Timeout: time.Second})
+			var logs bytes.Buffer
+			f := cimd.New(cimd.Config{AllowLoopback: tc.allowLoopback, LookupNetIP: resolveTo(tc.resolve...), Timeout: time.Second,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			_, err := f.Fetch(context.Background(), tc.id)
 			var refusal *cimd.Error
-			if !errors.As(err, &refusal) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want a refusal saying %q", err, tc.want)
+			if !errors.As(err, &refusal) || !strings.Contains(err.Error(), "does not resolve to a public address") {
+				t.Fatalf("err = %v, want a refusal saying the address is not public", err)
 			}
 			// Anyone may send a client_id: the refusal must not map the
-			// server's internal names to their addresses for them.
+			// server's internal names to their addresses or kinds for them.
 			for _, a := range tc.resolve {
 				if strings.Contains(err.Error(), a) {
 					t.Fatalf("err = %v reveals the resolved address %s", err, a)
 				}
+			}
+			for _, kind := range []string{"loopback", "private", "link-local", "reserved", "documentation", "unicast", "TEST-NET", "Teredo", "6to4"} {
+				if strings.Contains(strings.ToLower(err.Error()), strings.ToLower(kind)) {
+					t.Fatalf("err = %v says which kind of address it is (%s)", err, kind)
+				}
+			}
+			if !strings.Contains(logs.String(), tc.block) {
+				t.Errorf("the log does not name the block %q: %s", tc.block, logs.String())
 			}
 		})
 	}

@@ -24,6 +24,7 @@ type keySet struct {
 	body    []byte
 	expires time.Time // fresh until then
 	fetched time.Time // when it was last fetched (for refetch pacing)
+	local   bool      // fetched from a loopback address (AllowLoopback)
 }
 
 // Keys returns the JSON Web Key Set at jwksURI, from the cache while
@@ -35,6 +36,9 @@ func (f *Fetcher) Keys(ctx context.Context, jwksURI string, refetch bool) ([]byt
 	if err != nil {
 		return nil, &Error{msg: "jwks_uri: " + err.Error(), kind: kindDocument}
 	}
+	if err := f.localForRemote(ctx, u.Scheme == "http"); err != nil {
+		return nil, err
+	}
 	now := f.cfg.Now()
 	f.keys.mu.Lock()
 	if f.keys.sets == nil {
@@ -42,6 +46,9 @@ func (f *Fetcher) Keys(ctx context.Context, jwksURI string, refetch bool) ([]byt
 	}
 	ks, ok := f.keys.sets[jwksURI]
 	f.keys.mu.Unlock()
+	if err := f.localForRemote(ctx, ok && ks.local); err != nil {
+		return nil, err
+	}
 	fresh := ok && now.Before(ks.expires)
 	if ok && (fresh && !refetch || now.Sub(ks.fetched) < minTTL) {
 		return ks.body, nil
@@ -52,7 +59,7 @@ func (f *Fetcher) Keys(ctx context.Context, jwksURI string, refetch bool) ([]byt
 	case <-ctx.Done():
 		return nil, &Error{msg: "drivemail is fetching too many client documents at once; try again in a moment", kind: kindServer}
 	}
-	body, ttl, err := f.fetchJSON(ctx, u, "the client's key set (jwks_uri)")
+	body, ttl, local, err := f.fetchJSON(ctx, u, "the client's key set (jwks_uri)")
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +75,7 @@ func (f *Fetcher) Keys(ctx context.Context, jwksURI string, refetch bool) ([]byt
 			clear(f.keys.sets)
 		}
 	}
-	f.keys.sets[jwksURI] = keySet{body: body, expires: now.Add(ttl), fetched: now}
+	f.keys.sets[jwksURI] = keySet{body: body, expires: now.Add(ttl), fetched: now, local: local}
 	f.keys.mu.Unlock()
 	return body, nil
 }

@@ -119,7 +119,7 @@ func TestAddressRefusalDropsTheGoodCopy(t *testing.T) {
 	addr.Store("10.0.0.7")
 	clock.Advance(5 * time.Minute)
 	_, err := f.Fetch(context.Background(), id)
-	if err == nil || !strings.Contains(err.Error(), "private") {
+	if err == nil || !strings.Contains(err.Error(), "not resolve to a public address") {
 		t.Fatalf("after the host moved to a private address: %v, want the refusal", err)
 	}
 }
@@ -171,5 +171,46 @@ func TestLoopbackHTTPDocuments(t *testing.T) {
 	}
 	if demo.IsURL("http://app.example/client.json") {
 		t.Fatal("AllowLoopback made an http URL on a public host a metadata document")
+	}
+}
+
+// TestLoopbackDocumentsOnlyForLocalCallers: with AllowLoopback (serve
+// --demo), a document on this machine is fetched for a caller on this
+// machine only. A caller from elsewhere is refused it, by https or
+// plain http, fetched or cached, and so is a loopback key set: a demo
+// listening beyond loopback must not fetch from its own machine for
+// strangers (another process's /metrics, say).
+func TestLoopbackDocumentsOnlyForLocalCallers(t *testing.T) {
+	d := newDocServer(t, jsonDoc(""))
+	f := d.fetcher(storetest.NewClock())
+	id := d.srv.URL + "/client.json"
+	remote := cimd.FromRemoteCaller(context.Background())
+	if _, err := f.Fetch(remote, id); err == nil || !strings.Contains(err.Error(), "public address") {
+		t.Fatalf("a loopback document for a remote caller: %v, want it refused", err)
+	}
+	if d.hits.Load() != 0 {
+		t.Fatalf("the document was requested %d times for a remote caller", d.hits.Load())
+	}
+	if _, err := f.Fetch(context.Background(), id); err != nil {
+		t.Fatalf("the same document for a local caller: %v", err)
+	}
+	if _, err := f.Fetch(remote, id); err == nil || !strings.Contains(err.Error(), "public address") {
+		t.Fatalf("the cached loopback document for a remote caller: %v, want it refused", err)
+	}
+	if _, err := f.Keys(remote, d.srv.URL+"/jwks.json", false); err == nil || !strings.Contains(err.Error(), "public address") {
+		t.Fatalf("a loopback key set for a remote caller: %v, want it refused", err)
+	}
+
+	var self string
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		jsonDoc("")(w, r, self+r.URL.Path)
+	}))
+	t.Cleanup(plain.Close)
+	self = plain.URL
+	if _, err := f.Fetch(remote, plain.URL+"/client.json"); err == nil || !strings.Contains(err.Error(), "public address") {
+		t.Fatalf("an http loopback document for a remote caller: %v, want it refused", err)
+	}
+	if _, err := f.Fetch(context.Background(), plain.URL+"/client.json"); err != nil {
+		t.Fatalf("an http loopback document for a local caller: %v", err)
 	}
 }
