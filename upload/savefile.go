@@ -72,15 +72,15 @@ func (s *Service) clientFileRefusal(err error) error {
 		return err
 	}
 	if r := (clientfile.Wording{File: "the file", Done: "Nothing was saved."}).Refusal(err); r != nil {
-		return &Error{Refusal: r, Status: clientFileStatus(fe.Kind)}
+		return &Error{Refusal: r, Status: clientFileStatus(fe.Failure)}
 	}
 	return refuse(http.StatusRequestEntityTooLarge, clientfile.KindTooLarge, "The file is larger than this server's upload limit of %s, so nothing was saved.",
 		byteSize(s.cfg.MaxBytes)).because(err)
 }
 
 // clientFileStatus is the HTTP status of a fetch that failed so.
-func clientFileStatus(k clientfile.Kind) int {
-	switch k {
+func clientFileStatus(f clientfile.Failure) int {
+	switch f {
 	case clientfile.Expired:
 		return http.StatusGone
 	case clientfile.Stalled, clientfile.TooSlow:
