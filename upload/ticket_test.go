@@ -247,6 +247,50 @@ func TestDeclaredSizeMismatchUpFrontKeepsTheTicket(t *testing.T) {
 	e.mustStore(e.sendRaw(http.MethodPut, ticketPath(tk), "", data), data, "data.bin", "application/octet-stream")
 }
 
+// TestTicketRefusedForItsSizeStillWorks: an upload refused because the
+// file is past the size limit stores nothing, so its URL is not used up,
+// whether the length was announced (refused before the body) or the
+// body passed the limit while it streamed (refused before Drive finalized
+// anything): the same URL then takes a file within the limit.
+func TestTicketRefusedForItsSizeStillWorks(t *testing.T) {
+	const limit = 100_000
+	past := pattern(limit + 1)
+	cases := map[string]func(e *env, path string) answer{
+		"raw, announced": func(e *env, path string) answer { return e.sendRaw(http.MethodPut, path, "", past) },
+		"raw, streamed": func(e *env, path string) answer {
+			req, _ := http.NewRequest(http.MethodPut, e.base+path, io.MultiReader(bytes.NewReader(past)))
+			return e.do(req)
+		},
+		"form, announced": func(e *env, path string) answer {
+			return e.postForm(path, "", part{field: "file", filename: "a.bin", data: pattern(limit + 90_000)})
+		},
+		// The form's framing lets its length pass; the file is counted.
+		"form, streamed": func(e *env, path string) answer {
+			return e.postForm(path, "", part{field: "file", filename: "a.bin", data: past})
+		},
+	}
+	for name, send := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, func(c *upload.Config) { c.MaxBytes = limit })
+			u := e.signIn("ann@example.com")
+			path := ticketPath(e.ticket(u, upload.Request{Name: "a.bin"}))
+			a := send(e, path)
+			e.mustRefuse(a, http.StatusRequestEntityTooLarge, u, "upload limit of 97.7 KiB")
+			if strings.Contains(a.errMsg, "used up") {
+				t.Errorf("refusal %q says the URL is used up", a.errMsg)
+			}
+			if st := e.emu.Stats(); st.UploadsFinished != 0 {
+				t.Errorf("%d uploads finished past the limit", st.UploadsFinished)
+			}
+			at := pattern(limit)
+			e.mustStore(e.sendRaw(http.MethodPut, path, "", at), at, "a.bin", "application/octet-stream")
+			if again := e.sendRaw(http.MethodPut, path, "", at); again.status != http.StatusConflict {
+				t.Errorf("third use: %d %s, want 409: the URL stores one file", again.status, again.raw)
+			}
+		})
+	}
+}
+
 func TestRequestUploadRefusals(t *testing.T) {
 	e := newEnv(t, func(c *upload.Config) { c.MaxBytes = 1 << 20 })
 	u := e.signIn("ann@example.com")

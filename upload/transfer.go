@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strings"
@@ -49,8 +50,9 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 		if err := s.useTicket(ctx, p); err != nil {
 			return Result{}, err
 		}
-		// From here a failure cannot be retried with the same URL.
-		defer func() { err = spentTicket(err) }()
+		// From here a failure cannot be retried with the same URL, but
+		// for a file past the size limit, which Drive never stored.
+		defer func() { err = s.afterTicket(ctx, p, err) }()
 	}
 	dc, err := s.driveFor(ctx, p.userID)
 	if err != nil {
@@ -105,6 +107,25 @@ func (s *Service) uploadFolder(ctx context.Context, dc driveAPI, given string) (
 		return "", googleRefusal(err, false)
 	}
 	return id, nil
+}
+
+// afterTicket settles a spent ticket whose upload failed. A file that
+// passed the size limit as it streamed was stopped by drivemail before
+// its end, so Drive finalized nothing: its ticket is given back, and the
+// same URL takes a smaller file, as it does when the length announced is
+// past the limit (checkLength). Any other failure leaves it spent: Drive
+// may have stored the file, or the bytes were not the ones declared.
+func (s *Service) afterTicket(ctx context.Context, p permit, err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Kind == kindTooLarge {
+		relErr := s.cfg.Limits.ReleaseOnce(ctx, ticketKey(p))
+		if relErr == nil {
+			return err
+		}
+		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "upload: could not give back the ticket of a file past the limit",
+			slog.String("user", p.userID), slog.String("error", relErr.Error()))
+	}
+	return spentTicket(err)
 }
 
 // spentTicket tells the caller of a failed ticket upload that the URL is

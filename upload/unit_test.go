@@ -219,6 +219,13 @@ func (m *memLimits) UseOnce(ctx context.Context, key string, expires time.Time) 
 	return nil
 }
 
+func (m *memLimits) ReleaseOnce(ctx context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.used, key)
+	return nil
+}
+
 func (m *memLimits) Hit(ctx context.Context, key string, window time.Duration) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
