@@ -310,7 +310,7 @@ func TestRequestUploadRefusals(t *testing.T) {
 		"folder, query'": {upload.Request{Name: "a", FolderID: "mcp-file://host/abc?x=1"}, "not a Drive folder id"},
 	}
 	for name, tc := range cases {
-		_, err := e.svc.RequestUpload(u.context(), tc.req)
+		_, err := e.svc.RequestUpload(context.Background(), u.acct, tc.req)
 		var ue *upload.Error
 		if !errors.As(err, &ue) || !strings.Contains(ue.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want a refusal saying %q", name, err, tc.want)
@@ -320,7 +320,7 @@ func TestRequestUploadRefusals(t *testing.T) {
 		}
 	}
 	// At the limit is fine.
-	if _, err := e.svc.RequestUpload(u.context(), upload.Request{Name: "a", Size: new(int64(1 << 20))}); err != nil {
+	if _, err := e.svc.RequestUpload(context.Background(), u.acct, upload.Request{Name: "a", Size: new(int64(1 << 20))}); err != nil {
 		t.Errorf("size at the limit: %v", err)
 	}
 	// Every field at its longest, in the characters JSON spells longest,
@@ -331,11 +331,11 @@ func TestRequestUploadRefusals(t *testing.T) {
 	}
 	longest := upload.Request{Name: strings.Repeat("&", 251) + ".txt", MimeType: "application/" + strings.Repeat("x", 243),
 		Size: new(int64(1 << 20)), SHA256: strings.Repeat("a", 64), FolderID: strings.Repeat("F", 128)}
-	if _, err := e.svc.RequestUpload(u.context(), longest); err != nil {
+	if _, err := e.svc.RequestUpload(context.Background(), u.acct, longest); err != nil {
 		t.Errorf("the longest request: %v", err)
 	}
-	if _, err := e.svc.RequestUpload(context.Background(), upload.Request{Name: "a"}); err == nil {
-		t.Error("a context without a user got a ticket")
+	if _, err := e.svc.RequestUpload(context.Background(), e.account("", ""), upload.Request{Name: "a"}); err == nil {
+		t.Error("an account no one signed in to got a ticket")
 	}
 }
 

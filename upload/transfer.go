@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
 )
@@ -23,10 +24,10 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.MaxDuration)
 	defer cancel()
-	if err := s.rateLimit(ctx, "upload", p.userID, s.cfg.RatePerWindow); err != nil {
+	if err := s.rateLimit(ctx, "upload", p.acct.ID(), s.cfg.RatePerWindow); err != nil {
 		return Result{}, err
 	}
-	release, err := s.slots.take(p.userID)
+	release, err := s.slots.take(p.acct.ID())
 	if err != nil {
 		return Result{}, err
 	}
@@ -54,7 +55,7 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 		// for a file past the size limit, which Drive never stored.
 		defer func() { err = s.afterTicket(ctx, p, err) }()
 	}
-	dc, err := s.driveFor(ctx, p.userID)
+	dc, err := s.driveFor(ctx, p.acct)
 	if err != nil {
 		return Result{}, err
 	}
@@ -123,7 +124,7 @@ func (s *Service) afterTicket(ctx context.Context, p permit, err error) error {
 			return err
 		}
 		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "upload: could not give back the ticket of a file past the limit",
-			slog.String("user", p.userID), slog.String("error", relErr.Error()))
+			slog.String("user", p.acct.ID()), slog.String("error", relErr.Error()))
 	}
 	return spentTicket(err)
 }
@@ -225,13 +226,13 @@ func sniff(r *bufio.Reader) string {
 	return mt
 }
 
-// driveFor returns a Drive client acting as the user.
-func (s *Service) driveFor(ctx context.Context, userID string) (driveAPI, error) {
-	hc, err := s.cfg.Clients.Client(ctx, userID)
+// driveFor returns the user's Drive client; a lost grant is a refusal.
+func (s *Service) driveFor(ctx context.Context, acct *account.Account) (driveAPI, error) {
+	dc, err := s.driveOf(ctx, acct)
 	if err != nil {
 		return nil, googleRefusal(err, false)
 	}
-	return s.newDrive(ctx, hc)
+	return dc, nil
 }
 
 // uploadRefusal explains a Drive upload that failed for a reason other
