@@ -2,12 +2,12 @@ package blocked
 
 import "strings"
 
-// Kind is the kind of archive a file is, which decides how it is checked.
-type Kind int
+// Format is the archive format of a file, which decides how it is checked.
+type Format int
 
 const (
 	// NotArchive: CheckName is all there is to check.
-	NotArchive Kind = iota
+	NotArchive Format = iota
 	// Zip: CheckZip reads its central directory before any download.
 	Zip
 	// Gzip: a single compressed file; NewInspector reads its header (and,
@@ -19,7 +19,7 @@ const (
 	TarGzip
 )
 
-func (k Kind) String() string {
+func (k Format) String() string {
 	switch k {
 	case Zip:
 		return "zip"
@@ -34,12 +34,12 @@ func (k Kind) String() string {
 	}
 }
 
-// KindOf says what kind of archive a file is, from its name and, when the
+// FormatOf says what archive format a file has, from its name and, when the
 // name has no telling extension, its MIME type. Office documents (.docx,
 // .xlsx, .odt, .epub…) are zips inside, but Gmail does not treat them as
 // archives, and neither does this. Blocked archive types such as .jar and
 // .apk never get here: CheckName refuses them first.
-func KindOf(name, mimeType string) Kind {
+func FormatOf(name, mimeType string) Format {
 	lower := strings.ToLower(baseName(name))
 	switch {
 	case strings.HasSuffix(lower, ".tar.gz"), strings.HasSuffix(lower, ".tgz"):
@@ -51,10 +51,10 @@ func KindOf(name, mimeType string) Kind {
 	case strings.HasSuffix(lower, ".tar"):
 		return Tar
 	}
-	return kindOfMime(mimeType)
+	return formatOfMime(mimeType)
 }
 
-func kindOfMime(mimeType string) Kind {
+func formatOfMime(mimeType string) Format {
 	t, _, _ := strings.Cut(strings.ToLower(mimeType), ";")
 	switch strings.TrimSpace(t) {
 	case "application/zip", "application/x-zip-compressed", "application/x-zip":

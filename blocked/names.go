@@ -8,11 +8,11 @@
 // Gmail is the final judge: these checks exist so that a message it would
 // refuse is refused before any byte is downloaded or sent, with a reason.
 //
-// How a caller uses it, by KindOf(name, mimeType):
+// How a caller uses it, by FormatOf(name, mimeType):
 //
 //	CheckName(name)                              every file, first
 //	Zip:             CheckZip(ctx, ra, size, name, Limits{})   before download
-//	Gzip, Tar, TarGzip: in := NewInspector(name, kind, Limits{}); tee the
+//	Gzip, Tar, TarGzip: in := NewInspector(name, format, Limits{}); tee the
 //	                 download into in; in.Close() before the message is finished
 package blocked
 

@@ -73,10 +73,10 @@ func TestCheckName(t *testing.T) {
 	}
 }
 
-func TestKindOf(t *testing.T) {
+func TestFormatOf(t *testing.T) {
 	tests := []struct {
 		name, mime string
-		want       Kind
+		want       Format
 	}{
 		{"a.zip", "", Zip},
 		{"A.ZIP", "application/octet-stream", Zip},
@@ -96,8 +96,8 @@ func TestKindOf(t *testing.T) {
 		{"", "", NotArchive},
 	}
 	for _, tt := range tests {
-		if got := KindOf(tt.name, tt.mime); got != tt.want {
-			t.Errorf("KindOf(%q, %q) = %v, want %v", tt.name, tt.mime, got, tt.want)
+		if got := FormatOf(tt.name, tt.mime); got != tt.want {
+			t.Errorf("FormatOf(%q, %q) = %v, want %v", tt.name, tt.mime, got, tt.want)
 		}
 	}
 }

@@ -27,9 +27,9 @@ import (
 // Write and Close are meant for one goroutine; Close may also be called
 // from another to abandon the stream.
 type Inspector struct {
-	name string
-	kind Kind
-	lim  Limits
+	name   string
+	format Format
+	lim    Limits
 
 	chunks chan []byte   // Write → parser
 	idle   chan struct{} // parser → Write: the last chunk is used up
@@ -42,15 +42,15 @@ type Inspector struct {
 	closed   bool
 }
 
-// NewInspector starts inspecting a stream of the given kind (see KindOf);
+// NewInspector starts inspecting a stream of the given archive format (see FormatOf);
 // name is the attachment's name, for the refusal's sentence. For
 // NotArchive it accepts every byte and finds nothing. A Zip is checked
 // when its stream ends, from the end of it the Inspector keeps (see
 // MaxStreamDirBytes): for a zip that cannot be read by Range first, as
 // CheckZip reads one in Drive.
-func NewInspector(name string, kind Kind, lim Limits) *Inspector {
+func NewInspector(name string, format Format, lim Limits) *Inspector {
 	in := &Inspector{
-		name: name, kind: kind, lim: lim.withDefaults(),
+		name: name, format: format, lim: lim.withDefaults(),
 		chunks: make(chan []byte), idle: make(chan struct{}),
 		quit: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -132,7 +132,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 
 // parse reads the whole stream, or as much as the verdict needs.
 func (in *Inspector) parse(r io.Reader) error {
-	switch in.kind {
+	switch in.format {
 	case Tar:
 		return in.tar(r, "")
 	case Gzip, TarGzip:
@@ -148,7 +148,7 @@ func (in *Inspector) parse(r io.Reader) error {
 				return &Finding{File: in.name, Entry: inner, Ext: ext, Reason: ReasonExtension}
 			}
 		}
-		if in.kind == TarGzip || isTarName(inner) || (inner == "" && isTarName(strings.TrimSuffix(strings.ToLower(baseName(in.name)), ".gz"))) {
+		if in.format == TarGzip || isTarName(inner) || (inner == "" && isTarName(strings.TrimSuffix(strings.ToLower(baseName(in.name)), ".gz"))) {
 			return in.tar(&inflateLimit{r: zr, left: in.lim.MaxInflated}, inner)
 		}
 		return nil

@@ -89,12 +89,12 @@ func TestInspectorFindsBlockedEntries(t *testing.T) {
 	bigTar := makeTar(t, tarEntry{name: "data/a.bin", size: 2 * mib}, tarEntry{name: "bin/", dir: true}, tarEntry{name: "bin/run.exe", size: 10}, tarEntry{name: "data/b.bin", size: 2 * mib})
 	exeAt := 2*mib + 3*512 // the header of bin/run.exe
 	tests := []struct {
-		name  string
-		file  string
-		kind  Kind
-		data  []byte
-		entry string
-		ext   string
+		name   string
+		file   string
+		format Format
+		data   []byte
+		entry  string
+		ext    string
 		// the refusal must come within this many bytes of the stream
 		within int
 	}{
@@ -109,7 +109,7 @@ func TestInspectorFindsBlockedEntries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := NewInspector(tt.file, tt.kind, Limits{})
+			in := NewInspector(tt.file, tt.format, Limits{})
 			accepted, werr, verdict := feed(in, tt.data, 32<<10)
 			r := finding(t, werr)
 			if r.Entry != tt.entry || r.Ext != tt.ext || r.File != tt.file || r.Reason != ReasonExtension {
@@ -128,9 +128,9 @@ func TestInspectorFindsBlockedEntries(t *testing.T) {
 func TestInspectorAccepts(t *testing.T) {
 	clean := makeTar(t, tarEntry{name: "a.txt", size: 100}, tarEntry{name: "d/", dir: true}, tarEntry{name: "d/b.pdf", size: 70000})
 	tests := []struct {
-		name string
-		kind Kind
-		data []byte
+		name   string
+		format Format
+		data   []byte
 	}{
 		{"tar", Tar, clean},
 		{"tar.gz", TarGzip, gzipped(t, "x.tar", clean)},
@@ -142,7 +142,7 @@ func TestInspectorAccepts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := NewInspector("f", tt.kind, Limits{})
+			in := NewInspector("f", tt.format, Limits{})
 			accepted, werr, verdict := feed(in, tt.data, 4096)
 			if werr != nil || verdict != nil || accepted != len(tt.data) {
 				t.Fatalf("accepted %d of %d; Write %v; Close %v", accepted, len(tt.data), werr, verdict)
@@ -154,9 +154,9 @@ func TestInspectorAccepts(t *testing.T) {
 func TestInspectorUnreadable(t *testing.T) {
 	tarData := makeTar(t, tarEntry{name: "a.txt", size: 5000})
 	tests := []struct {
-		name string
-		kind Kind
-		data []byte
+		name   string
+		format Format
+		data   []byte
 	}{
 		{"truncated tar", Tar, tarData[:3000]},
 		{"garbage tar", Tar, bytes.Repeat([]byte("garbage!"), 200)},
@@ -166,7 +166,7 @@ func TestInspectorUnreadable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := NewInspector("bad.tgz", tt.kind, Limits{})
+			in := NewInspector("bad.tgz", tt.format, Limits{})
 			_, werr, verdict := feed(in, tt.data, 1000)
 			r := finding(t, verdict)
 			if r.Reason != ReasonUnreadable {
@@ -275,15 +275,15 @@ func TestCheckGzipAt(t *testing.T) {
 	}
 }
 
-// FuzzInspector: any bytes, any kind, any chunking: no panic, no hang,
+// FuzzInspector: any bytes, any format, any chunking: no panic, no hang,
 // and a verdict that is nil or a *Finding.
 func FuzzInspector(f *testing.F) {
 	f.Add(makeTar(f, tarEntry{name: "a.exe", size: 3}), uint8(Tar), uint16(100))
 	f.Add(gzipped(f, "x.tar", makeTar(f, tarEntry{name: "a.txt", size: 3})), uint8(TarGzip), uint16(7))
 	f.Add(gzipped(f, "y.bat", nil), uint8(Gzip), uint16(1))
 	f.Add([]byte{}, uint8(Gzip), uint16(0))
-	f.Fuzz(func(t *testing.T, data []byte, kind uint8, chunk uint16) {
-		in := NewInspector("f", Kind(kind%5), Limits{MaxInflated: 1 << 20, MaxEntries: 100})
+	f.Fuzz(func(t *testing.T, data []byte, format uint8, chunk uint16) {
+		in := NewInspector("f", Format(format%5), Limits{MaxInflated: 1 << 20, MaxEntries: 100})
 		_, _, verdict := feed(in, data, int(chunk)+1)
 		if verdict != nil {
 			var r *Finding

@@ -178,7 +178,7 @@ func (z *zipCheck) check(ra io.ReaderAt, size int64, outer []string, depth int) 
 		if err := z.checkEntry(e, outer); err != nil {
 			return err
 		}
-		if depth == 0 && e.method == methodStored && KindOf(e.name, "") == Zip && e.compSize > 0 {
+		if depth == 0 && e.method == methodStored && FormatOf(e.name, "") == Zip && e.compSize > 0 {
 			stored = append(stored, e)
 		}
 	}

@@ -67,15 +67,15 @@ func (b *Body) Read(p []byte) (int, error) {
 	b.n += int64(n)
 	switch {
 	case b.n > b.max:
-		return n, b.fail(&Error{Kind: TooLarge, Size: b.n, Limit: b.max})
+		return n, b.fail(&Error{Failure: TooLarge, Size: b.n, Limit: b.max})
 	case err == io.EOF && b.size >= 0 && b.n != b.size:
-		return n, b.fail(&Error{Kind: Truncated})
+		return n, b.fail(&Error{Failure: Truncated})
 	case err == io.EOF:
 		return n, io.EOF
 	case err != nil:
 		return n, b.fail(b.readError(err))
 	case b.left <= 0:
-		return n, b.fail(&Error{Kind: TooSlow})
+		return n, b.fail(&Error{Failure: TooSlow})
 	}
 	return n, nil
 }
@@ -88,15 +88,15 @@ func (b *Body) readError(err error) error {
 	}
 	switch {
 	case fired == errIdle:
-		return &Error{Kind: Stalled, err: err}
+		return &Error{Failure: Stalled, err: err}
 	case fired == errSlow:
-		return &Error{Kind: TooSlow, err: err}
+		return &Error{Failure: TooSlow, err: err}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &Error{Kind: Truncated, err: err}
+		return &Error{Failure: Truncated, err: err}
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return err // the caller gave up: its own error, not the host's
 	}
-	return &Error{Kind: Unavailable, err: err}
+	return &Error{Failure: Unavailable, err: err}
 }
 
 func (b *Body) fail(err error) error {

@@ -18,7 +18,7 @@
 //
 // Open returns once the headers are in, with the body unread: the caller
 // streams it where it goes (a message, a Drive upload). Failures are
-// *Error values whose Kind the caller words for the model.
+// *Error values whose Failure the caller words for the model.
 package clientfile
 
 import (
@@ -195,11 +195,11 @@ func (f *Fetcher) CheckURL(raw string) error {
 
 func (f *Fetcher) parse(raw string) (*url.URL, error) {
 	if len(raw) > MaxURLLength {
-		return nil, &Error{Kind: BadURL, detail: fmt.Sprintf("longer than %d characters", MaxURLLength)}
+		return nil, &Error{Failure: BadURL, detail: fmt.Sprintf("longer than %d characters", MaxURLLength)}
 	}
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" {
-		return nil, &Error{Kind: BadURL, detail: "not an absolute URL"}
+		return nil, &Error{Failure: BadURL, detail: "not an absolute URL"}
 	}
 	return u, f.checkLocation(u)
 }
@@ -208,25 +208,25 @@ func (f *Fetcher) parse(raw string) (*url.URL, error) {
 func (f *Fetcher) checkLocation(u *url.URL) error {
 	switch {
 	case !strings.EqualFold(u.Scheme, "https"):
-		return &Error{Kind: NotHTTPS}
+		return &Error{Failure: NotHTTPS}
 	case u.User != nil:
-		return &Error{Kind: BadURL, detail: "credentials in the URL"}
+		return &Error{Failure: BadURL, detail: "credentials in the URL"}
 	}
 	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	if strings.HasSuffix(host, deniedSuffix) {
-		return &Error{Kind: HostNotAllowed, Host: host}
+		return &Error{Failure: HostNotAllowed, Host: host}
 	}
 	for _, p := range f.hosts {
 		if p.matches(host) {
 			return nil
 		}
 	}
-	return &Error{Kind: HostNotAllowed, Host: host}
+	return &Error{Failure: HostNotAllowed, Host: host}
 }
 
 func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > f.cfg.MaxRedirects {
-		return &Error{Kind: TooManyRedirects}
+		return &Error{Failure: TooManyRedirects}
 	}
 	if err := f.checkLocation(req.URL); err != nil {
 		return err
@@ -265,7 +265,7 @@ func (f *Fetcher) Open(ctx context.Context, rawURL string, maxBytes int64) (*Fil
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		cancel(nil)
-		return nil, &Error{Kind: BadURL, detail: "cannot be requested"}
+		return nil, &Error{Failure: BadURL, detail: "cannot be requested"}
 	}
 	req.Header.Set("Accept", "*/*")
 	resp, err := f.client.Do(req)
@@ -282,7 +282,7 @@ func (f *Fetcher) Open(ctx context.Context, rawURL string, maxBytes int64) (*Fil
 	if file.Size > maxBytes {
 		resp.Body.Close()
 		cancel(nil)
-		return nil, &Error{Kind: TooLarge, Size: file.Size, Limit: maxBytes}
+		return nil, &Error{Failure: TooLarge, Size: file.Size, Limit: maxBytes}
 	}
 	file.Body = newBody(resp.Body, cancel, file.Size, maxBytes, f.cfg.IdleTimeout, f.cfg.MaxDuration)
 	return file, nil
@@ -296,11 +296,11 @@ func checkStatus(resp *http.Response) error {
 	case c == http.StatusOK:
 		return nil
 	case c == http.StatusUnauthorized || c == http.StatusForbidden || c == http.StatusNotFound || c == http.StatusGone:
-		return &Error{Kind: Expired, Status: c}
+		return &Error{Failure: Expired, Status: c}
 	case c == http.StatusPartialContent:
-		return &Error{Kind: Unavailable, Status: c, detail: "a partial answer to a whole-file request"}
+		return &Error{Failure: Unavailable, Status: c, detail: "a partial answer to a whole-file request"}
 	}
-	return &Error{Kind: Unavailable, Status: resp.StatusCode}
+	return &Error{Failure: Unavailable, Status: resp.StatusCode}
 }
 
 // requestError sorts a request that got no answer: a policy refusal (at
@@ -312,16 +312,16 @@ func requestError(err error) error {
 	}
 	var ae *safedial.AddressError
 	if errors.As(err, &ae) {
-		return &Error{Kind: PrivateAddress} // which block it is, the policy's log says
+		return &Error{Failure: PrivateAddress} // which block it is, the policy's log says
 	}
 	if errors.Is(err, safedial.ErrNoAddress) {
-		return &Error{Kind: Unavailable, detail: "the host does not resolve", err: err}
+		return &Error{Failure: Unavailable, detail: "the host does not resolve", err: err}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Kind: Stalled, detail: "no answer", err: err}
+		return &Error{Failure: Stalled, detail: "no answer", err: err}
 	}
-	return &Error{Kind: Unavailable, err: err}
+	return &Error{Failure: Unavailable, err: err}
 }
 
 // mediaType is a Content-Type's media type, "" when it says nothing.
@@ -350,13 +350,13 @@ func dispositionName(cd string) string {
 	return params["filename"]
 }
 
-// Kind sorts a failure by what the user can do about it.
-type Kind int
+// Failure sorts a failed fetch by what the user can do about it.
+type Failure int
 
-// The kinds of failure.
+// The failures.
 const (
 	// BadURL: not a URL a file can be fetched from.
-	BadURL Kind = iota + 1
+	BadURL Failure = iota + 1
 	// NotHTTPS: a URL, or a redirect, that is not https.
 	NotHTTPS
 	// HostNotAllowed: a host off the allowlist, at the start or a hop.
@@ -381,21 +381,21 @@ const (
 	Unavailable
 )
 
-// Error is a failed fetch. Its text names the kind and, for a host off
+// Error is a failed fetch. Its text names the failure and, for a host off
 // the allowlist, the host: never the URL, whose query is a credential.
 type Error struct {
-	Kind   Kind
-	Status int    // the HTTP status, when one came
-	Host   string // HostNotAllowed: the host
-	Size   int64  // TooLarge: the announced or counted size
-	Limit  int64  // TooLarge: the limit
-	detail string
-	err    error
+	Failure Failure
+	Status  int    // the HTTP status, when one came
+	Host    string // HostNotAllowed: the host
+	Size    int64  // TooLarge: the announced or counted size
+	Limit   int64  // TooLarge: the limit
+	detail  string
+	err     error
 }
 
 func (e *Error) Error() string {
 	var s string
-	switch e.Kind {
+	switch e.Failure {
 	case BadURL:
 		s = "not a download URL"
 	case NotHTTPS:
@@ -430,11 +430,11 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.err }
 
-// KindOf is the kind of the *Error in err's chain, or 0.
-func KindOf(err error) Kind {
+// FailureOf is the failure of the *Error in err's chain, or 0.
+func FailureOf(err error) Failure {
 	var e *Error
 	if errors.As(err, &e) {
-		return e.Kind
+		return e.Failure
 	}
 	return 0
 }

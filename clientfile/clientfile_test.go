@@ -87,7 +87,7 @@ func TestContentLengthOverTheLimitIsRefusedBeforeTheBody(t *testing.T) {
 					file.Body.Close()
 				}
 				var fe *clientfile.Error
-				if !errors.As(err, &fe) || fe.Kind != clientfile.TooLarge || fe.Size != tc.size {
+				if !errors.As(err, &fe) || fe.Failure != clientfile.TooLarge || fe.Size != tc.size {
 					t.Fatalf("Open = %v, want TooLarge with the announced size", err)
 				}
 				if n := <-wrote; n != 0 {
@@ -140,7 +140,7 @@ func TestUnannouncedSizeIsCounted(t *testing.T) {
 		switch {
 		case tc.ok && (err != nil || n != tc.size):
 			t.Errorf("size %d: read %d, err %v", tc.size, n, err)
-		case !tc.ok && clientfile.KindOf(err) != clientfile.TooLarge:
+		case !tc.ok && clientfile.FailureOf(err) != clientfile.TooLarge:
 			t.Errorf("size %d: err %v, want TooLarge", tc.size, err)
 		}
 	}
@@ -166,7 +166,7 @@ func TestRedirectsAreHeldToThePolicy(t *testing.T) {
 	}
 	tests := []struct {
 		path string
-		want clientfile.Kind
+		want clientfile.Failure
 	}{
 		{fmt.Sprintf("/hop%d", clientfile.DefaultMaxRedirects), 0},
 		{fmt.Sprintf("/hop%d", clientfile.DefaultMaxRedirects+1), clientfile.TooManyRedirects},
@@ -181,7 +181,7 @@ func TestRedirectsAreHeldToThePolicy(t *testing.T) {
 		if err == nil {
 			file.Body.Close()
 		}
-		if clientfile.KindOf(err) != tc.want || tc.want == 0 && err != nil {
+		if clientfile.FailureOf(err) != tc.want || tc.want == 0 && err != nil {
 			t.Errorf("%s: err %v, want kind %d", tc.path, err, tc.want)
 		}
 		if err != nil && strings.Contains(err.Error(), "10.0.0.5") {
@@ -203,7 +203,7 @@ func TestURLRules(t *testing.T) {
 	}
 	tests := []struct {
 		url  string
-		want clientfile.Kind
+		want clientfile.Failure
 	}{
 		{"https://files.oaiusercontent.com/file-abc?se=1&sig=x", 0},
 		{"https://sdmntprwestus.oaiusercontent.com/files/x?sig=y", 0},
@@ -219,7 +219,7 @@ func TestURLRules(t *testing.T) {
 		{"https://files.oaiusercontent.com/" + strings.Repeat("a", clientfile.MaxURLLength-len("https://files.oaiusercontent.com/")+1), clientfile.BadURL},
 	}
 	for _, tc := range tests {
-		if got := clientfile.KindOf(f.CheckURL(tc.url)); got != tc.want {
+		if got := clientfile.FailureOf(f.CheckURL(tc.url)); got != tc.want {
 			t.Errorf("CheckURL(%.60s) kind %d, want %d", tc.url, got, tc.want)
 		}
 	}
@@ -236,11 +236,11 @@ func TestExpiredURLs(t *testing.T) {
 	f := h.Fetcher(t, nil)
 	for _, code := range []int{401, 403, 404, 410} {
 		_, err := f.Open(context.Background(), h.URL("", "/"+strconv.Itoa(code)), limit)
-		if clientfile.KindOf(err) != clientfile.Expired {
+		if clientfile.FailureOf(err) != clientfile.Expired {
 			t.Errorf("%d: err %v, want Expired", code, err)
 		}
 	}
-	if _, err := f.Open(context.Background(), h.URL("", "/500"), limit); clientfile.KindOf(err) != clientfile.Unavailable {
+	if _, err := f.Open(context.Background(), h.URL("", "/500"), limit); clientfile.FailureOf(err) != clientfile.Unavailable {
 		t.Errorf("500: err %v, want Unavailable", err)
 	}
 }
@@ -273,7 +273,7 @@ func TestStalledAndSlowBodies(t *testing.T) {
 		c.IdleTimeout = 300 * time.Millisecond
 		c.MaxDuration = time.Second
 	})
-	for path, want := range map[string]clientfile.Kind{"/stall": clientfile.Stalled, "/trickle": clientfile.TooSlow} {
+	for path, want := range map[string]clientfile.Failure{"/stall": clientfile.Stalled, "/trickle": clientfile.TooSlow} {
 		file, err := f.Open(context.Background(), h.URL("", path), limit)
 		if err != nil {
 			t.Fatal(err)
@@ -281,7 +281,7 @@ func TestStalledAndSlowBodies(t *testing.T) {
 		start := time.Now()
 		_, err = io.Copy(io.Discard, file.Body)
 		file.Body.Close()
-		if clientfile.KindOf(err) != want {
+		if clientfile.FailureOf(err) != want {
 			t.Errorf("%s: err %v, want kind %d", path, err, want)
 		}
 		if took := time.Since(start); took > 10*time.Second {

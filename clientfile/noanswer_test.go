@@ -26,10 +26,10 @@ const (
 
 // checkRefusal asserts the failure's kind, its log text and the sentence
 // the model sees, which must not carry the URL's signature.
-func checkRefusal(t *testing.T, err error, kind clientfile.Kind, status int, detail, says string) {
+func checkRefusal(t *testing.T, err error, kind clientfile.Failure, status int, detail, says string) {
 	t.Helper()
 	var fe *clientfile.Error
-	if !errors.As(err, &fe) || fe.Kind != kind || fe.Status != status || !strings.Contains(fe.Error(), detail) {
+	if !errors.As(err, &fe) || fe.Failure != kind || fe.Status != status || !strings.Contains(fe.Error(), detail) {
 		t.Fatalf("err %v; want kind %d, status %d, saying %q", err, kind, status, detail)
 	}
 	r := clientfile.Wording{File: "the file", Done: "Nothing was saved."}.Refusal(err)
@@ -141,7 +141,7 @@ func TestHostThatDoesNotAnswer(t *testing.T) {
 		hangUp        bool // a TCP listener that closes each connection at once
 		headerTimeout time.Duration
 		deadline      time.Duration // the caller's, 0 for none
-		kind          clientfile.Kind
+		kind          clientfile.Failure
 		detail, says  string
 	}{
 		{name: "headers held back", headerTimeout: short, kind: clientfile.Stalled, detail: "no answer", says: sayStalled},

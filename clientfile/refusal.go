@@ -41,7 +41,7 @@ func (w Wording) Refusal(err error) *refusal.Refusal {
 		done = " " + w.Done
 	}
 	retry := "Try again in a minute; if it fails again, " + strings.ToLower(AttachAgain[:1]) + AttachAgain[1:]
-	switch fe.Kind {
+	switch fe.Failure {
 	case TooLarge:
 		return nil
 	case Expired:

@@ -18,16 +18,16 @@ func TestWordingRefusal(t *testing.T) {
 		kind refusal.Kind
 		says string
 	}{
-		{&Error{Kind: Expired, Status: 403}, KindExpired, "The download link of the file has expired or was withdrawn (its host refused it). Nothing was saved. " + AttachAgain},
-		{&Error{Kind: HostNotAllowed, Host: "evil.example"}, KindRefused, `(host "evil.example" is not on the allowlist). Nothing was saved. Pass the file object exactly as the client gave it. Or attach it by id.`},
-		{&Error{Kind: NotHTTPS}, KindRefused, "(not an https URL)"},
-		{&Error{Kind: PrivateAddress}, KindRefused, "public address"},
-		{&Error{Kind: TooManyRedirects}, KindRefused, "too many redirects"},
-		{&Error{Kind: BadURL}, KindRefused, "not a download URL"},
-		{&Error{Kind: Stalled}, KindStalled, "stopped sending it, or sent it too slowly. Nothing was saved. Try again in a minute; if it fails again, ask the user"},
-		{&Error{Kind: TooSlow}, KindStalled, "too slowly"},
-		{&Error{Kind: Unavailable, Status: 503}, KindUnavailable, "The host of the file failed while it was fetched. Nothing was saved. Try again"},
-		{&Error{Kind: Truncated}, KindUnavailable, "failed while it was fetched"},
+		{&Error{Failure: Expired, Status: 403}, KindExpired, "The download link of the file has expired or was withdrawn (its host refused it). Nothing was saved. " + AttachAgain},
+		{&Error{Failure: HostNotAllowed, Host: "evil.example"}, KindRefused, `(host "evil.example" is not on the allowlist). Nothing was saved. Pass the file object exactly as the client gave it. Or attach it by id.`},
+		{&Error{Failure: NotHTTPS}, KindRefused, "(not an https URL)"},
+		{&Error{Failure: PrivateAddress}, KindRefused, "public address"},
+		{&Error{Failure: TooManyRedirects}, KindRefused, "too many redirects"},
+		{&Error{Failure: BadURL}, KindRefused, "not a download URL"},
+		{&Error{Failure: Stalled}, KindStalled, "stopped sending it, or sent it too slowly. Nothing was saved. Try again in a minute; if it fails again, ask the user"},
+		{&Error{Failure: TooSlow}, KindStalled, "too slowly"},
+		{&Error{Failure: Unavailable, Status: 503}, KindUnavailable, "The host of the file failed while it was fetched. Nothing was saved. Try again"},
+		{&Error{Failure: Truncated}, KindUnavailable, "failed while it was fetched"},
 	}
 	for _, tt := range tests {
 		r := w.Refusal(tt.err)
@@ -35,13 +35,13 @@ func TestWordingRefusal(t *testing.T) {
 			t.Errorf("%v: %+v; want %s saying %q", tt.err, r, tt.kind, tt.says)
 		}
 	}
-	if r := w.Refusal(&Error{Kind: TooLarge, Limit: 10}); r != nil {
+	if r := w.Refusal(&Error{Failure: TooLarge, Limit: 10}); r != nil {
 		t.Errorf("TooLarge: %v; want nil, the caller's to word", r)
 	}
 	if r := w.Refusal(errors.New("other")); r != nil {
 		t.Errorf("another error: %v; want nil", r)
 	}
-	if r := (Wording{File: "f"}).Refusal(&Error{Kind: Expired}); !strings.Contains(r.Text, "(its host refused it). Ask") {
+	if r := (Wording{File: "f"}).Refusal(&Error{Failure: Expired}); !strings.Contains(r.Text, "(its host refused it). Ask") {
 		t.Errorf("no Done: %q", r.Text)
 	}
 }

@@ -23,8 +23,8 @@ func TestAuditLineCountsAndNeverContents(t *testing.T) {
 	f, _ := e.putBytes("Secret plans.pdf", 3000)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ctx = identity.WithUser(ctx, identity.User{ID: "user-42", Email: user})
-	res, err := e.svc.Send(ctx, e.hc, compose.Request{
+	acct := e.as(identity.User{ID: "user-42", Email: user}, nil)
+	res, err := e.svc.Send(ctx, acct, compose.Request{
 		To: []string{"carol@example.com", "dan@example.com"}, Cc: []string{"erin@example.com"}, Bcc: []string{"frank@example.com"},
 		Subject: "Takeover strategy", BodyText: "Confidential body text",
 		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}},
@@ -59,14 +59,14 @@ func TestAuditLineCountsAndNeverContents(t *testing.T) {
 func TestRefusalLogNamesNoAddress(t *testing.T) {
 	var logs bytes.Buffer
 	e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	ctx := identity.WithUser(context.Background(), identity.User{ID: "user-42", Email: user})
+	ctx, acct := context.Background(), e.as(identity.User{ID: "user-42", Email: user}, nil)
 	exe, _ := e.putBytes("Secret tool.exe", 10)
 	for _, req := range []compose.Request{
 		{To: []string{"carol-secret@exa mple.com"}, Subject: "Hidden subject", BodyText: "x"},
 		{To: []string{"carol@example.com"}, Subject: "Hidden subject", BodyText: "x", Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse("1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789")}}}},
 		{To: []string{"carol@example.com"}, Subject: "Hidden subject", BodyText: "x", Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(exe.ID)}}}},
 	} {
-		_, err := e.svc.Send(ctx, e.hc, req, compose.Options{})
+		_, err := e.svc.Send(ctx, acct, req, compose.Options{})
 		if err == nil {
 			t.Fatal("want a refusal")
 		}

@@ -137,7 +137,7 @@ func planClient(it *item) error {
 	if path.Ext(name) == "" {
 		name = exportfmt.WithExt(orDefault(name, "attachment"), exportfmt.ExtByMimeType(mimeType))
 	}
-	it.plan = plan{action: actClient, name: name, mimeType: mimeType, size: f.Size, archive: blocked.KindOf(name, mimeType)}
+	it.plan = plan{action: actClient, name: name, mimeType: mimeType, size: f.Size, archive: blocked.FormatOf(name, mimeType)}
 	if err := checkName(it, name); err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func clientRefusal(it *item, err error, draft, streaming bool) error {
 		return r
 	}
 	var fe *clientfile.Error
-	if !errors.As(err, &fe) || fe.Kind != clientfile.TooLarge {
+	if !errors.As(err, &fe) || fe.Failure != clientfile.TooLarge {
 		return err
 	}
 	size := "is larger than"
@@ -177,7 +177,7 @@ func clientRefusal(it *item, err error, draft, streaming bool) error {
 // clientFailure is streamError's case for a client file, or nil when the
 // part's failure is not one.
 func clientFailure(it *item, err error, draft bool) error {
-	if it.plan.action != actClient || clientfile.KindOf(err) == 0 {
+	if it.plan.action != actClient || clientfile.FailureOf(err) == 0 {
 		return nil
 	}
 	return clientRefusal(it, err, draft, true)

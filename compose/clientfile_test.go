@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/clientfile/clientfiletest"
 	"github.com/drivemail/drivemail/compose"
@@ -22,7 +23,7 @@ import (
 func clientEnv(t *testing.T, adjust func(*clientfile.Config)) (*env, *clientfiletest.Host) {
 	t.Helper()
 	host := clientfiletest.NewHost(t)
-	e := newEnv(t, compose.Config{ChunkSize: 1 << 20, Files: host.Fetcher(t, adjust)})
+	e := newEnv(t, compose.Config{Files: host.Fetcher(t, adjust)}, account.Options{GmailChunkSize: 1 << 20})
 	return e, host
 }
 

@@ -10,11 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
+	"github.com/drivemail/drivemail/account/accounttest"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/internal/identity"
 )
 
 const (
@@ -29,16 +32,39 @@ type env struct {
 	t   *testing.T
 	hc  *http.Client
 	svc *compose.Service
+	// google tunes the user's Google clients (account.Options).
+	google account.Options
 }
 
-func newEnv(t *testing.T, cfg compose.Config) *env {
+// newEnv starts the emulator and a Service with cfg; google, when given,
+// tunes the user's Google clients (chunk size, timeouts), and logs to
+// cfg's logger unless it names its own, as serve gives both one logger.
+func newEnv(t *testing.T, cfg compose.Config, google ...account.Options) *env {
 	t.Helper()
 	e := &env{Env: emutest.Start(t), t: t}
 	e.hc = e.Client(user, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend, emutest.ScopeGmailCompose, emutest.ScopeGmailReadonly)
-	cfg.Endpoints = e.Endpoints
+	if len(google) > 0 {
+		e.google = google[0]
+	}
+	e.google.Endpoints = e.Endpoints
+	if e.google.Logger == nil {
+		e.google.Logger = cfg.Logger
+	}
 	e.svc = compose.New(cfg)
 	return e
 }
+
+// as is u's account, its Google calls through hc (e.hc when nil).
+func (e *env) as(u identity.User, hc *http.Client) *account.Account {
+	if hc == nil {
+		hc = e.hc
+	}
+	return accounttest.Over(u, hc, e.google)
+}
+
+// acct is the account most tests send from: e.hc's, with no user id or
+// address, so From comes from Gmail's profile and nothing is cached.
+func (e *env) acct() *account.Account { return e.as(identity.User{}, nil) }
 
 // putBytes stores random bytes as a binary file and returns it with them.
 func (e *env) putBytes(name string, n int) (drivesvc.File, []byte) {
@@ -52,7 +78,7 @@ func (e *env) send(req compose.Request, opts compose.Options) (compose.Result, e
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return e.svc.Send(ctx, e.hc, req, opts)
+	return e.svc.Send(ctx, e.acct(), req, opts)
 }
 
 // sendFileOnce sends f as the only attachment and fails the test unless

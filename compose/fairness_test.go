@@ -42,10 +42,10 @@ type sendOutcome struct {
 }
 
 func sendAs(e *env, hc *http.Client, id, email string) <-chan sendOutcome {
-	ctx := identity.WithUser(context.Background(), identity.User{ID: id, Email: email})
+	ctx, acct := context.Background(), e.as(identity.User{ID: id, Email: email}, hc)
 	out := make(chan sendOutcome, 1)
 	go func() {
-		res, err := e.svc.Send(ctx, hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "s", BodyText: "hi"}, compose.Options{})
+		res, err := e.svc.Send(ctx, acct, compose.Request{To: []string{"zoe@example.org"}, Subject: "s", BodyText: "hi"}, compose.Options{})
 		out <- sendOutcome{res, err}
 	}()
 	return out

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
@@ -64,7 +65,7 @@ func TestDriveForbiddenSaysWhatToDo(t *testing.T) {
 			}
 			e.Inject(forbidden(f.ID, tt.reason, tt.metadata)...)
 			before := e.Emu.Stats()
-			_, err := e.svc.Send(context.Background(), e.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "403", BodyText: "hi",
+			_, err := e.svc.Send(context.Background(), e.acct(), compose.Request{To: []string{"zoe@example.org"}, Subject: "403", BodyText: "hi",
 				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{})
 			if !isRefusal(err) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "Nothing was sent") {
 				t.Fatalf("err = %v, want a refusal with %q saying nothing was sent", err, tt.want)
@@ -81,7 +82,7 @@ func TestDriveForbiddenSaysWhatToDo(t *testing.T) {
 // cannot explain, on the second file after the first chunk reached Gmail,
 // is an internal error, marked Unsent: nothing was sent.
 func TestUnexplainedFailureAfterGmailIsUnsent(t *testing.T) {
-	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+	e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10})
 	// As in TestGmailFailureStopsDriveReads: a.pdf fills the first chunk.
 	a, _ := e.putBytes("a.pdf", 200_000)
 	b, _ := e.putBytes("b.pdf", 1000)
@@ -131,7 +132,7 @@ func TestDraftRefusalsSayNothingWasSaved(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e.Inject(tt.faults...)
 			before := e.Emu.Stats()
-			_, err := e.svc.Send(context.Background(), e.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "draft", BodyText: "hi",
+			_, err := e.svc.Send(context.Background(), e.acct(), compose.Request{To: []string{"zoe@example.org"}, Subject: "draft", BodyText: "hi",
 				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(tt.file.ID)}}}}, compose.Options{Draft: true})
 			if !isRefusal(err) || !strings.Contains(err.Error(), "Nothing was saved") && !strings.Contains(err.Error(), "nothing was saved") {
 				t.Fatalf("err = %v, want a refusal saying nothing was saved", err)

@@ -40,15 +40,15 @@ func TestGmailAPIDisabledSaysWhoCanFixIt(t *testing.T) {
 	if err := e.Emu.SetAPIEnabled("gmail", false); err != nil {
 		t.Fatal(err)
 	}
-	signedIn := identity.WithUser(context.Background(), identity.User{ID: "user-42", Email: user})
+	signedIn := identity.User{ID: "user-42", Email: user}
 	tests := []struct {
 		name    string
-		ctx     context.Context // with the user's address, the profile is not asked for
+		user    identity.User // with the user's address, the profile is not asked for
 		req     compose.Request
 		draft   bool
 		nothing string
 	}{
-		{"send, the sender's address asked of Gmail", context.Background(),
+		{"send, the sender's address asked of Gmail", identity.User{},
 			compose.Request{To: []string{"zoe@example.org"}, Subject: "s", BodyText: "hi"}, false, "Nothing was sent."},
 		{"send", signedIn, compose.Request{To: []string{"zoe@example.org"}, Subject: "s", BodyText: "hi"}, false, "Nothing was sent."},
 		{"draft", signedIn, compose.Request{To: []string{"zoe@example.org"}, Subject: "s", BodyText: "hi"}, true, "Nothing was saved."},
@@ -61,10 +61,10 @@ func TestGmailAPIDisabledSaysWhoCanFixIt(t *testing.T) {
 			logs.Reset()
 			calls := &gmailCalls{base: e.hc.Transport}
 			hc := &http.Client{Transport: calls}
-			ctx, cancel := context.WithTimeout(tt.ctx, time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			before := e.Emu.Stats()
-			_, err := e.svc.Send(ctx, hc, tt.req, compose.Options{Draft: tt.draft})
+			_, err := e.svc.Send(ctx, e.as(tt.user, hc), tt.req, compose.Options{Draft: tt.draft})
 			r, ok := refusal.As(err)
 			if !ok || r.Kind != "gmail_api_disabled" {
 				t.Fatalf("err = %v; want a gmail_api_disabled refusal", err)

@@ -202,7 +202,7 @@ func planMail(it *item) error {
 	if !validMimeType(mimeType) || strings.HasPrefix(strings.ToLower(mimeType), "multipart/") {
 		mimeType = exportfmt.MimeTypeByName(name)
 	}
-	it.plan = plan{action: actMail, name: name, mimeType: mimeType, size: a.Size, archive: blocked.KindOf(name, mimeType)}
+	it.plan = plan{action: actMail, name: name, mimeType: mimeType, size: a.Size, archive: blocked.FormatOf(name, mimeType)}
 	if err := checkName(it, a.Name); err != nil {
 		return err
 	}

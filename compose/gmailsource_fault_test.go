@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/internal/refusal"
 )
 
@@ -168,7 +170,7 @@ func TestGmailAttachmentFailsWhileItStreams(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// The chunk is smaller than the Drive file, so Gmail holds bytes
 			// of the message when the attachment fails.
-			e := newEnv(t, compose.Config{ChunkSize: 256 << 10, GmailIdleTimeout: 200 * time.Millisecond})
+			e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10, GmailIdleTimeout: 200 * time.Millisecond})
 			f, _ := e.putBytes("a.pdf", 400_000)
 			id := e.deliver(user, "Scans", nil, inFile{"scans.bin", "application/octet-stream", randomBytes(size)})
 			for _, fault := range tc.faults {
@@ -180,7 +182,7 @@ func TestGmailAttachmentFailsWhileItStreams(t *testing.T) {
 			before := e.Emu.Stats()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			_, err := e.svc.Send(ctx, &http.Client{Transport: gets}, compose.Request{To: []string{"zoe@example.org"}, Subject: "Scans", BodyText: "hi",
+			_, err := e.svc.Send(ctx, e.as(identity.User{}, &http.Client{Transport: gets}), compose.Request{To: []string{"zoe@example.org"}, Subject: "Scans", BodyText: "hi",
 				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}, gmailAtt(id, "scans.bin")}}, compose.Options{})
 			r, ok := refusal.As(err)
 			if !ok || string(r.Kind) != tc.kind {
@@ -298,7 +300,7 @@ func TestGmailReadRateLimitRetried(t *testing.T) {
 			before := e.Emu.Stats()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			res, err := e.svc.Send(ctx, &http.Client{Transport: reads}, req, compose.Options{})
+			res, err := e.svc.Send(ctx, e.as(identity.User{}, &http.Client{Transport: reads}), req, compose.Options{})
 			if tc.sent {
 				if err != nil {
 					t.Fatalf("Send: %v", err)

@@ -136,7 +136,7 @@ func TestDriveAPIDisabledSaysWhoCanFixIt(t *testing.T) {
 func TestExportPastTheCapSends(t *testing.T) {
 	e := newEnv(t, compose.Config{})
 	doc := e.Put(user, drivesvc.FileSpec{Name: "Long", Kind: drivesvc.KindDoc, DocFillBytes: 11 << 20})
-	res, err := e.svc.Send(context.Background(), e.hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "long", BodyText: "hi",
+	res, err := e.svc.Send(context.Background(), e.acct(), compose.Request{To: []string{"zoe@example.org"}, Subject: "long", BodyText: "hi",
 		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(doc.ID), As: "txt"}}}}, compose.Options{})
 	if err != nil {
 		t.Fatalf("Send: %v", err)

@@ -34,7 +34,7 @@ type plan struct {
 	tab       *drive.Sheet // the tab a csv or tsv holds, when known
 	namedTab  bool         // sheet named it: read through the Sheets API
 	size      int64        // known size in bytes; -1 for exports
-	archive   blocked.Kind
+	archive   blocked.Format
 	url       string // for links
 }
 
@@ -109,7 +109,7 @@ func planNative(it *item) error {
 	} else if a.Sheet != "" {
 		return refuse(kindBadSheet, "%s: sheet applies only to csv and tsv, which hold one tab; %s includes every tab. Leave out sheet, or use as: \"csv\".", it.label(), format.Name)
 	}
-	p.archive = blocked.KindOf(p.name, p.mimeType)
+	p.archive = blocked.FormatOf(p.name, p.mimeType)
 	it.plan = p
 	return checkName(it, p.name)
 }
@@ -179,7 +179,7 @@ func planBinary(it *item) error {
 	if !validMimeType(mimeType) {
 		mimeType = exportfmt.OctetStream
 	}
-	it.plan = plan{action: actAttach, name: name, mimeType: mimeType, size: f.Size, archive: blocked.KindOf(name, mimeType)}
+	it.plan = plan{action: actAttach, name: name, mimeType: mimeType, size: f.Size, archive: blocked.FormatOf(name, mimeType)}
 	if err := checkName(it, f.Name); err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func planData(it *item) error {
 	if path.Ext(name) == "" {
 		name = exportfmt.WithExt(name, exportfmt.ExtByMimeType(it.dataType))
 	}
-	it.plan = plan{action: actData, name: name, mimeType: it.dataType, size: int64(len(it.data)), archive: blocked.KindOf(name, it.dataType)}
+	it.plan = plan{action: actData, name: name, mimeType: it.dataType, size: int64(len(it.data)), archive: blocked.FormatOf(name, it.dataType)}
 	return checkName(it, name)
 }
 

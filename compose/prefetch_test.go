@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // Gmail upload requests as the emulator counts them: a session opens
@@ -222,7 +224,7 @@ func (e *env) sendThrough(w *wire, req compose.Request) (compose.Result, error) 
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return e.svc.Send(ctx, &http.Client{Transport: w}, req, compose.Options{})
+	return e.svc.Send(ctx, e.as(identity.User{}, &http.Client{Transport: w}), req, compose.Options{})
 }
 
 // TestNextFilesOpenWhileOneStreams: while the first file's download
@@ -317,7 +319,7 @@ func TestRefusalAfterPrefetchStarted(t *testing.T) {
 // running.
 func TestGmailFailureWhileDriveStreams(t *testing.T) {
 	const path = "/upload/gmail/v1/users/me/messages/send"
-	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+	e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10})
 	a, _ := e.putBytes("a.pdf", 4<<20)
 	b, _ := e.putBytes("b.pdf", 50_000)
 	e.Inject(

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // maxProfiles bounds the From cache; past it, expired entries go, and if
@@ -30,16 +28,15 @@ func newProfileCache(ttl time.Duration, now func() time.Time) *profileCache {
 	return &profileCache{ttl: ttl, now: now, m: map[string]profileEntry{}}
 }
 
-// from returns the user's address: from the cache, else from fetch. The
-// key is the drivemail user id in ctx; without one nothing is cached.
-func (c *profileCache) from(ctx context.Context, fetch func(context.Context) (string, error)) (string, error) {
-	u, ok := identity.FromContext(ctx)
-	if !ok || u.ID == "" {
+// from returns the address of the user userID: from the cache, else
+// from fetch. Without a user id nothing is cached.
+func (c *profileCache) from(ctx context.Context, userID string, fetch func(context.Context) (string, error)) (string, error) {
+	if userID == "" {
 		return fetch(ctx)
 	}
 	now := c.now()
 	c.mu.Lock()
-	e, hit := c.m[u.ID]
+	e, hit := c.m[userID]
 	c.mu.Unlock()
 	if hit && now.Before(e.expires) {
 		return e.addr, nil
@@ -60,6 +57,6 @@ func (c *profileCache) from(ctx context.Context, fetch func(context.Context) (st
 			c.m = map[string]profileEntry{}
 		}
 	}
-	c.m[u.ID] = profileEntry{addr: addr, expires: now.Add(c.ttl)}
+	c.m[userID] = profileEntry{addr: addr, expires: now.Add(c.ttl)}
 	return addr, nil
 }

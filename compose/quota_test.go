@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator/gmailsvc"
 	"github.com/drivemail/drivemail/handle"
@@ -40,7 +41,7 @@ func TestGmailLimitsSayTheTruth(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := &logtest.Buffer{}
-			e := newEnv(t, compose.Config{ChunkSize: 256 << 10, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+			e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))}, account.Options{GmailChunkSize: 256 << 10})
 			until := time.Now().Add(5 * time.Hour)
 			if err := e.Emu.Gmail().AddQuotaFault(tc.fault); err != nil {
 				t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 func TestTooManyRecipientsIsLoggedAsSuch(t *testing.T) {
 	logs := &logtest.Buffer{}
 	e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	ctx := identity.WithUser(context.Background(), identity.User{ID: "user-42", Email: user})
+	ctx, acct := context.Background(), e.as(identity.User{ID: "user-42", Email: user}, nil)
 	many := func(n int) []string {
 		out := make([]string, n)
 		for i := range out {
@@ -27,11 +27,11 @@ func TestTooManyRecipientsIsLoggedAsSuch(t *testing.T) {
 		return out
 	}
 	req := compose.Request{To: many(60), Cc: many(30), Bcc: many(10), Subject: "s", BodyText: "x"}
-	if _, err := e.svc.Send(ctx, e.hc, req, compose.Options{}); err != nil {
+	if _, err := e.svc.Send(ctx, acct, req, compose.Options{}); err != nil {
 		t.Fatalf("100 recipients: %v", err)
 	}
 	req.Bcc = many(11)
-	_, err := e.svc.Send(ctx, e.hc, req, compose.Options{})
+	_, err := e.svc.Send(ctx, acct, req, compose.Options{})
 	if !isRefusal(err) || !strings.Contains(err.Error(), "101 recipients") {
 		t.Fatalf("101 recipients: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // metadataGate holds each Drive metadata call until want of them are in
@@ -60,7 +61,7 @@ func TestTenFilesMetadataAtOnce(t *testing.T) {
 	g := &metadataGate{base: e.hc.Transport, want: compose.MaxFiles, ready: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := e.svc.Send(ctx, &http.Client{Transport: g}, attach("ten", files...), compose.Options{}); err != nil {
+	if _, err := e.svc.Send(ctx, e.as(identity.User{}, &http.Client{Transport: g}), attach("ten", files...), compose.Options{}); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
 	if g.most != compose.MaxFiles {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
@@ -16,7 +17,7 @@ import (
 // back with format=raw through Go's and Python's parsers: the tree, the
 // names, the subject and every attachment's sha256 against Drive's.
 func TestSendRoundTrip(t *testing.T) {
-	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+	e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10})
 	pdf, pdfBytes := e.putBytes("Überblick 報告.pdf", 300_000)
 	png, pngBytes := e.putBytes("logo.png", 20_000)
 	doc := e.Put(user, drivesvc.FileSpec{Name: "Plan", Kind: drivesvc.KindDoc, DocText: "# Plan\nShip it.\n- carefully"})

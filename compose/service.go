@@ -6,24 +6,22 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/blocked"
 	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/gmail"
-	"github.com/drivemail/drivemail/internal/google"
-	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/internal/redact"
 	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/mimemsg"
 )
 
-// Config tunes a Service.
+// Config tunes a Service. The user's Google clients, and their timeouts
+// and chunk size, come with the account each Send is given
+// (account.Options).
 type Config struct {
-	// Endpoints locates Google (or the emulator).
-	Endpoints google.Endpoints
 	// MaxConcurrentSends caps the messages streaming at once; each holds
 	// one upload chunk (ChunkSize) plus small buffers, so this bounds the
 	// memory of sending. Extra sends wait their turn. Default 8.
@@ -34,22 +32,6 @@ type Config struct {
 	// SendQueueTimeout bounds a send's wait for its slots; past it the
 	// send is refused with nothing sent. Default 30 s.
 	SendQueueTimeout time.Duration
-	// ChunkSize is the Gmail upload chunk (default 5 MiB).
-	ChunkSize int
-	// DriveIdleTimeout fails a Drive download, export or Range read that
-	// gets no byte for this long (default drive.DefaultIdleTimeout, 60 s),
-	// so a stalled Drive does not hold a send slot: the message is
-	// abandoned, nothing is sent.
-	DriveIdleTimeout time.Duration
-	// GmailIdleTimeout fails a Gmail attachment download (attachments.get)
-	// that gets no byte for this long (default gmail.DefaultIdleTimeout,
-	// 60 s): the message is abandoned, nothing is sent.
-	GmailIdleTimeout time.Duration
-	// GmailChunkTimeout bounds each Gmail upload request (default
-	// gmail.DefaultChunkTimeout, 2 minutes): a chunk past it is tried
-	// again from where Gmail says it got, and a send whose chunk's tries
-	// pass twice the timeout is abandoned.
-	GmailChunkTimeout time.Duration
 	// Logger gets one line per send (never addresses, bodies or tokens).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -100,9 +82,6 @@ func New(cfg Config) *Service {
 	if cfg.SendQueueTimeout <= 0 {
 		cfg.SendQueueTimeout = DefaultSendQueueTimeout
 	}
-	if cfg.ChunkSize <= 0 {
-		cfg.ChunkSize = gmail.DefaultChunkSize
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -119,43 +98,56 @@ func New(cfg Config) *Service {
 	}
 }
 
-// Send turns req into one Gmail message (or draft) with httpClient, which
-// must carry the user's Google token. Everything that can be checked
-// before downloading is checked first; then every part streams from Drive
-// through the MIME writer into Gmail in one pass.
+// Send turns req into one Gmail message (or draft) from acct, the
+// signed-in user, with their Google clients. Everything that can be
+// checked before downloading is checked first; then every part streams
+// from Drive through the MIME writer into Gmail in one pass.
 //
 // A *refusal.Refusal error is for the model; its Delivery says whether
 // anything was sent (nothing, but for maybe_sent and sent_unconfirmed).
 // Any other error is internal: log it, show a generic message. An
 // internal error that is a *refusal.Unsent (errors.As) provably sent
 // nothing.
-func (s *Service) Send(ctx context.Context, httpClient *http.Client, req Request, opts Options) (Result, error) {
+func (s *Service) Send(ctx context.Context, acct *account.Account, req Request, opts Options) (Result, error) {
+	g, err := clientsOf(ctx, acct)
+	if err != nil {
+		// Without the user's Google clients nothing ran, so nothing can
+		// have reached Gmail; a lost grant keeps its own sentence.
+		return Result{}, &refusal.Unsent{Err: err}
+	}
 	start := s.cfg.Now()
 	var queued time.Duration
-	res, err := s.send(ctx, httpClient, req, opts, &queued)
+	res, err := s.send(ctx, acct, g, req, opts, &queued)
 	err = settle(err, opts.Draft)
-	s.logOutcome(ctx, req, opts, res, err, s.cfg.Now().Sub(start), queued)
+	s.logOutcome(ctx, acct, req, opts, res, err, s.cfg.Now().Sub(start), queued)
 	return res, err
 }
 
-// send does Send's work; it sets *queued to the time it waited for its
-// slots.
-func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts Options, queued *time.Duration) (Result, error) {
-	dc, err := drive.New(ctx, hc, s.cfg.Endpoints, drive.WithIdleTimeout(s.cfg.DriveIdleTimeout), drive.WithLogger(s.cfg.Logger))
+// clients are the user's Google clients a send uses.
+type clients struct {
+	drive *drive.Client
+	gmail *gmail.Client
+}
+
+func clientsOf(ctx context.Context, acct *account.Account) (clients, error) {
+	dc, err := acct.Drive(ctx)
 	if err != nil {
-		return Result{}, err
+		return clients{}, err
 	}
-	gc, err := gmail.New(ctx, hc, s.cfg.Endpoints, s.cfg.ChunkSize, gmail.WithChunkTimeout(s.cfg.GmailChunkTimeout),
-		gmail.WithIdleTimeout(s.cfg.GmailIdleTimeout), gmail.WithLogger(s.cfg.Logger))
-	if err != nil {
-		return Result{}, err
-	}
-	from, err := s.sender(ctx, gc)
+	gc, err := acct.Gmail(ctx)
+	return clients{drive: dc, gmail: gc}, err
+}
+
+// send does Send's work with the user's clients; it sets *queued to the
+// time it waited for its slots.
+func (s *Service) send(ctx context.Context, acct *account.Account, g clients, req Request, opts Options, queued *time.Duration) (Result, error) {
+	gc := g.gmail
+	from, err := s.sender(ctx, acct, gc)
 	if err != nil {
 		return Result{}, gmailRefusal(err, opts.Draft, false, s.cfg.Now())
 	}
 	// File-transfer URIs become the Drive files their uploads made.
-	if req, err = resolveTransfers(ctx, s.cfg.Transfers, req); err != nil {
+	if req, err = resolveTransfers(ctx, s.cfg.Transfers, acct, req); err != nil {
 		return Result{}, err
 	}
 	// A reply or a forward starts from the message it answers or passes on.
@@ -175,7 +167,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 		return Result{}, err
 	}
 	// 1 resolve: Drive metadata of every Drive file.
-	drv := driveAdapter{dc}
+	drv := driveAdapter{g.drive}
 	if err := resolve(ctx, drv, c.items, opts.Draft); err != nil {
 		return Result{}, err
 	}
@@ -204,7 +196,7 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 	}
 	// 4 stream, in a sending slot.
 	waitFrom := s.cfg.Now()
-	release, err := s.slots.acquire(ctx, userID(ctx))
+	release, err := s.slots.acquire(ctx, acct.ID())
 	*queued = s.cfg.Now().Sub(waitFrom)
 	if err != nil {
 		return Result{}, err
@@ -224,22 +216,15 @@ func (s *Service) send(ctx context.Context, hc *http.Client, req Request, opts O
 }
 
 // sender is the From address: the signed-in Google account's address,
-// which the identity carries. Gmail's users.getProfile is asked only when
-// the identity has no address, because it needs a scope beyond
+// which the account carries. Gmail's users.getProfile is asked only when
+// the account has no address, because it needs a scope beyond
 // gmail.send (compose, readonly, metadata or modify). Gmail sends as the
 // authenticated user whatever From says.
-func (s *Service) sender(ctx context.Context, gc *gmail.Client) (string, error) {
-	if u, ok := identity.FromContext(ctx); ok && u.Email != "" {
-		return u.Email, nil
+func (s *Service) sender(ctx context.Context, acct *account.Account, gc *gmail.Client) (string, error) {
+	if acct.Email() != "" {
+		return acct.Email(), nil
 	}
-	return s.profiles.from(ctx, gc.Profile)
-}
-
-// userID is whose slots a send takes: the signed-in user ("" when the
-// context has none, as in some tests).
-func userID(ctx context.Context) string {
-	u, _ := identity.FromContext(ctx)
-	return u.ID
+	return s.profiles.from(ctx, acct.ID(), gc.Profile)
 }
 
 // driveAPI is what compose needs of Drive; *drive.Client via driveAdapter.
@@ -305,7 +290,7 @@ func (b budgetedRanges) ReadAt(p []byte, off int64) (int, error) {
 // with its cause's redacted text when it has one. The "message sent"
 // line is the audit record (docs/operations.md): user, recipients count,
 // attachment count and bytes, Gmail message id.
-func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res Result, err error, took, queued time.Duration) {
+func (s *Service) logOutcome(ctx context.Context, acct *account.Account, req Request, opts Options, res Result, err error, took, queued time.Duration) {
 	attrs := []any{
 		"draft", opts.Draft,
 		"recipients", len(req.To) + len(req.Cc) + len(req.Bcc),
@@ -313,8 +298,8 @@ func (s *Service) logOutcome(ctx context.Context, req Request, opts Options, res
 		"took_ms", took.Milliseconds(),
 		"queued_ms", queued.Milliseconds(),
 	}
-	if u, ok := identity.FromContext(ctx); ok {
-		attrs = append(attrs, "user", u.ID)
+	if acct.ID() != "" {
+		attrs = append(attrs, "user", acct.ID())
 	}
 	switch {
 	case err == nil:

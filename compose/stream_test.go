@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/internal/identity"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -59,7 +61,7 @@ func TestExportPastLimitSendsNothing(t *testing.T) {
 // With small chunks Gmail already holds part of it when the cut comes, so
 // the pass is not restarted: one upload session, never finalized.
 func TestDriveCutSendsNothing(t *testing.T) {
-	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+	e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10})
 	f, _ := e.putBytes("report.pdf", 2<<20)
 	e.Inject(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 20, CutResponseAfter: ptr(int64(1 << 20))})
 	before := e.Emu.Stats()
@@ -89,7 +91,7 @@ func TestDriveCutOnceIsRetried(t *testing.T) {
 // TestGmailSessionOpenFailsSendsNothing: Gmail failing the request that
 // opens the upload session means nothing was sent, and the refusal says so.
 func TestGmailSessionOpenFailsSendsNothing(t *testing.T) {
-	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+	e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10})
 	f, _ := e.putBytes("report.pdf", 600_000)
 	e.Inject(emulator.Fault{Method: "POST", PathPrefix: "/upload/gmail/v1/users/me/messages/send", Status: 503})
 	before := e.Emu.Stats()
@@ -125,7 +127,7 @@ func TestGmailChunkFaultsSendOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+			e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10})
 			// ~575 KB encoded: open, two 256 KiB chunks, a final one.
 			f, b := e.putBytes("report.pdf", 420_000)
 			e.Inject(tt.faults...)
@@ -146,7 +148,7 @@ func TestConcurrencyCap(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := e.svc.Send(context.Background(), e.hc, req, compose.Options{})
+			_, err := e.svc.Send(context.Background(), e.acct(), req, compose.Options{})
 			errs <- err
 		}()
 	}
@@ -171,7 +173,7 @@ func TestConcurrencyCap(t *testing.T) {
 	// answer back: from then on, the slow send holds the slot.
 	progress := func(int64, int64) { once.Do(func() { close(streamed) }) }
 	go func() {
-		_, err := e.svc.Send(context.Background(), e.hc, req, compose.Options{Progress: progress})
+		_, err := e.svc.Send(context.Background(), e.acct(), req, compose.Options{Progress: progress})
 		slow <- err
 	}()
 	select {
@@ -181,7 +183,7 @@ func TestConcurrencyCap(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	if _, err := e.svc.Send(ctx, e.hc, req, compose.Options{}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := e.svc.Send(ctx, e.acct(), req, compose.Options{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("waiting send: err = %v, want the context's deadline", err)
 	}
 	if err := <-slow; err != nil {
@@ -214,7 +216,7 @@ func TestGmailFinalAnswerCut(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+			e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10})
 			f, _ := e.putBytes("report.pdf", 420_000)
 			e.Inject(
 				emulator.Fault{PathPrefix: tt.path, Delay: 1_000_000, Times: 3}, // 1 ms: the open and two middle chunks pass
@@ -274,7 +276,7 @@ func TestFileChangedWhileSendingSendsNothing(t *testing.T) {
 	f, _ := e.putBytes("report.pdf", 100_000)
 	hc := &http.Client{Transport: growingDownloads{base: e.hc.Transport, fileID: f.ID}}
 	before := e.Emu.Stats()
-	_, err := e.svc.Send(context.Background(), hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "grown", BodyText: "hi",
+	_, err := e.svc.Send(context.Background(), e.as(identity.User{}, hc), compose.Request{To: []string{"zoe@example.org"}, Subject: "grown", BodyText: "hi",
 		Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}, compose.Options{})
 	if !isRefusal(err) || !strings.Contains(err.Error(), `"report.pdf" changed in Google Drive`) || !strings.Contains(err.Error(), "Nothing was sent") {
 		t.Fatalf("err = %v, want a refusal saying report.pdf changed and nothing was sent", err)
@@ -302,7 +304,7 @@ func TestGmailForbiddenSaysWhatToDo(t *testing.T) {
 // with the upload.
 func TestGmailFailureStopsDriveReads(t *testing.T) {
 	const driveDelayNS = 30_000_000_000 // 30 s
-	e := newEnv(t, compose.Config{ChunkSize: 256 << 10})
+	e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10})
 	// a.pdf encodes to ~270 KB: it fills the first 256 KiB chunk (four
 	// 64 KiB writes of the MIME writer), and the writer then opens b.pdf
 	// while Gmail is asked to open the session.
@@ -337,7 +339,7 @@ func TestGmailFailureStopsDriveReads(t *testing.T) {
 // returns long before the stalled download would have answered.
 func TestDriveStallAbandonsSend(t *testing.T) {
 	const driveDelayNS = 30_000_000_000 // 30 s
-	e := newEnv(t, compose.Config{ChunkSize: 256 << 10, DriveIdleTimeout: 200 * time.Millisecond})
+	e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10, DriveIdleTimeout: 200 * time.Millisecond})
 	// As in TestGmailFailureStopsDriveReads: a.pdf fills the first chunk,
 	// so Gmail has been contacted when b.pdf's download stalls.
 	a, _ := e.putBytes("a.pdf", 200_000)
@@ -372,7 +374,7 @@ func TestDriveStallAbandonsSend(t *testing.T) {
 // still filling (nothing reached Gmail) restarts the pass, and exactly
 // one whole message goes.
 func TestDriveStallBeforeGmailIsRetried(t *testing.T) {
-	e := newEnv(t, compose.Config{DriveIdleTimeout: 200 * time.Millisecond})
+	e := newEnv(t, compose.Config{}, account.Options{DriveIdleTimeout: 200 * time.Millisecond})
 	f, b := e.putBytes("report.pdf", 100_000)
 	e.Inject(
 		emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Delay: 1_000_000}, // 1 ms: the metadata call passes
@@ -386,7 +388,7 @@ func TestDriveStallBeforeGmailIsRetried(t *testing.T) {
 // sentence that says Gmail stalled and nothing was sent.
 func TestGmailStallSaysNothingWasSent(t *testing.T) {
 	const path = "/upload/gmail/v1/users/me/messages/send"
-	e := newEnv(t, compose.Config{ChunkSize: 256 << 10, GmailChunkTimeout: 200 * time.Millisecond})
+	e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10, GmailChunkTimeout: 200 * time.Millisecond})
 	f, _ := e.putBytes("report.pdf", 600_000)
 	e.Inject(
 		emulator.Fault{Method: "POST", PathPrefix: path, Delay: 1_000_000}, // 1 ms: the session open passes

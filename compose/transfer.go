@@ -4,22 +4,23 @@ import (
 	"context"
 	"errors"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/handle"
 )
 
 // TransferResolver finds the Drive file behind a file-transfer URI (the
-// MCP file-transfer draft) for the signed-in user, the identity in ctx.
-// Its errors are handle.ErrUnknownTransfer (also for another user's URI)
-// and handle.ErrTransferPending; *upload.Service satisfies it.
+// MCP file-transfer draft) for the signed-in user, acct. Its errors are
+// handle.ErrUnknownTransfer (also for another user's URI) and
+// handle.ErrTransferPending; *upload.Service satisfies it.
 type TransferResolver interface {
-	ResolveTransfer(ctx context.Context, id string) (drive.Ref, error)
+	ResolveTransfer(ctx context.Context, acct *account.Account, id string) (drive.Ref, error)
 }
 
 // resolveTransfers replaces each file-transfer URI among the attachments
 // with the Drive file it became, before validate: from there on it is a
 // Drive file like any other. r nil refuses such URIs.
-func resolveTransfers(ctx context.Context, r TransferResolver, req Request) (Request, error) {
+func resolveTransfers(ctx context.Context, r TransferResolver, acct *account.Account, req Request) (Request, error) {
 	var out []Attachment
 	for i, a := range req.Attachments {
 		src, ok := a.Source.(DriveFile)
@@ -33,7 +34,7 @@ func resolveTransfers(ctx context.Context, r TransferResolver, req Request) (Req
 		if out == nil {
 			out = append([]Attachment(nil), req.Attachments...)
 		}
-		ref, err := resolveTransfer(ctx, r, t, i+1)
+		ref, err := resolveTransfer(ctx, r, acct, t, i+1)
 		if err != nil {
 			return req, err
 		}
@@ -46,12 +47,12 @@ func resolveTransfers(ctx context.Context, r TransferResolver, req Request) (Req
 	return req, nil
 }
 
-func resolveTransfer(ctx context.Context, r TransferResolver, t handle.Transfer, index int) (drive.Ref, error) {
+func resolveTransfer(ctx context.Context, r TransferResolver, acct *account.Account, t handle.Transfer, index int) (drive.Ref, error) {
 	if r == nil {
 		return drive.Ref{}, refuse(kindUnknownTransfer, "Attachment %d is a file-transfer URI, which this drivemail server does not take (it runs without --file-transfer). "+
 			"Attach the file by its Drive id, or upload it with request_upload and attach the handle that gives.", index)
 	}
-	ref, err := r.ResolveTransfer(ctx, t.ID)
+	ref, err := r.ResolveTransfer(ctx, acct, t.ID)
 	switch {
 	case errors.Is(err, handle.ErrUnknownTransfer):
 		return ref, refuseErr(err, kindUnknownTransfer, "Attachment %d: no file has the URI %s for this sign-in: it was never prepared here, it expired, or it belongs to another account. "+

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/handle"
@@ -13,18 +14,17 @@ import (
 	"github.com/drivemail/drivemail/internal/refusal"
 )
 
-// transfers resolves URIs by id for the user in the context, as the
-// upload service does: another user's id reads as unknown.
+// transfers resolves URIs by id for the account's user, as the upload
+// service does: another user's id reads as unknown.
 type transfers map[string]struct {
 	user string
 	file string // "" while uploading
 }
 
-func (m transfers) ResolveTransfer(ctx context.Context, id string) (drive.Ref, error) {
-	u, _ := identity.FromContext(ctx)
+func (m transfers) ResolveTransfer(ctx context.Context, acct *account.Account, id string) (drive.Ref, error) {
 	t, ok := m[id]
 	switch {
-	case !ok || t.user != u.ID:
+	case !ok || t.user != acct.ID():
 		return drive.Ref{}, handle.ErrUnknownTransfer
 	case t.file == "":
 		return drive.Ref{}, handle.ErrTransferPending
@@ -36,13 +36,13 @@ func TestTransferURIsResolveForTheirUserOnly(t *testing.T) {
 	e := newEnv(t, compose.Config{})
 	f, data := e.putBytes("scan.pdf", 40_000)
 	const mine, pending, theirs = "AAAAAAAAAAAAAAAAmine", "AAAAAAAAAAAApending", "AAAAAAAAAAAAAtheirs"
-	e.svc = compose.New(compose.Config{Endpoints: e.Endpoints, Transfers: transfers{
+	e.svc = compose.New(compose.Config{Transfers: transfers{
 		mine: {user: "u-ana", file: f.ID}, pending: {user: "u-ana"}, theirs: {user: "u-bob", file: f.ID},
 	}})
-	ctx := identity.WithUser(context.Background(), identity.User{ID: "u-ana", Email: user})
+	ctx, acct := context.Background(), e.as(identity.User{ID: "u-ana", Email: user}, nil)
 	send := func(id string) (compose.Result, error) {
 		uri := handle.Transfer{Host: "drivemail.example.com", ID: id}
-		return e.svc.Send(ctx, e.hc, message(compose.Attachment{Source: compose.DriveFile{Handle: uri}}), compose.Options{})
+		return e.svc.Send(ctx, acct, message(compose.Attachment{Source: compose.DriveFile{Handle: uri}}), compose.Options{})
 	}
 
 	res, err := send(mine)
@@ -69,7 +69,7 @@ func TestTransferURIsResolveForTheirUserOnly(t *testing.T) {
 		t.Errorf("another user's URI reads differently from an unknown one:\n%v\n%v", errTheirs, errNowhere)
 	}
 
-	e.svc = compose.New(compose.Config{Endpoints: e.Endpoints})
+	e.svc = compose.New(compose.Config{})
 	if _, err := send(mine); refusal.KindOf(err) != "unknown_file_uri" || !strings.Contains(err.Error(), "--file-transfer") {
 		t.Errorf("without a resolver: %v", err)
 	}

@@ -3,85 +3,103 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
-	"net/http"
+	"io"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
-	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/internal/identity"
-	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/tools"
+	"github.com/drivemail/drivemail/upload"
 )
 
-// GoogleClients gives the Google-authenticated HTTP client of a user
-// (googleauth.Service).
-type GoogleClients interface {
-	Client(ctx context.Context, userID string) (*http.Client, error)
-}
+// The edge's side of the door to the user's Google account: the caller
+// the bearer check let in (the identity it puts in the request's
+// context, which only this file and the request log read) becomes their
+// account, opened once for each tool call and each direct upload, and
+// handed to the tools, compose and upload. Errors from the account's
+// clients pass through as they are: a lost Google grant is already a
+// refusal (googleauth.ErrReconnect), which the tools show as it is.
 
-// The tools' Drive and Mail over the caller's own Google token. Errors
-// pass through as they are: a lost Google grant is already a refusal
-// (googleauth.ErrReconnect), which the tools show as it is.
+// errNoCaller: a request reached a signed-in route without the bearer
+// check's identity (a wiring mistake).
+var errNoCaller = errors.New("no authenticated user in the request context")
 
-// userHTTPClient is the Google client of the user in ctx.
-func userHTTPClient(ctx context.Context, clients GoogleClients) (*http.Client, error) {
+// callerAccount is the account of the caller of the request ctx belongs
+// to.
+func callerAccount(ctx context.Context, door *account.Door) (*account.Account, error) {
 	u, ok := identity.FromContext(ctx)
 	if !ok {
-		return nil, errors.New("no authenticated user in the request context")
+		return nil, errNoCaller
 	}
-	hc, err := clients.Client(ctx, u.ID)
-	if err != nil {
-		return nil, fmt.Errorf("google client: %w", err)
-	}
-	return hc, nil
+	return door.Open(u), nil
 }
 
-// userDrive is tools.Drive over the caller's own Google token.
-type userDrive struct {
-	clients   GoogleClients
-	endpoints google.Endpoints
-	logger    *slog.Logger // for what the operator must fix (a disabled API)
-}
+// accountDrive is tools.Drive over the account's Drive client.
+type accountDrive struct{}
 
-func (d userDrive) client(ctx context.Context) (*drive.Client, error) {
-	hc, err := userHTTPClient(ctx, d.clients)
-	if err != nil {
-		return nil, err
-	}
-	return drive.New(ctx, hc, d.endpoints, drive.WithLogger(d.logger))
-}
-
-func (d userDrive) Search(ctx context.Context, q drive.Query) (drive.Page, error) {
-	c, err := d.client(ctx)
+func (accountDrive) Search(ctx context.Context, acct *account.Account, q drive.Query) (drive.Page, error) {
+	c, err := acct.Drive(ctx)
 	if err != nil {
 		return drive.Page{}, err
 	}
 	return c.Search(ctx, q)
 }
 
-func (d userDrive) Get(ctx context.Context, ref drive.Ref) (drive.File, error) {
-	c, err := d.client(ctx)
+func (accountDrive) Get(ctx context.Context, acct *account.Account, ref drive.Ref) (drive.File, error) {
+	c, err := acct.Drive(ctx)
 	if err != nil {
 		return drive.File{}, err
 	}
 	return c.Get(ctx, ref)
 }
 
-// userMail is tools.Mail: compose with the caller's own Google token.
-type userMail struct {
-	clients GoogleClients
-	compose *compose.Service
+// accountMail is tools.Mail: compose, from the call's account.
+type accountMail struct{ compose *compose.Service }
+
+func (m accountMail) Send(ctx context.Context, acct *account.Account, req compose.Request, opts tools.SendOptions) (compose.Result, error) {
+	return m.compose.Send(ctx, acct, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail})
 }
 
-// Send sends with compose. When the user's Google client cannot be had,
-// compose never ran, so nothing can have reached Gmail: the error says so
-// (refusal.Unsent), and a lost grant keeps its own sentence.
-func (m userMail) Send(ctx context.Context, req compose.Request, opts tools.SendOptions) (compose.Result, error) {
-	hc, err := userHTTPClient(ctx, m.clients)
+// accountMailReader is tools.MailReader over the account's Gmail client.
+type accountMailReader struct{}
+
+func (accountMailReader) Search(ctx context.Context, acct *account.Account, q string, max int, pageToken string) (gmail.Page, error) {
+	c, err := acct.Gmail(ctx)
 	if err != nil {
-		return compose.Result{}, &refusal.Unsent{Err: err}
+		return gmail.Page{}, err
 	}
-	return m.compose.Send(ctx, hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail})
+	return c.Search(ctx, q, max, pageToken)
+}
+
+func (accountMailReader) Message(ctx context.Context, acct *account.Account, id string) (gmail.Message, error) {
+	c, err := acct.Gmail(ctx)
+	if err != nil {
+		return gmail.Message{}, err
+	}
+	return c.Message(ctx, id, false)
+}
+
+func (accountMailReader) OpenAttachment(ctx context.Context, acct *account.Account, msgID string, a gmail.Attachment) (io.ReadCloser, error) {
+	c, err := acct.Gmail(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.OpenAttachment(ctx, msgID, a)
+}
+
+// callerTransfers is the file-transfer methods' Transfers: upload's, for
+// the caller of each request.
+type callerTransfers struct {
+	uploads *upload.Service
+	door    *account.Door
+}
+
+func (t callerTransfers) PrepareTransfer(ctx context.Context, req upload.TransferRequest) (upload.TransferTicket, error) {
+	acct, err := callerAccount(ctx, t.door)
+	if err != nil {
+		return upload.TransferTicket{}, err
+	}
+	return t.uploads.PrepareTransfer(ctx, acct, req)
 }

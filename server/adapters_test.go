@@ -11,6 +11,7 @@ import (
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/internal/google"
 	"github.com/drivemail/drivemail/internal/identity"
@@ -39,6 +40,14 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// behindDoor is deps whose tool calls open their caller's account over
+// tokens, as NewServer's do.
+func behindDoor(deps tools.Deps, tokens account.Tokens) tools.Deps {
+	door := account.NewDoor(tokens, account.Options{Endpoints: google.Endpoints{Base: "http://127.0.0.1:1"}})
+	deps.Account = func(ctx context.Context) (*account.Account, error) { return callerAccount(ctx, door) }
+	return deps
+}
+
 // A send that meets the refused refresh mid-way (the grant was revoked at
 // Google after the bearer check) tells the user to reconnect and that
 // nothing went out.
@@ -46,9 +55,9 @@ func TestSendThatFindsTheGrantRevokedSaysReconnect(t *testing.T) {
 	signedIn := identity.User{ID: "user-1", Email: "demo@example.com", GoogleScopes: []string{
 		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.compose"}}
 	for tool, nothing := range map[string]string{"send_email": "Nothing was sent.", "create_draft": "Nothing was saved."} {
-		mail := userMail{clients: tokenlessClients{}, compose: compose.New(compose.Config{})}
+		mail := accountMail{compose: compose.New(compose.Config{})}
 		srv := mcpserver.NewMCPServer("drivemail", "test", mcpserver.WithToolCapabilities(false))
-		srv.AddTools(tools.Tools(tools.Deps{Drive: fakeDrive{}, Mail: mail, DraftsEnabled: true})...)
+		srv.AddTools(tools.Tools(behindDoor(tools.Deps{Drive: fakeDrive{}, Mail: mail, DraftsEnabled: true}, tokenlessClients{}))...)
 		text, isError := callTool(t, srv, identity.WithUser(context.Background(), signedIn), tool,
 			map[string]any{"to": "bob@example.com", "subject": "hi", "body_text": "hello"})
 		if !isError || text != googleauth.ErrReconnect.Error()+" "+nothing {
@@ -85,9 +94,9 @@ func TestSendWithoutGoogleClientSaysNothingWasSent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mail := userMail{clients: brokenClients{err: tt.err}, compose: compose.New(compose.Config{})}
+			mail := accountMail{compose: compose.New(compose.Config{})}
 			srv := mcpserver.NewMCPServer("drivemail", "test", mcpserver.WithToolCapabilities(false))
-			srv.AddTools(tools.Tools(tools.Deps{Drive: fakeDrive{}, Mail: mail})...)
+			srv.AddTools(tools.Tools(behindDoor(tools.Deps{Drive: fakeDrive{}, Mail: mail}, brokenClients{err: tt.err}))...)
 			ctx := context.Background()
 			if tt.user {
 				ctx = identity.WithUser(ctx, signedIn)
@@ -142,7 +151,7 @@ func callTool(t *testing.T, srv *mcpserver.MCPServer, ctx context.Context, name 
 // on the way.
 func TestDriveToolsThatFindTheGrantLostSayReconnect(t *testing.T) {
 	signedIn := identity.User{ID: "user-1", Email: "demo@example.com"}
-	for name, clients := range map[string]GoogleClients{
+	for name, clients := range map[string]account.Tokens{
 		"no client":       brokenClients{err: fmt.Errorf("load: %w", googleauth.ErrReconnect)},
 		"refresh refused": tokenlessClients{},
 	} {
@@ -150,9 +159,8 @@ func TestDriveToolsThatFindTheGrantLostSayReconnect(t *testing.T) {
 			"drive_search":   {"query": "q3"},
 			"drive_get_file": {"file_id": "1AbCdEfGhIjKlMnOpQrStUvWxYz012345"},
 		} {
-			d := userDrive{clients: clients, endpoints: google.Endpoints{Base: "http://127.0.0.1:1"}}
 			srv := mcpserver.NewMCPServer("drivemail", "test", mcpserver.WithToolCapabilities(false))
-			srv.AddTools(tools.Tools(tools.Deps{Drive: d, Mail: userMail{clients: clients}})...)
+			srv.AddTools(tools.Tools(behindDoor(tools.Deps{Drive: accountDrive{}, Mail: accountMail{}}, clients))...)
 			text, isError := callTool(t, srv, identity.WithUser(context.Background(), signedIn), tool, args)
 			if !isError || text != googleauth.ErrReconnect.Error() {
 				t.Errorf("%s, %s: %v %q, want the reconnect sentence", name, tool, isError, text)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/internal/identity"
@@ -69,11 +70,11 @@ func (a fakeAuth) RequireBearer(next http.Handler) http.Handler {
 // fakeDrive answers every search with one file.
 type fakeDrive struct{}
 
-func (fakeDrive) Search(ctx context.Context, q drive.Query) (drive.Page, error) {
+func (fakeDrive) Search(ctx context.Context, _ *account.Account, q drive.Query) (drive.Page, error) {
 	return drive.Page{Files: []drive.File{{ID: "1AbCdEfGhIjKlMnOpQrStUvWxYz012345", Name: "Q3 report.pdf", MimeType: "application/pdf", Size: 1234}}}, nil
 }
 
-func (fakeDrive) Get(ctx context.Context, ref drive.Ref) (drive.File, error) {
+func (fakeDrive) Get(ctx context.Context, _ *account.Account, ref drive.Ref) (drive.File, error) {
 	return drive.File{}, &drive.Error{Op: "files.get", Code: 404, Err: drive.ErrNotFound}
 }
 
@@ -88,7 +89,7 @@ type fakeMail struct {
 	sent    []compose.Request
 }
 
-func (m *fakeMail) Send(ctx context.Context, req compose.Request, opts tools.SendOptions) (_ compose.Result, err error) {
+func (m *fakeMail) Send(ctx context.Context, _ *account.Account, req compose.Request, opts tools.SendOptions) (_ compose.Result, err error) {
 	if m.ended != nil {
 		defer func() { m.ended <- err }()
 	}

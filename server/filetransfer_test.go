@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/internal/identity"
@@ -73,18 +74,19 @@ func newTransferServer(t *testing.T) (*testServer, *emutest.Env) {
 	env := emutest.Start(t)
 	st := storetest.SQLite(t).Open(t, store.Options{})
 	t.Cleanup(func() { st.Close() })
-	clients := emuClients{env: env}
+	accounts := account.NewDoor(emuClients{env: env}, account.Options{Endpoints: env.Endpoints})
 	ts := newTestServer(t, func(d *Deps) {
 		uploads, err := upload.New(upload.Config{BaseURL: d.BaseURL, Secrets: [][]byte{bytes.Repeat([]byte("k"), 32)},
-			Endpoints: env.Endpoints, Clients: clients, Limits: st, Transfers: st})
+			Accounts: accounts, Limits: st, Transfers: st})
 		if err != nil {
 			t.Fatal(err)
 		}
-		mail := compose.New(compose.Config{Endpoints: env.Endpoints, Transfers: uploads})
+		mail := compose.New(compose.Config{Transfers: uploads})
 		d.Auth = transferAuth{fakeAuth{base: d.BaseURL.String()}}
-		d.Tools = tools.Deps{Drive: fakeDrive{}, Mail: userMail{clients: clients, compose: mail}}
+		d.Accounts = accounts
+		d.Tools = tools.Deps{Drive: fakeDrive{}, Mail: accountMail{compose: mail}}
 		d.Uploads = uploads
-		d.FileTransfer = uploads
+		d.FileTransfer = callerTransfers{uploads: uploads, door: accounts}
 	})
 	return ts, env
 }

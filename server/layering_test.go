@@ -16,13 +16,19 @@ import (
 // write down here and in the architecture page.
 var layers = map[string][]string{
 	"cmd/drivemail": {"server", "clientfile", "compose", "oauth", "emulator"},
-	"server": {"tools", "clientfile", "compose", "upload", "drive", "gmail", "oauth", "oauth/googleauth", "oauth/keyring",
+	"server": {"tools", "account", "clientfile", "compose", "upload", "drive", "gmail", "oauth", "oauth/googleauth", "oauth/keyring",
 		"store", "store/backend", "emulator", "emulator/demoseed",
 		"internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial"},
-	"tools":   {"compose", "upload", "drive", "gmail", "exportfmt", "handle", "internal/identity", "internal/ignorable", "internal/redact", "internal/refusal"},
-	"upload":  {"clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/identity", "internal/refusal"},
-	"compose": {"drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/identity", "internal/redact", "internal/refusal"},
-	"handle":  {"drive"},
+	// The tools, compose and upload are handed the caller as their
+	// account: none of them may read the identity in a context.
+	"tools":   {"account", "compose", "upload", "drive", "gmail", "exportfmt", "handle", "internal/ignorable", "internal/redact", "internal/refusal"},
+	"upload":  {"account", "clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/refusal"},
+	"compose": {"account", "drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/redact", "internal/refusal"},
+	// account is the one door to a user's Google account: who they are
+	// and their Drive and Gmail clients.
+	"account":             {"drive", "gmail", "internal/google", "internal/identity"},
+	"account/accounttest": {"account", "emulator/emutest", "internal/identity"},
+	"handle":              {"drive"},
 	// clientfile fetches files a chat client hands over by signed URL.
 	"clientfile":                {"internal/refusal", "internal/safedial"},
 	"clientfile/clientfiletest": {"clientfile", "internal/safedial"},
@@ -63,7 +69,7 @@ var layers = map[string][]string{
 	"emulator/emutest": {"emulator", "emulator/…", "internal/google"},
 
 	// Tools around the product, which drive it as a client would.
-	"bench/…":            {"bench/…", "emulator", "emulator/…", "internal/…", "clientfile", "compose", "drive", "gmail", "handle", "mimemsg", "internal/google", "oauth/googleauth", "store", "store/storetest"},
+	"bench/…":            {"bench/…", "emulator", "emulator/…", "internal/…", "account", "account/accounttest", "clientfile", "compose", "drive", "gmail", "handle", "mimemsg", "internal/google", "oauth/googleauth", "store", "store/storetest"},
 	"e2e/…":              {"e2e/…", "emulator", "emulator/…", "internal/…"},
 	"e2e":                {"emulator", "internal/…", "server"},
 	"deploy/healthcheck": {},
@@ -162,6 +168,10 @@ func TestLayeringTableCatchesAWrongArrow(t *testing.T) {
 		{"emulator/drivesvc", "emulator/internal/core", true},
 		{"emulator/drivesvc", "drive", false},
 		{"internal/refusal", "compose", false},
+		{"compose", "internal/identity", false},
+		{"tools", "internal/identity", false},
+		{"upload", "internal/identity", false},
+		{"account", "compose", false},
 	}
 	for _, c := range cases {
 		allowed, ok := layerOf(c.pkg)

@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+
+	"github.com/drivemail/drivemail/account"
 )
 
 // addRoutes is the whole HTTP surface (CONTRACT.md, "HTTP routes").
@@ -30,7 +32,7 @@ func addRoutes(mux *http.ServeMux, d Deps, mcp http.Handler) {
 	// the endpoint then answers all but POST with 405.
 	mux.Handle("/mcp", guard.withBrowserClients().middleware(mcpCORS(signedIn(mcp))))
 
-	direct, ticket := uploadHandlers(d.Uploads)
+	direct, ticket := uploadHandlers(d.Uploads, d.Accounts)
 	direct, ticket = d.Metrics.InstrumentUpload("direct", direct), d.Metrics.InstrumentUpload("ticket", ticket)
 	mux.Handle("POST /upload", guard.middleware(signedIn(direct)))
 	mux.Handle("PUT /upload/{ticket}", guard.middleware(ticket))
@@ -40,11 +42,16 @@ func addRoutes(mux *http.ServeMux, d Deps, mcp http.Handler) {
 	mux.Handle("/", notFound())
 }
 
-// uploadHandlers returns the upload routes, or handlers that say uploads
-// are not offered when there is no upload service.
-func uploadHandlers(u Uploads) (direct, ticket http.Handler) {
+// uploadHandlers returns the upload routes, a direct upload handed its
+// caller's account, or handlers that say uploads are not offered when
+// there is no upload service.
+func uploadHandlers(u Uploads, door *account.Door) (direct, ticket http.Handler) {
 	if u != nil {
-		return u.Direct(), u.Ticket()
+		direct = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			acct, _ := callerAccount(r.Context(), door) // nil: Direct refuses
+			u.Direct(w, r, acct)
+		})
+		return direct, u.Ticket()
 	}
 	off := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "This drivemail server does not accept uploads. Put the file in Google Drive and attach it by id.", http.StatusNotImplemented)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/internal/google"
 	"github.com/drivemail/drivemail/internal/metrics"
@@ -108,15 +109,18 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The one door to every user's Google account: their clients, with
+	// one set of options, for the tools, compose and upload alike.
+	accounts := account.NewDoor(gauth, account.Options{Endpoints: endpoints, DriveIdleTimeout: cfg.DriveIdleTimeout,
+		GmailChunkTimeout: cfg.GmailChunkTimeout, Logger: logger})
 	ucfg := upload.Config{
-		BaseURL:   base,
-		Secrets:   cfg.Secrets,
-		Endpoints: endpoints,
-		Clients:   gauth,
-		Limits:    st,
-		Files:     files,
-		MaxBytes:  cfg.MaxUploadBytes,
-		Logger:    logger,
+		BaseURL:  base,
+		Secrets:  cfg.Secrets,
+		Accounts: accounts,
+		Limits:   st,
+		Files:    files,
+		MaxBytes: cfg.MaxUploadBytes,
+		Logger:   logger,
 		// check has refused negative values and a per-user cap above
 		// the total; the zero value is upload's default.
 		MaxConcurrent: cfg.MaxConcurrentUploads,
@@ -129,29 +133,29 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("uploads: %w", err)
 	}
-	ccfg := compose.Config{Endpoints: endpoints, MaxConcurrentSends: cfg.MaxConcurrentSends,
-		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout,
-		DriveIdleTimeout: cfg.DriveIdleTimeout, GmailChunkTimeout: cfg.GmailChunkTimeout, Logger: logger,
+	ccfg := compose.Config{MaxConcurrentSends: cfg.MaxConcurrentSends,
+		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout, Logger: logger,
 		Files: files}
 	var transfers Transfers
 	if cfg.FileTransfer {
-		ccfg.Transfers, transfers = uploads, uploads
+		ccfg.Transfers, transfers = uploads, callerTransfers{uploads: uploads, door: accounts}
 	}
 	mail := compose.New(ccfg)
 
 	s := NewServer(Deps{
-		Logger:  logger,
-		BaseURL: base,
-		Version: cfg.Version,
-		Auth:    auth,
+		Logger:   logger,
+		BaseURL:  base,
+		Version:  cfg.Version,
+		Auth:     auth,
+		Accounts: accounts,
 		Tools: tools.Deps{
-			Drive:           userDrive{clients: gauth, endpoints: endpoints, logger: logger},
-			Mail:            userMail{clients: gauth, compose: mail},
+			Drive:           accountDrive{},
+			Mail:            accountMail{compose: mail},
 			Uploads:         uploads,
 			Saver:           uploads,
 			DraftsEnabled:   cfg.Drafts,
 			ReadMailEnabled: cfg.ReadMail,
-			MailReader:      userMailReader{clients: gauth, endpoints: endpoints, logger: logger},
+			MailReader:      accountMailReader{},
 		},
 		Uploads:        uploads,
 		Store:          st,

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/internal/metrics"
 	"github.com/drivemail/drivemail/tools"
 )
@@ -27,8 +28,9 @@ type Auth interface {
 
 // Uploads serves the upload endpoints (package upload).
 type Uploads interface {
-	// Direct serves POST /upload; it runs behind the bearer check.
-	Direct() http.Handler
+	// Direct serves POST /upload for acct, the caller the bearer check
+	// let in (nil: no one).
+	Direct(w http.ResponseWriter, r *http.Request, acct *account.Account)
 	// Ticket serves PUT and POST /upload/<ticket>, which need no bearer.
 	Ticket() http.Handler
 }
@@ -44,9 +46,13 @@ type Deps struct {
 	BaseURL *url.URL // public origin; the MCP endpoint is BaseURL + /mcp
 	Version string
 	Auth    Auth
-	Tools   tools.Deps // RequestID and Logger are filled in by NewServer
-	Uploads Uploads    // nil: the upload routes say uploads are unavailable
-	Store   Pinger
+	// Accounts opens the account of the caller of each tool call and
+	// direct upload, once the bearer check has said who calls; nil opens
+	// accounts with no Google clients.
+	Accounts *account.Door
+	Tools    tools.Deps // Account, RequestID and Logger are filled in by NewServer
+	Uploads  Uploads    // nil: the upload routes say uploads are unavailable
+	Store    Pinger
 	// MaxMCPBodyBytes caps one MCP request (default DefaultMaxMCPBodyBytes).
 	MaxMCPBodyBytes int64
 	// BodyTimeout and MCPBodyTimeout bound how long a request body may
@@ -100,6 +106,10 @@ func NewServer(d Deps) *Server {
 	if d.MCPBodyTimeout <= 0 {
 		d.MCPBodyTimeout = DefaultMCPBodyTimeout
 	}
+	if d.Accounts == nil {
+		d.Accounts = account.NewDoor(nil, account.Options{})
+	}
+	d.Tools.Account = func(ctx context.Context) (*account.Account, error) { return callerAccount(ctx, d.Accounts) }
 	d.Tools.Logger = d.Logger
 	d.Tools.RequestID = RequestID
 	d.Tools.FileTransfer = d.FileTransfer != nil

@@ -273,6 +273,10 @@ type Limits interface {
 	// UseOnce records the first use of key, valid until expires. A second
 	// use before then gives ErrUsed.
 	UseOnce(ctx context.Context, key string, expires time.Time) error
+	// ReleaseOnce forgets the use of key, so that it may be used once
+	// more: for a use that turned out to do nothing (an upload refused
+	// before anything was stored). A key never used is no error.
+	ReleaseOnce(ctx context.Context, key string) error
 	// Hit counts one event for key in the current fixed window of the
 	// given length and returns the count so far in that window.
 	Hit(ctx context.Context, key string, window time.Duration) (int64, error)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
 	"github.com/drivemail/drivemail/handle"
@@ -36,12 +37,12 @@ func driveGetFileTool() mcp.Tool {
 
 var driveSearchFields = fields{names: []string{"query", "mime_type", "modified_after", "page_size", "page_token"}}
 
-func (h *handlers) driveSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *handlers) driveSearch(ctx context.Context, acct *account.Account, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	q, err := parseSearch(req.Params.RawArguments)
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.deps.Drive.Search(ctx, q)
+	page, err := h.deps.Drive.Search(ctx, acct, q)
 	if err != nil {
 		return nil, driveError(err, "")
 	}
@@ -138,7 +139,7 @@ func parseTime(s string) (time.Time, error) {
 
 var driveGetFileFields = fields{names: []string{"file_id"}, aliases: map[string]string{"id": "file_id", "url": "file_id"}}
 
-func (h *handlers) driveGetFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *handlers) driveGetFile(ctx context.Context, acct *account.Account, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	m, err := decodeObject(req.Params.RawArguments, driveGetFileFields, "The arguments of drive_get_file")
 	if err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func (h *handlers) driveGetFile(ctx context.Context, req mcp.CallToolRequest) (*
 	if !ok {
 		return nil, fmt.Errorf("drive_get_file: a %T names no Drive file", hd)
 	}
-	f, err := h.deps.Drive.Get(ctx, ref)
+	f, err := h.deps.Drive.Get(ctx, acct, ref)
 	if err != nil {
 		return nil, driveError(err, ref.ID)
 	}

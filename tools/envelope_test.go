@@ -10,25 +10,28 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"net/http"
 	"net/mail"
 	"strings"
 	"testing"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
 )
 
-// composeMail is the real compose.Service behind the tools, sending
-// through an emulator with one user's token.
-type composeMail struct {
-	svc *compose.Service
-	hc  *http.Client
+// composeMail is the real compose.Service behind the tools, sending from
+// the call's account.
+type composeMail struct{ svc *compose.Service }
+
+func (m composeMail) Send(ctx context.Context, acct *account.Account, req compose.Request, opts SendOptions) (compose.Result, error) {
+	return m.svc.Send(ctx, acct, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail})
 }
 
-func (m composeMail) Send(ctx context.Context, req compose.Request, opts SendOptions) (compose.Result, error) {
-	return m.svc.Send(ctx, m.hc, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail})
+// overEmulator points the harness's account at env, with a token of
+// sender for scopes.
+func (h *harness) overEmulator(env *emutest.Env, scopes ...string) {
+	h.hc, h.google = env.Client(sender, scopes...), account.Options{Endpoints: env.Endpoints}
 }
 
 // sender is the user the end-to-end harness sends as.
@@ -39,10 +42,9 @@ const sender = "demo@example.com"
 func endToEnd(t *testing.T) (*harness, *emutest.Env) {
 	t.Helper()
 	env := emutest.Start(t)
-	svc := compose.New(compose.Config{Endpoints: env.Endpoints})
-	h := newHarness(t, func(d *Deps) {
-		d.Mail = composeMail{svc: svc, hc: env.Client(sender, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend)}
-	})
+	svc := compose.New(compose.Config{})
+	h := newHarness(t, func(d *Deps) { d.Mail = composeMail{svc: svc} })
+	h.overEmulator(env, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend)
 	return h, env
 }
 

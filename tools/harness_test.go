@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/drivemail/drivemail/account"
+	"github.com/drivemail/drivemail/account/accounttest"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/internal/identity"
@@ -32,13 +35,13 @@ type fakeDrive struct {
 	called int
 }
 
-func (f *fakeDrive) Search(ctx context.Context, q drive.Query) (drive.Page, error) {
+func (f *fakeDrive) Search(ctx context.Context, _ *account.Account, q drive.Query) (drive.Page, error) {
 	f.called++
 	f.query = q
 	return f.page, f.err
 }
 
-func (f *fakeDrive) Get(ctx context.Context, ref drive.Ref) (drive.File, error) {
+func (f *fakeDrive) Get(ctx context.Context, _ *account.Account, ref drive.Ref) (drive.File, error) {
 	f.called++
 	f.gotRef, f.gotID = ref, ref.ID
 	return f.file, f.err
@@ -54,7 +57,7 @@ type fakeMail struct {
 	called int
 }
 
-func (f *fakeMail) Send(ctx context.Context, req compose.Request, opts SendOptions) (compose.Result, error) {
+func (f *fakeMail) Send(ctx context.Context, _ *account.Account, req compose.Request, opts SendOptions) (compose.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.called++
@@ -69,14 +72,16 @@ type fakeUploads struct {
 	called int
 }
 
-func (f *fakeUploads) RequestUpload(ctx context.Context, req upload.Request) (upload.Ticket, error) {
+func (f *fakeUploads) RequestUpload(ctx context.Context, _ *account.Account, req upload.Request) (upload.Ticket, error) {
 	f.called++
 	f.req = req
 	return f.ticket, f.err
 }
 
 // harness is an MCP server with the tools over fakes, called the way a
-// client would: JSON-RPC messages in, JSON out.
+// client would: JSON-RPC messages in, JSON out. Each call's account is
+// user's, its Google calls through hc with google's options (an
+// emulator's, for the tests that send through the real compose).
 type harness struct {
 	t       *testing.T
 	srv     *server.MCPServer
@@ -85,6 +90,8 @@ type harness struct {
 	uploads *fakeUploads
 	logs    *bytes.Buffer
 	user    identity.User
+	hc      *http.Client
+	google  account.Options
 }
 
 func newHarness(t *testing.T, mutate func(*Deps)) *harness {
@@ -99,6 +106,7 @@ func newHarness(t *testing.T, mutate func(*Deps)) *harness {
 			"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/drive.readonly"}},
 	}
 	d := Deps{
+		Account:   func(context.Context) (*account.Account, error) { return accounttest.Over(h.user, h.hc, h.google), nil },
 		Drive:     h.drive,
 		Mail:      h.mail,
 		Uploads:   h.uploads,
@@ -120,8 +128,7 @@ func (h *harness) rpc(method string, params any) json.RawMessage {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	ctx := identity.WithUser(context.Background(), h.user)
-	resp := h.srv.HandleMessage(ctx, msg)
+	resp := h.srv.HandleMessage(context.Background(), msg)
 	out, err := json.Marshal(resp)
 	if err != nil {
 		h.t.Fatal(err)

@@ -2,14 +2,13 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
-	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/internal/refusal"
 )
 
@@ -63,26 +62,15 @@ var sendEmailFields = fields{
 	aliases: map[string]string{"body": "body_text", "text": "body_text", "html": "body_html"},
 }
 
-// Google scopes that allow creating drafts.
-var draftScopes = []string{
-	"https://www.googleapis.com/auth/gmail.compose",
-	"https://www.googleapis.com/auth/gmail.modify",
-	"https://mail.google.com/",
+func (h *handlers) sendEmail(ctx context.Context, acct *account.Account, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return h.send(ctx, acct, req, "send_email", false)
 }
 
-func (h *handlers) sendEmail(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return h.send(ctx, req, "send_email", false)
-}
-
-func (h *handlers) createDraft(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	user, ok := identity.FromContext(ctx)
-	if !ok {
-		return nil, errors.New("no authenticated user in context")
-	}
-	if !hasAnyScope(user, draftScopes) {
+func (h *handlers) createDraft(ctx context.Context, acct *account.Account, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if !acct.MayDraft() {
 		return nil, h.draftScopeRefusal()
 	}
-	return h.send(ctx, req, "create_draft", true)
+	return h.send(ctx, acct, req, "create_draft", true)
 }
 
 // draftScopeRefusal says why a draft cannot be saved and what to do.
@@ -95,26 +83,17 @@ func (h *handlers) draftScopeRefusal() error {
 		"Use send_email to send the message now; or ask whoever runs drivemail to restart it with --drafts, then reconnect (sign in again).")
 }
 
-func hasAnyScope(u identity.User, scopes []string) bool {
-	for _, s := range scopes {
-		if u.HasScope(s) {
-			return true
-		}
-	}
-	return false
-}
-
-func (h *handlers) send(ctx context.Context, req mcp.CallToolRequest, tool string, draft bool) (*mcp.CallToolResult, error) {
+func (h *handlers) send(ctx context.Context, acct *account.Account, req mcp.CallToolRequest, tool string, draft bool) (*mcp.CallToolResult, error) {
 	creq, err := parseSend(req.Params.RawArguments, tool, h.deps.FileTransfer)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.checkMailSend(ctx, creq); err != nil {
+	if err := h.checkMailSend(acct, creq); err != nil {
 		return nil, err
 	}
 	// Where mail may be read, a thread_id reply completes itself from its thread.
-	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req), ReadMail: h.deps.ReadMailEnabled && canReadMail(ctx)}
-	res, err := h.deps.Mail.Send(ctx, creq, opts)
+	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req), ReadMail: h.deps.ReadMailEnabled && acct.MayReadMail()}
+	res, err := h.deps.Mail.Send(ctx, acct, creq, opts)
 	if err != nil {
 		return nil, err
 	}

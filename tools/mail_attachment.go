@@ -1,12 +1,12 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/internal/refusal"
@@ -138,9 +138,9 @@ func usesMail(r compose.Request) bool {
 }
 
 // checkMailSend refuses a send that reads mail where mail cannot be read.
-func (h *handlers) checkMailSend(ctx context.Context, r compose.Request) error {
+func (h *handlers) checkMailSend(acct *account.Account, r compose.Request) error {
 	if !usesMail(r) {
 		return nil
 	}
-	return h.mayReadMail(ctx)
+	return h.mayReadMail(acct)
 }

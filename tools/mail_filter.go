@@ -6,8 +6,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // The tools that read mail need a Gmail read scope (gmail.readonly), a
@@ -19,7 +17,7 @@ import (
 // to a user of a deployment that asks for the scope and who granted it.
 // save_to_drive is listed to everyone with its file argument, which
 // needs no mail: see saveToDriveTool. The transport is stateless, so the
-// filter reads the user in each request's context; the default
+// filter opens each request's caller's account (Deps.Account); the default
 // definitions stay as they are, so the default tools/list weighs what it
 // did.
 
@@ -28,8 +26,8 @@ var mailOnly = map[string]bool{"search_mail": true}
 
 // Filter is the MCP server's tool filter (server.WithToolFilter): it
 // hides the mail tools, or swaps in the mail definitions of send_email,
-// create_draft and save_to_drive, for the user in ctx. At tools/call it
-// hides the mail tools from a user who may not use them.
+// create_draft and save_to_drive, for the caller. At tools/call it hides
+// the mail tools from a user who may not use them.
 func Filter(d Deps) server.ToolFilterFunc {
 	withMail := map[string]mcp.Tool{
 		"send_email":    sendEmailTool(d.FileTransfer, true),
@@ -37,7 +35,11 @@ func Filter(d Deps) server.ToolFilterFunc {
 		"save_to_drive": saveToDriveTool(true),
 	}
 	return func(ctx context.Context, list []mcp.Tool) []mcp.Tool {
-		on := d.ReadMailEnabled && canReadMail(ctx)
+		on := false
+		if d.ReadMailEnabled && d.Account != nil {
+			acct, err := d.Account(ctx)
+			on = err == nil && acct.MayReadMail()
+		}
 		out := make([]mcp.Tool, 0, len(list))
 		for _, t := range list {
 			if mailOnly[t.Name] && !on {
@@ -50,13 +52,6 @@ func Filter(d Deps) server.ToolFilterFunc {
 		}
 		return out
 	}
-}
-
-// canReadMail reports whether the user in ctx granted a scope that
-// reads mail.
-func canReadMail(ctx context.Context) bool {
-	u, ok := identity.FromContext(ctx)
-	return ok && hasAnyScope(u, mailReadScopes)
 }
 
 // mailSendArgs are the properties send_email gains where mail can be

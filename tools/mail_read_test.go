@@ -15,10 +15,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -35,12 +35,12 @@ type fakeMailReader struct {
 	opened   int
 }
 
-func (f *fakeMailReader) Search(_ context.Context, q string, max int, token string) (gmail.Page, error) {
+func (f *fakeMailReader) Search(_ context.Context, _ *account.Account, q string, max int, token string) (gmail.Page, error) {
 	f.q, f.max, f.token = q, max, token
 	return f.page, f.err
 }
 
-func (f *fakeMailReader) Message(_ context.Context, id string) (gmail.Message, error) {
+func (f *fakeMailReader) Message(_ context.Context, _ *account.Account, id string) (gmail.Message, error) {
 	if f.err != nil {
 		return gmail.Message{}, f.err
 	}
@@ -50,7 +50,7 @@ func (f *fakeMailReader) Message(_ context.Context, id string) (gmail.Message, e
 	return f.msg, nil
 }
 
-func (f *fakeMailReader) OpenAttachment(context.Context, string, gmail.Attachment) (io.ReadCloser, error) {
+func (f *fakeMailReader) OpenAttachment(context.Context, *account.Account, string, gmail.Attachment) (io.ReadCloser, error) {
 	f.opened++
 	return io.NopCloser(bytes.NewReader(f.data)), nil
 }
@@ -67,13 +67,13 @@ type fakeSaver struct {
 	saveCalls, clientCalls int
 }
 
-func (f *fakeSaver) SaveClientFile(_ context.Context, req upload.SaveRequest) (upload.Result, error) {
+func (f *fakeSaver) SaveClientFile(_ context.Context, _ *account.Account, req upload.SaveRequest) (upload.Result, error) {
 	f.clientCalls++
 	f.req = req
 	return f.res, f.err
 }
 
-func (f *fakeSaver) Save(ctx context.Context, sf upload.SaveFile, open func(context.Context) (io.ReadCloser, error)) (upload.Result, error) {
+func (f *fakeSaver) Save(ctx context.Context, _ *account.Account, sf upload.SaveFile, open func(context.Context) (io.ReadCloser, error)) (upload.Result, error) {
 	f.saveCalls++
 	f.got = sf
 	if f.err != nil {
@@ -135,7 +135,7 @@ func TestMailToolsListedOnlyWhenEnabledAndGranted(t *testing.T) {
 		// A tool not listed cannot be called either.
 		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 			"params": map[string]any{"name": "search_mail", "arguments": map[string]any{"query": ""}}})
-		raw, _ := json.Marshal(h.srv.HandleMessage(userContext(h), msg))
+		raw, _ := json.Marshal(h.srv.HandleMessage(context.Background(), msg))
 		hidden := strings.Contains(string(raw), `"error"`)
 		if hidden == (tt.enabled && tt.granted) {
 			t.Errorf("enabled %v, granted %v: tools/call search_mail answered %s", tt.enabled, tt.granted, raw)
@@ -311,7 +311,7 @@ func TestSaveToDriveStreamFailureSavesNothing(t *testing.T) {
 
 type failingReader struct{ *fakeMailReader }
 
-func (f failingReader) OpenAttachment(context.Context, string, gmail.Attachment) (io.ReadCloser, error) {
+func (f failingReader) OpenAttachment(context.Context, *account.Account, string, gmail.Attachment) (io.ReadCloser, error) {
 	return io.NopCloser(io.MultiReader(strings.NewReader("%P"), errReader{&gmail.Error{Op: "messages.attachments.get", Err: gmail.ErrCorrupt}})), nil
 }
 
@@ -419,8 +419,6 @@ func TestMailSchemasMatchTheParser(t *testing.T) {
 	}
 }
 
-func userContext(h *harness) context.Context { return identity.WithUser(context.Background(), h.user) }
-
 // TestMailReadRefusals: each failure of a Gmail read that search_mail
 // and save_to_drive word for the model, fed to the tool.
 func TestMailReadRefusals(t *testing.T) {
@@ -492,7 +490,7 @@ type cutReader struct {
 	cause error
 }
 
-func (c cutReader) OpenAttachment(context.Context, string, gmail.Attachment) (io.ReadCloser, error) {
+func (c cutReader) OpenAttachment(context.Context, *account.Account, string, gmail.Attachment) (io.ReadCloser, error) {
 	return io.NopCloser(io.MultiReader(strings.NewReader("%P"), errReader{c.cause})), nil
 }
 

@@ -10,20 +10,21 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/gmail"
 	"github.com/drivemail/drivemail/internal/refusal"
 )
 
-// MailReader reads the caller's Gmail (the identity.User in ctx); it
-// needs a Gmail read scope.
+// MailReader reads the Gmail of acct, the caller; it needs a Gmail read
+// scope.
 type MailReader interface {
 	// Search runs a Gmail query and returns one page of messages with
 	// their headers and attachments, no bodies.
-	Search(ctx context.Context, q string, max int, pageToken string) (gmail.Page, error)
+	Search(ctx context.Context, acct *account.Account, q string, max int, pageToken string) (gmail.Page, error)
 	// Message reads one message's headers and attachments.
-	Message(ctx context.Context, id string) (gmail.Message, error)
+	Message(ctx context.Context, acct *account.Account, id string) (gmail.Message, error)
 	// OpenAttachment streams one attachment's bytes.
-	OpenAttachment(ctx context.Context, msgID string, a gmail.Attachment) (io.ReadCloser, error)
+	OpenAttachment(ctx context.Context, acct *account.Account, msgID string, a gmail.Attachment) (io.ReadCloser, error)
 }
 
 // MailSearchResult is search_mail's structuredContent.
@@ -72,7 +73,7 @@ const (
 	maxSnippetRunes = 160
 )
 
-func (h *handlers) searchMail(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *handlers) searchMail(ctx context.Context, acct *account.Account, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	m, err := decodeObject(req.Params.RawArguments, searchMailFields, "The arguments of search_mail")
 	if err != nil {
 		return nil, err
@@ -98,10 +99,10 @@ func (h *handlers) searchMail(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if err != nil {
 		return nil, err
 	}
-	if err := h.mayReadMail(ctx); err != nil {
+	if err := h.mayReadMail(acct); err != nil {
 		return nil, err
 	}
-	page, err := h.deps.MailReader.Search(ctx, q, int(size), token)
+	page, err := h.deps.MailReader.Search(ctx, acct, q, int(size), token)
 	if err != nil {
 		return nil, mailError(err, "")
 	}
@@ -146,22 +147,15 @@ func mailSearchText(r MailSearchResult) string {
 		"No messages match. Try fewer operators, or a wider newer_than:.", r.NextPageToken)
 }
 
-// Google scopes that allow reading mail.
-var mailReadScopes = []string{
-	"https://www.googleapis.com/auth/gmail.readonly",
-	"https://www.googleapis.com/auth/gmail.modify",
-	"https://mail.google.com/",
-}
-
 // mayReadMail refuses when this server does not ask for a read scope, or
 // the signed-in user did not grant it (the tool filter hides the mail
 // tools then, but a client may call a tool it listed earlier).
-func (h *handlers) mayReadMail(ctx context.Context) error {
+func (h *handlers) mayReadMail(acct *account.Account) error {
 	if !h.deps.ReadMailEnabled {
 		return refusal.New(kindMailDisabled, "This drivemail server does not ask Google for permission to read mail (it was started without --read-mail), so it cannot search mail, "+
 			"reply to or forward a message, or take a Gmail attachment. Ask the user for the file or the details instead; or ask whoever runs drivemail to restart it with --read-mail, then reconnect.")
 	}
-	if !canReadMail(ctx) {
+	if !acct.MayReadMail() {
 		return mailScopeRefusal(nil)
 	}
 	return nil

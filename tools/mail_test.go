@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/handle"
@@ -355,7 +356,7 @@ func TestPanicBecomesAGenericError(t *testing.T) {
 
 type panicMail struct{}
 
-func (panicMail) Send(ctx context.Context, req compose.Request, opts SendOptions) (compose.Result, error) {
+func (panicMail) Send(ctx context.Context, _ *account.Account, req compose.Request, opts SendOptions) (compose.Result, error) {
 	panic("boom")
 }
 
@@ -448,11 +449,12 @@ func TestSendReadsThreadsOnlyWhereMailMayBeRead(t *testing.T) {
 // with the thread's, stays in the thread, and the result says so.
 func TestThreadSubjectEndToEnd(t *testing.T) {
 	env := emutest.Start(t)
-	svc := compose.New(compose.Config{Endpoints: env.Endpoints})
+	svc := compose.New(compose.Config{})
 	h := newHarness(t, func(d *Deps) {
 		d.ReadMailEnabled, d.MailReader, d.Saver = true, &fakeMailReader{}, &fakeSaver{}
-		d.Mail = composeMail{svc: svc, hc: env.Client(sender, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend, emutest.ScopeGmailReadonly)}
+		d.Mail = composeMail{svc: svc}
 	})
+	h.overEmulator(env, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend, emutest.ScopeGmailReadonly)
 	h.user.GoogleScopes = append(h.user.GoogleScopes, scopeReadonly)
 	got, err := env.Emu.Gmail().Deliver(sender, strings.NewReader("From: Dana <dana@example.org>\r\nTo: "+sender+
 		"\r\nSubject: Q3 Plan\r\nMessage-ID: <q3@example.org>\r\n\r\nThe plan.\r\n"))

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"google.golang.org/api/googleapi"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/internal/redact"
 	"github.com/drivemail/drivemail/internal/refusal"
 )
@@ -41,6 +42,22 @@ func succeeded(text string, structured any) *mcp.CallToolResult {
 		Content:           []mcp.Content{mcp.NewTextContent(visible(text, true))},
 		StructuredContent: structured,
 	}
+}
+
+// errNoAccount: Deps gave no way to open the caller's account.
+var errNoAccount = errors.New("tools: no account opener in Deps")
+
+// account opens the caller's account. Without one no work began, so a
+// send provably sent nothing.
+func (h *handlers) account(ctx context.Context) (*account.Account, error) {
+	if h.deps.Account == nil {
+		return nil, &refusal.Unsent{Err: errNoAccount}
+	}
+	acct, err := h.deps.Account(ctx)
+	if err != nil {
+		return nil, &refusal.Unsent{Err: err}
+	}
+	return acct, nil
 }
 
 // fail turns err into a result: a refusal shows its own sentence; anything
@@ -91,13 +108,15 @@ func errorAttrs(err error) []any {
 	return []any{"error", redact.Quoted(err.Error())}
 }
 
-// handlerFunc is a tool's work: a result, or an error that guard shows to
-// the model (a refusal's sentence, or a generic one for anything else).
-type handlerFunc func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
+// handlerFunc is a tool's work for acct, the caller: a result, or an
+// error that guard shows to the model (a refusal's sentence, or a generic
+// one for anything else).
+type handlerFunc func(ctx context.Context, acct *account.Account, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
 
-// guard wraps a handler: it turns its error into a result, recovers a
-// panic into a generic error result, and logs each call's outcome, its
-// refusal kind and its duration.
+// guard wraps a handler: it opens the caller's account, once for the
+// call, turns the handler's error into a result, recovers a panic into a
+// generic error result, and logs each call's outcome, its refusal kind
+// and its duration.
 func (h *handlers) guard(tool string, next handlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		start := time.Now()
@@ -119,7 +138,10 @@ func (h *handlers) guard(tool string, next handlerFunc) server.ToolHandlerFunc {
 			}
 			h.deps.Logger.LogAttrs(ctx, slog.LevelInfo, "tool call", append(attrs, slog.Duration("duration", time.Since(start)))...)
 		}()
-		res, err = next(ctx, req)
+		var acct *account.Account
+		if acct, err = h.account(ctx); err == nil {
+			res, err = next(ctx, acct, req)
+		}
 		if err != nil {
 			res = h.fail(ctx, tool, err)
 		}

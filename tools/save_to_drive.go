@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/exportfmt"
 	"github.com/drivemail/drivemail/gmail"
@@ -34,15 +35,15 @@ import (
 // gets a refusal that says what to do. The mail arguments are added, by
 // Filter, only where mail can be read.
 
-// Saver puts a file into the caller's Drive: *upload.Service, with the
-// folder rules, limits and checks of /upload; a source is opened only
-// once those have passed.
+// Saver puts a file into the Drive of acct, the caller: *upload.Service,
+// with the folder rules, limits and checks of /upload; a source is
+// opened only once those have passed.
 type Saver interface {
 	// Save stores the stream open gives (a Gmail attachment's).
-	Save(ctx context.Context, f upload.SaveFile, open func(context.Context) (io.ReadCloser, error)) (upload.Result, error)
+	Save(ctx context.Context, acct *account.Account, f upload.SaveFile, open func(context.Context) (io.ReadCloser, error)) (upload.Result, error)
 	// SaveClientFile fetches a file a chat client hands over, under
 	// clientfile's rules, and stores it.
-	SaveClientFile(ctx context.Context, req upload.SaveRequest) (upload.Result, error)
+	SaveClientFile(ctx context.Context, acct *account.Account, req upload.SaveRequest) (upload.Result, error)
 }
 
 // saveSource is where save_to_drive's bytes come from: a file the chat
@@ -50,7 +51,7 @@ type Saver interface {
 // third source is a type here, its arguments in saveToDriveFields and a
 // case in pickSaveSource.
 type saveSource interface {
-	save(ctx context.Context, s Saver, folderID, rename string) (upload.Result, error)
+	save(ctx context.Context, acct *account.Account, s Saver, folderID, rename string) (upload.Result, error)
 }
 
 // SourceFile is what a source tells of a file before any byte moves.
@@ -139,13 +140,13 @@ func saveFields(raw json.RawMessage) fields {
 	return f
 }
 
-func (h *handlers) saveToDrive(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *handlers) saveToDrive(ctx context.Context, acct *account.Account, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw := req.Params.RawArguments
 	m, err := decodeObject(raw, saveFields(raw), "The arguments of save_to_drive")
 	if err != nil {
 		return nil, err
 	}
-	src, err := h.pickSaveSource(ctx, m)
+	src, err := h.pickSaveSource(acct, m)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func (h *handlers) saveToDrive(ctx context.Context, req mcp.CallToolRequest) (*m
 		}
 		return nil, refusal.New(kindUploadsUnavailable, "This drivemail server does not put files into Drive. Attach the file to a message instead, as {\"message_id\", \"attachment\"}.")
 	}
-	res, err := src.save(ctx, h.deps.Saver, folder, strings.TrimSpace(rename))
+	res, err := src.save(ctx, acct, h.deps.Saver, folder, strings.TrimSpace(rename))
 	if err != nil {
 		return nil, err
 	}
@@ -175,15 +176,15 @@ func (h *handlers) saveToDrive(ctx context.Context, req mcp.CallToolRequest) (*m
 
 // pickSaveSource reads the one source the arguments name: file, or
 // message_id with attachment.
-func (h *handlers) pickSaveSource(ctx context.Context, m object) (saveSource, error) {
+func (h *handlers) pickSaveSource(acct *account.Account, m object) (saveSource, error) {
 	hasFile := !isNull(m[saveFileArg])
 	hasMail := !isNull(m["message_id"]) || !isNull(m["attachment"])
 	switch {
 	case hasFile && hasMail:
 		return nil, refuse("Give either \"file\" (a file the user attached to this chat) or \"message_id\" with \"attachment\" (a Gmail attachment), not both: save_to_drive saves one file per call.")
 	case hasMail:
-		return h.mailSaveSource(ctx, m)
-	case !hasFile && h.deps.ReadMailEnabled && canReadMail(ctx):
+		return h.mailSaveSource(acct, m)
+	case !hasFile && h.deps.ReadMailEnabled && acct.MayReadMail():
 		return nil, refuse("Give the file to save: \"file\", the object the client gives for a file the user attached to this chat, or \"message_id\" and \"attachment\" for a Gmail attachment (search_mail finds them).")
 	case !hasFile:
 		return nil, refuse("\"file\" is required: the file object the client gives for a file the user attached.")
@@ -231,17 +232,17 @@ func savedName(info SourceFile, rename string) string {
 // upload service under clientfile's rules (it words their refusals).
 type clientSource compose.ClientFile
 
-func (c clientSource) save(ctx context.Context, s Saver, folderID, rename string) (upload.Result, error) {
+func (c clientSource) save(ctx context.Context, acct *account.Account, s Saver, folderID, rename string) (upload.Result, error) {
 	name := strings.TrimSpace(c.Name)
 	if rename != "" {
 		name = savedName(SourceFile{Name: c.Name, MimeType: c.MimeType, Size: -1}, rename)
 	}
-	return s.SaveClientFile(ctx, upload.SaveRequest{URL: c.URL, MimeType: c.MimeType, Name: name, FolderID: folderID})
+	return s.SaveClientFile(ctx, acct, upload.SaveRequest{URL: c.URL, MimeType: c.MimeType, Name: name, FolderID: folderID})
 }
 
 // mailSaveSource reads a Gmail attachment's arguments, where mail may be
 // read.
-func (h *handlers) mailSaveSource(ctx context.Context, m object) (saveSource, error) {
+func (h *handlers) mailSaveSource(acct *account.Account, m object) (saveSource, error) {
 	id, err := m.requiredStr("message_id", "give the id of the message (search_mail finds it).")
 	if err != nil {
 		return nil, err
@@ -254,7 +255,7 @@ func (h *handlers) mailSaveSource(ctx context.Context, m object) (saveSource, er
 	if err != nil {
 		return nil, err
 	}
-	if err := h.mayReadMail(ctx); err != nil {
+	if err := h.mayReadMail(acct); err != nil {
 		return nil, err
 	}
 	if h.deps.MailReader == nil {
@@ -272,19 +273,20 @@ type mailSource struct {
 	att  gmail.Attachment
 }
 
-func (s *mailSource) save(ctx context.Context, sv Saver, folderID, rename string) (upload.Result, error) {
-	info, err := s.describe(ctx)
+func (s *mailSource) save(ctx context.Context, acct *account.Account, sv Saver, folderID, rename string) (upload.Result, error) {
+	info, err := s.describe(ctx, acct)
 	if err != nil {
 		return upload.Result{}, err
 	}
 	name := savedName(info, rename)
-	return sv.Save(ctx, upload.SaveFile{Name: name, MimeType: driveType(info.MimeType, name), Size: info.Size, FolderID: folderID}, s.open)
+	open := func(ctx context.Context) (io.ReadCloser, error) { return s.open(ctx, acct) }
+	return sv.Save(ctx, acct, upload.SaveFile{Name: name, MimeType: driveType(info.MimeType, name), Size: info.Size, FolderID: folderID}, open)
 }
 
 // describe names the file and gives its type and size before any byte
 // moves, so that limits and a missing file cost nothing.
-func (s *mailSource) describe(ctx context.Context) (SourceFile, error) {
-	m, err := s.r.Message(ctx, s.msg.ID)
+func (s *mailSource) describe(ctx context.Context, acct *account.Account) (SourceFile, error) {
+	m, err := s.r.Message(ctx, acct, s.msg.ID)
 	if err != nil {
 		return SourceFile{}, mailError(err, s.msg.ID)
 	}
@@ -297,8 +299,8 @@ func (s *mailSource) describe(ctx context.Context) (SourceFile, error) {
 }
 
 // open streams the bytes; a stream yields all of them or fails.
-func (s *mailSource) open(ctx context.Context) (io.ReadCloser, error) {
-	rc, err := s.r.OpenAttachment(ctx, s.msg.ID, s.att)
+func (s *mailSource) open(ctx context.Context, acct *account.Account) (io.ReadCloser, error) {
+	rc, err := s.r.OpenAttachment(ctx, acct, s.msg.ID, s.att)
 	if err != nil {
 		return nil, savedNothing(mailError(err, s.msg.ID))
 	}

@@ -1,7 +1,9 @@
 // Package tools defines drivemail's MCP tools: their hand-written schemas,
 // the lenient-but-strict parsing of what models send, and the shaping of
 // results. The work itself (Drive, Gmail, uploads) sits behind the small
-// interfaces below, so the tools stay thin and testable with fakes.
+// interfaces below, so the tools stay thin and testable with fakes. Each
+// call is handed the caller's account (Deps.Account), which every piece
+// of work is given in turn.
 package tools
 
 import (
@@ -11,27 +13,28 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/upload"
 )
 
-// Drive finds and describes files in the caller's Google Drive. The caller
-// is the identity.User in ctx.
+// Drive finds and describes files in the Google Drive of acct, the
+// caller.
 type Drive interface {
-	Search(ctx context.Context, q drive.Query) (drive.Page, error)
+	Search(ctx context.Context, acct *account.Account, q drive.Query) (drive.Page, error)
 	// Get returns one file (a spreadsheet with its tabs).
-	Get(ctx context.Context, ref drive.Ref) (drive.File, error)
+	Get(ctx context.Context, acct *account.Account, ref drive.Ref) (drive.File, error)
 }
 
-// Mail sends or drafts one message for the caller in ctx.
+// Mail sends or drafts one message from acct, the caller.
 type Mail interface {
-	Send(ctx context.Context, req compose.Request, opts SendOptions) (compose.Result, error)
+	Send(ctx context.Context, acct *account.Account, req compose.Request, opts SendOptions) (compose.Result, error)
 }
 
-// Uploads issues short-lived upload tickets for the caller in ctx.
+// Uploads issues short-lived upload tickets for acct, the caller.
 type Uploads interface {
-	RequestUpload(ctx context.Context, req upload.Request) (upload.Ticket, error)
+	RequestUpload(ctx context.Context, acct *account.Account, req upload.Request) (upload.Ticket, error)
 }
 
 // SendOptions tunes one Mail.Send call.
@@ -81,6 +84,10 @@ type UploadResult struct {
 
 // Deps is what the tools need from the rest of the program.
 type Deps struct {
+	// Account opens the account of the caller of one tool call (and of
+	// a tools/list, for Filter), from what the server learnt at its
+	// edge; an error means no one signed in (a wiring mistake).
+	Account func(ctx context.Context) (*account.Account, error)
 	Drive   Drive
 	Mail    Mail
 	Uploads Uploads // nil: request_upload answers that uploads are not available

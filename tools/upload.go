@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/upload"
@@ -28,7 +29,7 @@ var requestUploadFields = fields{names: []string{"name", "mime_type", "size", "s
 // maxUploadNameBytes bounds a Drive file name.
 const maxUploadNameBytes = 255
 
-func (h *handlers) requestUpload(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *handlers) requestUpload(ctx context.Context, acct *account.Account, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ureq, err := parseUpload(req.Params.RawArguments)
 	if err != nil {
 		return nil, err
@@ -36,7 +37,7 @@ func (h *handlers) requestUpload(ctx context.Context, req mcp.CallToolRequest) (
 	if h.deps.Uploads == nil {
 		return nil, refusal.New(kindUploadsUnavailable, "This drivemail server does not offer uploads. Put the file in Google Drive another way (drive.google.com), then find it with drive_search.")
 	}
-	t, err := h.deps.Uploads.RequestUpload(ctx, ureq)
+	t, err := h.deps.Uploads.RequestUpload(ctx, acct, ureq)
 	if err != nil {
 		return nil, err
 	}

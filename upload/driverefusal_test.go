@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/clientfile/clientfiletest"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
@@ -87,14 +88,14 @@ var vias = []via{
 			retryAfter: a.header.Get("Retry-After")}
 	}},
 	{"save_to_drive, a Gmail attachment", func(e *env, _ *clientfiletest.Host, u user, data []byte, folder string) told {
-		_, err := e.svc.Save(u.context(), upload.SaveFile{Name: "report.bin", Size: int64(len(data)), FolderID: folder}, func(context.Context) (io.ReadCloser, error) {
+		_, err := e.svc.Save(context.Background(), u.acct, upload.SaveFile{Name: "report.bin", Size: int64(len(data)), FolderID: folder}, func(context.Context) (io.ReadCloser, error) {
 			return io.NopCloser(bytes.NewReader(data)), nil
 		})
 		return e.saveTold(u, err)
 	}},
 	{"save_to_drive, a file from the conversation", func(e *env, host *clientfiletest.Host, u user, data []byte, folder string) told {
 		host.Handle("/report.bin", clientfiletest.Serve(data, "application/octet-stream", ""))
-		_, err := e.svc.SaveClientFile(u.context(), upload.SaveRequest{URL: host.URL("", "/report.bin?sig=x"), FolderID: folder})
+		_, err := e.svc.SaveClientFile(context.Background(), u.acct, upload.SaveRequest{URL: host.URL("", "/report.bin?sig=x"), FolderID: folder})
 		return e.saveTold(u, err)
 	}},
 }
@@ -394,20 +395,20 @@ func TestDriveTooSlowTookTooLong(t *testing.T) {
 // proxy on another port would be refused it. change rewrites what Drive
 // says it stored, in its answer to an upload's last request (the one that
 // returns the file); failDelete answers files.delete with a 500.
-func tamperingDrive(change func(file map[string]any), failDelete bool) func(*upload.Config) {
-	return func(c *upload.Config) {
-		c.Clients = tamperingClients{GoogleClients: c.Clients, change: change, failDelete: failDelete}
+func tamperingDrive(change func(file map[string]any), failDelete bool) func(account.Tokens) account.Tokens {
+	return func(tokens account.Tokens) account.Tokens {
+		return tamperingClients{Tokens: tokens, change: change, failDelete: failDelete}
 	}
 }
 
 type tamperingClients struct {
-	upload.GoogleClients
+	account.Tokens
 	change     func(file map[string]any)
 	failDelete bool
 }
 
 func (c tamperingClients) Client(ctx context.Context, userID string) (*http.Client, error) {
-	hc, err := c.GoogleClients.Client(ctx, userID)
+	hc, err := c.Tokens.Client(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -466,7 +467,7 @@ func TestDriveStoringOtherBytesRemovesTheFile(t *testing.T) {
 	for _, tt := range cases {
 		for _, v := range vias {
 			t.Run(tt.name+"/"+v.name, func(t *testing.T) {
-				e, host := saveEnv(t, tamperingDrive(tt.change, false))
+				e, host := saveEnvOver(t, tamperingDrive(tt.change, false))
 				u := e.signIn("ann@example.com")
 				got := v.put(e, host, u, tt.data, "")
 				e.mustTell(got, u, "drive_mismatch", http.StatusBadGateway, "stored something other than the bytes sent", "the file was removed", "Try the upload again")
@@ -488,7 +489,7 @@ func TestDriveMismatchNotRemovedSaysSo(t *testing.T) {
 	data := pattern(100_000)
 	for _, v := range vias {
 		t.Run(v.name, func(t *testing.T) {
-			e, host := saveEnv(t, tamperingDrive(func(f map[string]any) { f["sha256Checksum"] = sha(nil) }, true))
+			e, host := saveEnvOver(t, tamperingDrive(func(f map[string]any) { f["sha256Checksum"] = sha(nil) }, true))
 			u := e.signIn("ann@example.com")
 			got := v.put(e, host, u, data, "")
 			e.mustTell(got, u, "drive_mismatch", http.StatusBadGateway, "stored something other than the bytes sent", `delete "report.bin" from your Drive`)
@@ -542,7 +543,7 @@ func TestStillArrivingTookTooLong(t *testing.T) {
 			return told{kind: e.loggedRefusal("upload refused", u), status: a.status, text: a.errMsg, all: a.raw}
 		}},
 		{"save_to_drive, a Gmail attachment", func(e *env, _ *clientfiletest.Host, u user) told {
-			_, err := e.svc.Save(u.context(), upload.SaveFile{Name: "report.bin", Size: int64(len(data))}, func(ctx context.Context) (io.ReadCloser, error) {
+			_, err := e.svc.Save(context.Background(), u.acct, upload.SaveFile{Name: "report.bin", Size: int64(len(data))}, func(ctx context.Context) (io.ReadCloser, error) {
 				return io.NopCloser(&trickle{ctx: ctx, data: data}), nil
 			})
 			return e.saveTold(u, err)
@@ -561,7 +562,7 @@ func TestStillArrivingTookTooLong(t *testing.T) {
 					w.(http.Flusher).Flush()
 				}
 			})
-			_, err := e.svc.SaveClientFile(u.context(), upload.SaveRequest{URL: host.URL("", "/report.bin")})
+			_, err := e.svc.SaveClientFile(context.Background(), u.acct, upload.SaveRequest{URL: host.URL("", "/report.bin")})
 			return e.saveTold(u, err)
 		}},
 	}
@@ -600,7 +601,7 @@ func TestRequestUploadFolderRefusals(t *testing.T) {
 				Status: 403, Reason: tt.reason, Message: googleWords}); err != nil {
 				t.Fatal(err)
 			}
-			_, err = e.svc.RequestUpload(u.context(), upload.Request{Name: "report.bin", FolderID: f.ID})
+			_, err = e.svc.RequestUpload(context.Background(), u.acct, upload.Request{Name: "report.bin", FolderID: f.ID})
 			var ue *upload.Error
 			if !errors.As(err, &ue) || string(ue.Kind) != tt.kind || !strings.Contains(ue.Text, tt.says) {
 				t.Fatalf("request_upload: %v, want %s saying %q", err, tt.kind, tt.says)

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/store"
 )
 
@@ -55,24 +55,20 @@ type TransferTicket struct {
 }
 
 // PrepareTransfer issues a file-transfer URI and a single-use upload
-// ticket for the caller in ctx. Refusals are *Error.
-func (s *Service) PrepareTransfer(ctx context.Context, req TransferRequest) (TransferTicket, error) {
+// ticket for acct, the caller. Refusals are *Error.
+func (s *Service) PrepareTransfer(ctx context.Context, acct *account.Account, req TransferRequest) (TransferTicket, error) {
 	if s.cfg.Transfers == nil {
 		return TransferTicket{}, refuse(http.StatusNotImplemented, kindTransfersOff, "This drivemail server does not take file transfers (it runs without --file-transfer).")
 	}
-	u, ok := identity.FromContext(ctx)
-	if !ok {
-		return TransferTicket{}, errNoUser
-	}
-	if err := checkScopes(u); err != nil {
+	if err := checkScopes(acct); err != nil {
 		return TransferTicket{}, err
 	}
 	c, err := s.claimsFor(Request{Name: req.Name, MimeType: req.MimeType, Size: req.Size, SHA256: req.SHA256})
 	if err != nil {
 		return TransferTicket{}, err
 	}
-	c.User = u.ID
-	if err := s.rateLimit(ctx, "upload-ticket", u.ID, 2*s.cfg.RatePerWindow); err != nil {
+	c.User = acct.ID()
+	if err := s.rateLimit(ctx, "upload-ticket", acct.ID(), 2*s.cfg.RatePerWindow); err != nil {
 		return TransferTicket{}, err
 	}
 	var raw [16]byte
@@ -81,7 +77,7 @@ func (s *Service) PrepareTransfer(ctx context.Context, req TransferRequest) (Tra
 	}
 	id := base64.RawURLEncoding.EncodeToString(raw[:])
 	now := s.cfg.Now()
-	if err := s.cfg.Transfers.CreateTransfer(ctx, id, store.Transfer{UserID: u.ID, ExpiresAt: now.Add(s.cfg.TransferTTL)}); err != nil {
+	if err := s.cfg.Transfers.CreateTransfer(ctx, id, store.Transfer{UserID: acct.ID(), ExpiresAt: now.Add(s.cfg.TransferTTL)}); err != nil {
 		return TransferTicket{}, fmt.Errorf("upload: store transfer: %w", err)
 	}
 	c.Transfer = id
@@ -96,20 +92,16 @@ func (s *Service) PrepareTransfer(ctx context.Context, req TransferRequest) (Tra
 		UploadURL: s.uploadURL(tok), Token: tok, ExpiresAt: exp.UTC()}, nil
 }
 
-// ResolveTransfer is the Drive file behind a file-transfer URI of the
-// caller in ctx (compose.TransferResolver). Another user's URI, an
-// expired one and one never issued are all handle.ErrUnknownTransfer.
-func (s *Service) ResolveTransfer(ctx context.Context, id string) (drive.Ref, error) {
-	u, ok := identity.FromContext(ctx)
-	if !ok {
-		return drive.Ref{}, errNoUser
-	}
+// ResolveTransfer is the Drive file behind a file-transfer URI of acct,
+// the caller (compose.TransferResolver). Another user's URI, an expired
+// one and one never issued are all handle.ErrUnknownTransfer.
+func (s *Service) ResolveTransfer(ctx context.Context, acct *account.Account, id string) (drive.Ref, error) {
 	if s.cfg.Transfers == nil {
 		return drive.Ref{}, handle.ErrUnknownTransfer
 	}
 	t, err := s.cfg.Transfers.GetTransfer(ctx, id)
 	switch {
-	case errors.Is(err, store.ErrNotFound) || err == nil && t.UserID != u.ID:
+	case errors.Is(err, store.ErrNotFound) || err == nil && t.UserID != acct.ID():
 		return drive.Ref{}, handle.ErrUnknownTransfer
 	case err != nil:
 		return drive.Ref{}, fmt.Errorf("upload: transfer: %w", err)

@@ -1,6 +1,7 @@
 package upload_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -21,7 +22,7 @@ func TestTransferFlow(t *testing.T) {
 	ana, bob := e.signIn("ana@example.com"), e.signIn("bob@example.com")
 	data := pattern(70_000)
 	size := int64(len(data))
-	tt, err := e.svc.PrepareTransfer(ana.context(), upload.TransferRequest{Name: "scan.pdf", MimeType: "application/pdf", Size: &size, SHA256: sha(data)})
+	tt, err := e.svc.PrepareTransfer(context.Background(), ana.acct, upload.TransferRequest{Name: "scan.pdf", MimeType: "application/pdf", Size: &size, SHA256: sha(data)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestTransferFlow(t *testing.T) {
 	if err != nil || !ok || tr.Host != strings.TrimPrefix(e.base, "http://") {
 		t.Fatalf("URI %q is not a transfer handle of this server: %v", tt.URI, err)
 	}
-	if _, err := e.svc.ResolveTransfer(ana.context(), tr.ID); !errors.Is(err, handle.ErrTransferPending) {
+	if _, err := e.svc.ResolveTransfer(context.Background(), ana.acct, tr.ID); !errors.Is(err, handle.ErrTransferPending) {
 		t.Fatalf("before the upload: %v, want pending", err)
 	}
 	path := mustPath(t, tt.UploadURL)
@@ -40,14 +41,14 @@ func TestTransferFlow(t *testing.T) {
 	a := e.postForm(path, "", part{field: "token", data: []byte(tt.Token)}, part{field: "file", filename: "scan.pdf", contentType: "application/pdf", data: data})
 	f := e.mustStore(a, data, "scan.pdf", "application/pdf")
 
-	ref, err := e.svc.ResolveTransfer(ana.context(), tr.ID)
+	ref, err := e.svc.ResolveTransfer(context.Background(), ana.acct, tr.ID)
 	if err != nil || ref.ID != f.ID {
 		t.Fatalf("after the upload: %+v, %v; want file %s", ref, err, f.ID)
 	}
-	if _, err := e.svc.ResolveTransfer(bob.context(), tr.ID); !errors.Is(err, handle.ErrUnknownTransfer) {
+	if _, err := e.svc.ResolveTransfer(context.Background(), bob.acct, tr.ID); !errors.Is(err, handle.ErrUnknownTransfer) {
 		t.Fatalf("another user's resolve: %v, want unknown", err)
 	}
-	if _, err := e.svc.ResolveTransfer(ana.context(), "AAAAAAAAAAAAAAAAAAAAAA"); !errors.Is(err, handle.ErrUnknownTransfer) {
+	if _, err := e.svc.ResolveTransfer(context.Background(), ana.acct, "AAAAAAAAAAAAAAAAAAAAAA"); !errors.Is(err, handle.ErrUnknownTransfer) {
 		t.Fatalf("an unknown id: %v, want unknown", err)
 	}
 	again := e.postForm(path, "", part{field: "token", data: []byte(tt.Token)}, part{field: "file", filename: "scan.pdf", contentType: "application/pdf", data: data})
@@ -61,13 +62,13 @@ func TestTransferByPut(t *testing.T) {
 	e := newEnv(t)
 	ana := e.signIn("ana@example.com")
 	data := pattern(5000)
-	tt, err := e.svc.PrepareTransfer(ana.context(), upload.TransferRequest{Name: "notes.txt"})
+	tt, err := e.svc.PrepareTransfer(context.Background(), ana.acct, upload.TransferRequest{Name: "notes.txt"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := e.mustStore(e.sendRaw(http.MethodPut, mustPath(t, tt.UploadURL), "", data, "Content-Type", "text/plain"), data, "notes.txt", "text/plain")
 	h, _ := handle.Parse(tt.URI)
-	if ref, err := e.svc.ResolveTransfer(ana.context(), h.(handle.Transfer).ID); err != nil || ref.ID != f.ID {
+	if ref, err := e.svc.ResolveTransfer(context.Background(), ana.acct, h.(handle.Transfer).ID); err != nil || ref.ID != f.ID {
 		t.Fatalf("resolve: %+v, %v", ref, err)
 	}
 }
@@ -75,7 +76,7 @@ func TestTransferByPut(t *testing.T) {
 func TestTransfersOff(t *testing.T) {
 	e := newEnv(t, func(c *upload.Config) { c.Transfers = nil })
 	ana := e.signIn("ana@example.com")
-	_, err := e.svc.PrepareTransfer(ana.context(), upload.TransferRequest{Name: "a.pdf"})
+	_, err := e.svc.PrepareTransfer(context.Background(), ana.acct, upload.TransferRequest{Name: "a.pdf"})
 	var ue *upload.Error
 	if !errors.As(err, &ue) || ue.Kind != "transfers_off" {
 		t.Fatalf("err = %v", err)

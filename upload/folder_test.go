@@ -1,6 +1,7 @@
 package upload_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -63,7 +64,7 @@ func TestForeignFolderIDIsRefusedUpFront(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := e.svc.RequestUpload(u.context(), upload.Request{Name: "a.txt", FolderID: tt.folder})
+			_, err := e.svc.RequestUpload(context.Background(), u.acct, upload.Request{Name: "a.txt", FolderID: tt.folder})
 			var ue *upload.Error
 			if !errors.As(err, &ue) || ue.Status != tt.status {
 				t.Fatalf("request_upload: %v; want a %d refusal", err, tt.status)
@@ -88,7 +89,7 @@ func TestForeignFolderIDIsRefusedUpFront(t *testing.T) {
 	}
 	// drivemail's own folder works.
 	own := put(u.email, drivesvc.FileSpec{Name: "Mine", Kind: drivesvc.KindFolder, ClientID: "drivemail-test"})
-	if _, err := e.svc.RequestUpload(u.context(), upload.Request{Name: "a.txt", FolderID: own}); err != nil {
+	if _, err := e.svc.RequestUpload(context.Background(), u.acct, upload.Request{Name: "a.txt", FolderID: own}); err != nil {
 		t.Errorf("request_upload into drivemail's folder: %v", err)
 	}
 	if a := e.postForm("/upload?folder_id="+own, u.token, part{field: "file", filename: "a.txt", data: []byte("a")}); a.status != http.StatusCreated {

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
@@ -58,12 +59,21 @@ type env struct {
 	cfg    upload.Config
 }
 
-// user is a signed-in drivemail user.
+// user is a signed-in drivemail user, and their account as the bearer
+// check would open it.
 type user struct {
 	id, email, token string
+	acct             *account.Account
 }
 
 func newEnv(t *testing.T, tune ...func(*upload.Config)) *env {
+	t.Helper()
+	return startEnv(t, nil, tune...)
+}
+
+// startEnv is newEnv with the users' Google clients made by wrap(the
+// stored tokens), when wrap is given: a test's own transport under them.
+func startEnv(t *testing.T, wrap func(account.Tokens) account.Tokens, tune ...func(*upload.Config)) *env {
 	t.Helper()
 	e := &env{t: t, clock: storetest.NewClock(), logs: &logtest.Buffer{}}
 	emu, err := emulator.New(emulator.Config{})
@@ -98,7 +108,11 @@ func newEnv(t *testing.T, tune ...func(*upload.Config)) *env {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(e.logs, nil))
-	cfg := upload.Config{BaseURL: base, Secrets: [][]byte{testSecret}, Endpoints: endpoints, Clients: e.ga,
+	var tokens account.Tokens = e.ga
+	if wrap != nil {
+		tokens = wrap(tokens)
+	}
+	cfg := upload.Config{BaseURL: base, Secrets: [][]byte{testSecret}, Accounts: account.NewDoor(tokens, account.Options{Endpoints: endpoints, Logger: logger}),
 		Limits: e.store, Transfers: e.store, Now: e.clock.Now, Logger: logger}
 	for _, f := range tune {
 		f(&cfg)
@@ -108,7 +122,7 @@ func newEnv(t *testing.T, tune ...func(*upload.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler := server.NewServer(server.Deps{Logger: logger, BaseURL: base, Auth: e.as, Uploads: e.svc, Store: e.store,
+	handler := server.NewServer(server.Deps{Logger: logger, BaseURL: base, Auth: e.as, Accounts: cfg.Accounts, Uploads: e.svc, Store: e.store,
 		Tools: tools.Deps{Uploads: e.svc}})
 	mux.Handle("/", handler)
 	e.srv.Start()
@@ -128,7 +142,7 @@ func (e *env) replica() string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	mux.Handle("/", server.NewServer(server.Deps{BaseURL: cfg.BaseURL, Auth: e.as, Uploads: svc, Store: e.store,
+	mux.Handle("/", server.NewServer(server.Deps{BaseURL: cfg.BaseURL, Auth: e.as, Accounts: cfg.Accounts, Uploads: svc, Store: e.store,
 		Tools: tools.Deps{Uploads: svc}}))
 	srv.Start()
 	return srv.URL
@@ -158,18 +172,19 @@ func (e *env) signIn(email string, scopes ...string) user {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return user{id: u.ID, email: email, token: token}
+	return user{id: u.ID, email: email, token: token, acct: e.account(u.ID, email, fullScopes...)}
 }
 
-// identity is u as the bearer middleware puts it in a request context.
-func (u user) context() context.Context {
-	return identity.WithUser(context.Background(), identity.User{ID: u.id, Email: u.email, GoogleScopes: fullScopes})
+// account is the account the server opens for a caller who granted
+// scopes.
+func (e *env) account(id, email string, scopes ...string) *account.Account {
+	return e.cfg.Accounts.Open(identity.User{ID: id, Email: email, GoogleScopes: scopes})
 }
 
 // ticket asks for an upload URL as the request_upload tool does.
 func (e *env) ticket(u user, req upload.Request) upload.Ticket {
 	e.t.Helper()
-	t, err := e.svc.RequestUpload(u.context(), req)
+	t, err := e.svc.RequestUpload(context.Background(), u.acct, req)
 	if err != nil {
 		e.t.Fatalf("RequestUpload(%+v): %v", req, err)
 	}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // Request asks for a ticket to put one file into the caller's Drive: the
@@ -34,29 +34,25 @@ type Ticket struct {
 	Handle string
 }
 
-// RequestUpload issues a ticket for the caller in ctx to put one file in
+// RequestUpload issues a ticket for acct, the caller, to put one file in
 // their Drive (the request_upload tool). The
 // ticket is bound to the user, the cleaned name and, when given, the type,
 // size, SHA-256 and folder. When Drive reserves an id for the file, the
 // result carries the file's handle already, so the model can attach it as
 // soon as the upload is done. Refusals are *Error (model-facing).
-func (s *Service) RequestUpload(ctx context.Context, req Request) (Ticket, error) {
-	u, ok := identity.FromContext(ctx)
-	if !ok {
-		return Ticket{}, errNoUser
-	}
-	if err := checkScopes(u); err != nil {
+func (s *Service) RequestUpload(ctx context.Context, acct *account.Account, req Request) (Ticket, error) {
+	if err := checkScopes(acct); err != nil {
 		return Ticket{}, err
 	}
 	c, err := s.claimsFor(req)
 	if err != nil {
 		return Ticket{}, err
 	}
-	c.User = u.ID
-	if err := s.rateLimit(ctx, "upload-ticket", u.ID, 2*s.cfg.RatePerWindow); err != nil {
+	c.User = acct.ID()
+	if err := s.rateLimit(ctx, "upload-ticket", acct.ID(), 2*s.cfg.RatePerWindow); err != nil {
 		return Ticket{}, err
 	}
-	dc, err := s.driveFor(ctx, u.ID)
+	dc, err := s.driveFor(ctx, acct)
 	if err != nil {
 		return Ticket{}, err
 	}
@@ -67,7 +63,7 @@ func (s *Service) RequestUpload(ctx context.Context, req Request) (Ticket, error
 			e := googleRefusal(err, true)
 			if e.Operator != "" {
 				// The tool's own log line is INFO; this is theirs to lift.
-				s.cfg.Logger.LogAttrs(ctx, slog.LevelError, "upload refused", slog.String("user", u.ID),
+				s.cfg.Logger.LogAttrs(ctx, slog.LevelError, "upload refused", slog.String("user", acct.ID()),
 					slog.String("refusal", string(e.Kind)), slog.String("operator", e.Operator), slog.String("cause", err.Error()))
 			}
 			return Ticket{}, e
@@ -79,7 +75,7 @@ func (s *Service) RequestUpload(ctx context.Context, req Request) (Ticket, error
 		c.FileID = id
 	} else {
 		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "upload: Drive reserved no file id; the ticket has no handle",
-			slog.String("user", u.ID), slog.String("error", err.Error()))
+			slog.String("user", acct.ID()), slog.String("error", err.Error()))
 	}
 	exp := s.cfg.Now().Add(s.cfg.TicketTTL).Truncate(time.Second)
 	c.Expires = exp.Unix()

@@ -17,6 +17,8 @@ type Limits interface {
 	// UseOnce records the first use of key until expires; a second use
 	// before then fails with store.ErrUsed.
 	UseOnce(ctx context.Context, key string, expires time.Time) error
+	// ReleaseOnce forgets key's use, so that it may be used once more.
+	ReleaseOnce(ctx context.Context, key string) error
 	// Hit counts one event for key in the current fixed window and
 	// returns the count so far.
 	Hit(ctx context.Context, key string, window time.Duration) (int64, error)
@@ -42,7 +44,7 @@ func (s *Service) rateLimit(ctx context.Context, kind, userID string, max int) e
 
 // useTicket spends the ticket's nonce, on any replica, exactly once.
 func (s *Service) useTicket(ctx context.Context, p permit) error {
-	err := s.cfg.Limits.UseOnce(ctx, "upload-ticket:"+p.nonce, p.expires.Add(time.Minute))
+	err := s.cfg.Limits.UseOnce(ctx, ticketKey(p), p.expires.Add(time.Minute))
 	if errors.Is(err, store.ErrUsed) {
 		return refuse(http.StatusConflict, kindTicketUsed, "This upload URL was already used; each works once. Ask request_upload for a new one.")
 	}
@@ -51,6 +53,9 @@ func (s *Service) useTicket(ctx context.Context, p permit) error {
 	}
 	return nil
 }
+
+// ticketKey is the single-use key of p's ticket.
+func ticketKey(p permit) string { return "upload-ticket:" + p.nonce }
 
 // slots bounds the uploads running at once on this replica, per user (so
 // that one user cannot take every slot; the same fairness as the send

@@ -2,6 +2,7 @@ package upload_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"mime"
 	"testing"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/internal/google"
 )
 
 // The whole point of /upload: a file from disk goes up, its handle goes
@@ -22,13 +22,10 @@ func TestUploadThenSendTheHandle(t *testing.T) {
 	a := e.postForm("/upload", u.token, part{field: "file", filename: "Q3 figures.xlsx", data: data})
 	f := e.mustStore(a, data, "Q3 figures.xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
 
-	ctx := u.context() // as the send_email tool runs: the user's address is the sender
-	hc, err := e.ga.Client(ctx, u.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := compose.New(compose.Config{Endpoints: google.Endpoints{Base: e.google.URL}})
-	res, err := svc.Send(ctx, hc, compose.Request{To: []string{"bob@example.com"}, Subject: "Q3",
+	// As the send_email tool runs: from the user's account, whose
+	// address is the sender.
+	svc := compose.New(compose.Config{})
+	res, err := svc.Send(context.Background(), u.acct, compose.Request{To: []string{"bob@example.com"}, Subject: "Q3",
 		BodyText: "Attached.", Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(a.result.Handle)}}}}, compose.Options{})
 	if err != nil {
 		t.Fatal(err)

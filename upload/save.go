@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
-	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // Save is the upload path for bytes that come from elsewhere on the
@@ -33,17 +33,17 @@ type SaveFile struct {
 	FolderID string
 }
 
-// Save streams the source that open gives into a new file of the
-// caller's Drive (the identity.User in ctx). Nothing is opened before the
+// Save streams the source that open gives into a new file of the Drive
+// of acct, the caller. Nothing is opened before the
 // caller's scope, the size limit, the rate limit and the folder are
 // checked; a source that fails or ends early leaves no file, since the
 // Drive upload is finalized only at its true end. An error the source
 // returns comes back unchanged in the chain, so its own refusal shows.
-func (s *Service) Save(ctx context.Context, f SaveFile, open func(context.Context) (io.ReadCloser, error)) (Result, error) {
+func (s *Service) Save(ctx context.Context, acct *account.Account, f SaveFile, open func(context.Context) (io.ReadCloser, error)) (Result, error) {
 	if strings.TrimSpace(f.Name) == "" {
 		return Result{}, refuse(http.StatusBadRequest, kindNoName, "The file needs a name. Give \"name\", such as \"invoice.pdf\".")
 	}
-	return s.store(ctx, f, func(ctx context.Context, _ *SaveFile) (io.ReadCloser, error) { return open(ctx) })
+	return s.store(ctx, acct, f, func(ctx context.Context, _ *SaveFile) (io.ReadCloser, error) { return open(ctx) })
 }
 
 // opener opens a source once store's checks have passed. It may complete
@@ -53,15 +53,11 @@ func (s *Service) Save(ctx context.Context, f SaveFile, open func(context.Contex
 type opener func(ctx context.Context, f *SaveFile) (io.ReadCloser, error)
 
 // store is Save's path, and SaveClientFile's: it logs the outcome.
-func (s *Service) store(ctx context.Context, f SaveFile, open opener) (Result, error) {
+func (s *Service) store(ctx context.Context, acct *account.Account, f SaveFile, open opener) (Result, error) {
 	start := s.cfg.Now()
-	u, ok := identity.FromContext(ctx)
-	if !ok {
-		return Result{}, errNoUser
-	}
-	res, err := s.save(ctx, u, f, open)
+	res, err := s.save(ctx, acct, f, open)
 	if err != nil {
-		level, attrs := slog.LevelInfo, []slog.Attr{slog.String("user", u.ID)}
+		level, attrs := slog.LevelInfo, []slog.Attr{slog.String("user", acct.ID())}
 		var e *Error
 		if errors.As(err, &e) {
 			attrs = append(attrs, slog.String("refusal", string(e.Kind)))
@@ -77,13 +73,13 @@ func (s *Service) store(ctx context.Context, f SaveFile, open opener) (Result, e
 		s.cfg.Logger.LogAttrs(ctx, level, "save refused", attrs...)
 		return Result{}, err
 	}
-	s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "save stored", slog.String("user", u.ID), slog.String("file_id", res.FileID),
+	s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "save stored", slog.String("user", acct.ID()), slog.String("file_id", res.FileID),
 		slog.Int64("size", res.Size), slog.String("mime_type", res.MimeType), slog.Duration("duration", s.cfg.Now().Sub(start)))
 	return res, nil
 }
 
-func (s *Service) save(ctx context.Context, u identity.User, f SaveFile, open opener) (Result, error) {
-	if err := checkScopes(u); err != nil {
+func (s *Service) save(ctx context.Context, acct *account.Account, f SaveFile, open opener) (Result, error) {
+	if err := checkScopes(acct); err != nil {
 		return Result{}, err
 	}
 	f.FolderID = strings.TrimSpace(f.FolderID)
@@ -97,15 +93,15 @@ func (s *Service) save(ctx context.Context, u identity.User, f SaveFile, open op
 	callerCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.MaxDuration)
 	defer cancel()
-	if err := s.rateLimit(ctx, "upload", u.ID, s.cfg.RatePerWindow); err != nil {
+	if err := s.rateLimit(ctx, "upload", acct.ID(), s.cfg.RatePerWindow); err != nil {
 		return Result{}, err
 	}
-	release, err := s.slots.take(u.ID)
+	release, err := s.slots.take(acct.ID())
 	if err != nil {
 		return Result{}, err
 	}
 	defer release()
-	dc, err := s.driveFor(ctx, u.ID)
+	dc, err := s.driveFor(ctx, acct)
 	if err != nil {
 		return Result{}, err
 	}

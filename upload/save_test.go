@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/drivemail/drivemail/emulator/drivesvc"
-	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -44,7 +43,7 @@ func TestSaveStreamsIntoTheUploadsFolder(t *testing.T) {
 	data := make([]byte, 5<<20+3) // past one Drive chunk: a resumable upload
 	rand.Read(data)
 	src := &opener{data: data}
-	res, err := e.svc.Save(u.context(), upload.SaveFile{Name: "invoice.pdf", Size: int64(len(data))}, src.open)
+	res, err := e.svc.Save(context.Background(), u.acct, upload.SaveFile{Name: "invoice.pdf", Size: int64(len(data))}, src.open)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +88,7 @@ func TestSaveSavesNothingHalf(t *testing.T) {
 		{"runs long", &opener{data: data}, int64(len(data)) - 1, nil},
 	} {
 		before := e.emu.Stats()
-		_, err := e.svc.Save(u.context(), upload.SaveFile{Name: "x.bin", Size: tt.size}, tt.src.open)
+		_, err := e.svc.Save(context.Background(), u.acct, upload.SaveFile{Name: "x.bin", Size: tt.size}, tt.src.open)
 		if err == nil || tt.want != nil && !errors.Is(err, tt.want) {
 			t.Errorf("%s: err %v, want %v", tt.name, err, tt.want)
 		}
@@ -126,7 +125,7 @@ func TestSaveChecksBeforeItOpens(t *testing.T) {
 		{"a Google type", upload.SaveFile{Name: "a", MimeType: "application/vnd.google-apps.document", Size: 1}, "google_type"},
 		{"no name", upload.SaveFile{Name: " ", Size: 1}, "no_name"},
 	} {
-		_, err := e.svc.Save(u.context(), tt.f, src.open)
+		_, err := e.svc.Save(context.Background(), u.acct, tt.f, src.open)
 		var ue *upload.Error
 		if !errors.As(err, &ue) || string(ue.Kind) != tt.kind {
 			t.Errorf("%s: %v, want %s", tt.name, err, tt.kind)
@@ -135,11 +134,10 @@ func TestSaveChecksBeforeItOpens(t *testing.T) {
 	if src.opened != 0 {
 		t.Errorf("the source was opened %d times", src.opened)
 	}
-	if _, err := e.svc.Save(u.context(), upload.SaveFile{Name: "a.txt", Size: 1000}, (&opener{data: make([]byte, 1000)}).open); err != nil {
+	if _, err := e.svc.Save(context.Background(), u.acct, upload.SaveFile{Name: "a.txt", Size: 1000}, (&opener{data: make([]byte, 1000)}).open); err != nil {
 		t.Errorf("at the limit: %v", err)
 	}
-	ctx := identity.WithUser(context.Background(), identity.User{ID: u.id, Email: u.email, GoogleScopes: []string{"openid", "email"}})
-	_, err = e.svc.Save(ctx, upload.SaveFile{Name: "a.txt", Size: 1}, src.open)
+	_, err = e.svc.Save(context.Background(), e.account(u.id, u.email, "openid", "email"), upload.SaveFile{Name: "a.txt", Size: 1}, src.open)
 	var ue *upload.Error
 	if !errors.As(err, &ue) || ue.Status != http.StatusForbidden || src.opened != 0 {
 		t.Errorf("a user without drive.file: %v, opened %d", err, src.opened)

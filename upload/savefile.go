@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/clientfile"
 )
 
@@ -24,16 +25,16 @@ type SaveRequest struct {
 	FolderID string // a folder drivemail may write to; "" for the default folder
 }
 
-// SaveClientFile fetches a client file and stores it in the Drive of the
-// caller in ctx, through Save's path: the scope, folder and rate limit
+// SaveClientFile fetches a client file and stores it in the Drive of
+// acct, the caller, through Save's path: the scope, folder and rate limit
 // are checked before the file is fetched, its headers' size and type
 // before its body is read. Refusals are *Error.
-func (s *Service) SaveClientFile(ctx context.Context, req SaveRequest) (Result, error) {
+func (s *Service) SaveClientFile(ctx context.Context, acct *account.Account, req SaveRequest) (Result, error) {
 	if s.cfg.Files == nil {
 		return Result{}, refuse(http.StatusNotImplemented, clientfile.KindOff, "This drivemail server does not fetch files from the conversation. Put the file in Google Drive another way, or use request_upload.")
 	}
 	f := SaveFile{Name: req.Name, MimeType: strings.TrimSpace(req.MimeType), Size: -1, FolderID: req.FolderID}
-	res, err := s.store(ctx, f, func(ctx context.Context, f *SaveFile) (io.ReadCloser, error) {
+	res, err := s.store(ctx, acct, f, func(ctx context.Context, f *SaveFile) (io.ReadCloser, error) {
 		cf, err := s.cfg.Files.Open(ctx, req.URL, s.cfg.MaxBytes)
 		if err != nil {
 			return nil, err
@@ -72,15 +73,15 @@ func (s *Service) clientFileRefusal(err error) error {
 		return err
 	}
 	if r := (clientfile.Wording{File: "the file", Done: "Nothing was saved."}).Refusal(err); r != nil {
-		return &Error{Refusal: r, Status: clientFileStatus(fe.Kind)}
+		return &Error{Refusal: r, Status: clientFileStatus(fe.Failure)}
 	}
 	return refuse(http.StatusRequestEntityTooLarge, clientfile.KindTooLarge, "The file is larger than this server's upload limit of %s, so nothing was saved.",
 		byteSize(s.cfg.MaxBytes)).because(err)
 }
 
 // clientFileStatus is the HTTP status of a fetch that failed so.
-func clientFileStatus(k clientfile.Kind) int {
-	switch k {
+func clientFileStatus(f clientfile.Failure) int {
+	switch f {
 	case clientfile.Expired:
 		return http.StatusGone
 	case clientfile.Stalled, clientfile.TooSlow:

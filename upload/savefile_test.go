@@ -2,6 +2,7 @@ package upload_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/clientfile/clientfiletest"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
@@ -17,11 +19,18 @@ import (
 
 func saveEnv(t *testing.T, tune ...func(*upload.Config)) (*env, *clientfiletest.Host) {
 	t.Helper()
+	return saveEnvOver(t, nil, tune...)
+}
+
+// saveEnvOver is saveEnv with the users' Google clients made by wrap (see
+// startEnv).
+func saveEnvOver(t *testing.T, wrap func(account.Tokens) account.Tokens, tune ...func(*upload.Config)) (*env, *clientfiletest.Host) {
+	t.Helper()
 	host := clientfiletest.NewHost(t)
 	tune = append([]func(*upload.Config){func(c *upload.Config) {
 		c.Files = host.Fetcher(t, func(fc *clientfile.Config) { fc.IdleTimeout = 500 * time.Millisecond })
 	}}, tune...)
-	return newEnv(t, tune...), host
+	return startEnv(t, wrap, tune...), host
 }
 
 func wantSaveRefusal(t *testing.T, err error, kind string, says string) {
@@ -40,7 +49,7 @@ func TestSaveClientFile(t *testing.T) {
 	ana := e.signIn("ana@example.com")
 	data := pattern(12 << 20)
 	host.Handle("/file-1", clientfiletest.Serve(data, "application/octet-stream", ""))
-	res, err := e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/file-1?sig=x"), Name: "site video.mp4", MimeType: "video/mp4"})
+	res, err := e.svc.SaveClientFile(context.Background(), ana.acct, upload.SaveRequest{URL: host.URL("", "/file-1?sig=x"), Name: "site video.mp4", MimeType: "video/mp4"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,20 +84,20 @@ func TestSaveClientFileRefusals(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
-	_, err := e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/old")})
+	_, err := e.svc.SaveClientFile(context.Background(), ana.acct, upload.SaveRequest{URL: host.URL("", "/old")})
 	wantSaveRefusal(t, err, "client_file_expired", "attach the file to the conversation again")
-	_, err = e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/big")})
+	_, err = e.svc.SaveClientFile(context.Background(), ana.acct, upload.SaveRequest{URL: host.URL("", "/big")})
 	wantSaveRefusal(t, err, "client_file_too_large", "1 MiB")
 	<-held
-	_, err = e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/stall"), Name: "a.bin"})
+	_, err = e.svc.SaveClientFile(context.Background(), ana.acct, upload.SaveRequest{URL: host.URL("", "/stall"), Name: "a.bin"})
 	wantSaveRefusal(t, err, "client_file_stalled", "Nothing was saved")
-	_, err = e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL(clientfiletest.PrivateHost, "/x")})
+	_, err = e.svc.SaveClientFile(context.Background(), ana.acct, upload.SaveRequest{URL: host.URL(clientfiletest.PrivateHost, "/x")})
 	wantSaveRefusal(t, err, "client_file_refused", "public address")
 	if n := len(e.files(ana)); n != 0 {
 		t.Fatalf("%d files in Drive after refusals", n)
 	}
 	off := newEnv(t)
-	_, err = off.svc.SaveClientFile(off.signIn("bob@example.com").context(), upload.SaveRequest{URL: "https://files.oaiusercontent.com/x"})
+	_, err = off.svc.SaveClientFile(context.Background(), off.signIn("bob@example.com").acct, upload.SaveRequest{URL: "https://files.oaiusercontent.com/x"})
 	wantSaveRefusal(t, err, "client_files_off", "request_upload")
 }
 
@@ -116,15 +125,15 @@ func TestSaveClientFileChecksBeforeItFetches(t *testing.T) {
 		{"bad folder id", upload.SaveRequest{URL: host.URL("", "/f"), FolderID: "a/b"}, "bad_folder_id"},
 		{"a Google type from the client", upload.SaveRequest{URL: host.URL("", "/f"), MimeType: "application/vnd.google-apps.document"}, "google_type"},
 	} {
-		_, err := e.svc.SaveClientFile(ana.context(), tt.req)
+		_, err := e.svc.SaveClientFile(context.Background(), ana.acct, tt.req)
 		wantSaveRefusal(t, err, tt.kind, "")
 	}
 	if n := len(host.Requests()); n != 0 {
 		t.Fatalf("the file host was asked %d times before the checks passed", n)
 	}
-	_, err = e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/doc")})
+	_, err = e.svc.SaveClientFile(context.Background(), ana.acct, upload.SaveRequest{URL: host.URL("", "/doc")})
 	wantSaveRefusal(t, err, "google_type", "")
-	res, err := e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/f")})
+	res, err := e.svc.SaveClientFile(context.Background(), ana.acct, upload.SaveRequest{URL: host.URL("", "/f")})
 	if err != nil || res.Name != "scan.pdf" || res.MimeType != "application/pdf" {
 		t.Fatalf("a file that passes: %+v, %v", res, err)
 	}
@@ -141,7 +150,7 @@ func TestSaveClientFileNamedByItsURL(t *testing.T) {
 	ana := e.signIn("ana@example.com")
 	host.Handle("/files/report.pdf", clientfiletest.Serve([]byte("%PDF-1.7"), "application/pdf", ""))
 	for _, suffix := range []string{"?sig=x", "#page=2", "?sig=x#page=2"} {
-		res, err := e.svc.SaveClientFile(ana.context(), upload.SaveRequest{URL: host.URL("", "/files/report.pdf") + suffix})
+		res, err := e.svc.SaveClientFile(context.Background(), ana.acct, upload.SaveRequest{URL: host.URL("", "/files/report.pdf") + suffix})
 		if err != nil || res.Name != "report.pdf" {
 			t.Errorf("URL ending %q: saved as %q, %v; want report.pdf", suffix, res.Name, err)
 		}

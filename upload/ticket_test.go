@@ -247,6 +247,50 @@ func TestDeclaredSizeMismatchUpFrontKeepsTheTicket(t *testing.T) {
 	e.mustStore(e.sendRaw(http.MethodPut, ticketPath(tk), "", data), data, "data.bin", "application/octet-stream")
 }
 
+// TestTicketRefusedForItsSizeStillWorks: an upload refused because the
+// file is past the size limit stores nothing, so its URL is not used up,
+// whether the length was announced (refused before the body) or the
+// body passed the limit while it streamed (refused before Drive finalized
+// anything): the same URL then takes a file within the limit.
+func TestTicketRefusedForItsSizeStillWorks(t *testing.T) {
+	const limit = 100_000
+	past := pattern(limit + 1)
+	cases := map[string]func(e *env, path string) answer{
+		"raw, announced": func(e *env, path string) answer { return e.sendRaw(http.MethodPut, path, "", past) },
+		"raw, streamed": func(e *env, path string) answer {
+			req, _ := http.NewRequest(http.MethodPut, e.base+path, io.MultiReader(bytes.NewReader(past)))
+			return e.do(req)
+		},
+		"form, announced": func(e *env, path string) answer {
+			return e.postForm(path, "", part{field: "file", filename: "a.bin", data: pattern(limit + 90_000)})
+		},
+		// The form's framing lets its length pass; the file is counted.
+		"form, streamed": func(e *env, path string) answer {
+			return e.postForm(path, "", part{field: "file", filename: "a.bin", data: past})
+		},
+	}
+	for name, send := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, func(c *upload.Config) { c.MaxBytes = limit })
+			u := e.signIn("ann@example.com")
+			path := ticketPath(e.ticket(u, upload.Request{Name: "a.bin"}))
+			a := send(e, path)
+			e.mustRefuse(a, http.StatusRequestEntityTooLarge, u, "upload limit of 97.7 KiB")
+			if strings.Contains(a.errMsg, "used up") {
+				t.Errorf("refusal %q says the URL is used up", a.errMsg)
+			}
+			if st := e.emu.Stats(); st.UploadsFinished != 0 {
+				t.Errorf("%d uploads finished past the limit", st.UploadsFinished)
+			}
+			at := pattern(limit)
+			e.mustStore(e.sendRaw(http.MethodPut, path, "", at), at, "a.bin", "application/octet-stream")
+			if again := e.sendRaw(http.MethodPut, path, "", at); again.status != http.StatusConflict {
+				t.Errorf("third use: %d %s, want 409: the URL stores one file", again.status, again.raw)
+			}
+		})
+	}
+}
+
 func TestRequestUploadRefusals(t *testing.T) {
 	e := newEnv(t, func(c *upload.Config) { c.MaxBytes = 1 << 20 })
 	u := e.signIn("ann@example.com")
@@ -266,7 +310,7 @@ func TestRequestUploadRefusals(t *testing.T) {
 		"folder, query'": {upload.Request{Name: "a", FolderID: "mcp-file://host/abc?x=1"}, "not a Drive folder id"},
 	}
 	for name, tc := range cases {
-		_, err := e.svc.RequestUpload(u.context(), tc.req)
+		_, err := e.svc.RequestUpload(context.Background(), u.acct, tc.req)
 		var ue *upload.Error
 		if !errors.As(err, &ue) || !strings.Contains(ue.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want a refusal saying %q", name, err, tc.want)
@@ -276,7 +320,7 @@ func TestRequestUploadRefusals(t *testing.T) {
 		}
 	}
 	// At the limit is fine.
-	if _, err := e.svc.RequestUpload(u.context(), upload.Request{Name: "a", Size: new(int64(1 << 20))}); err != nil {
+	if _, err := e.svc.RequestUpload(context.Background(), u.acct, upload.Request{Name: "a", Size: new(int64(1 << 20))}); err != nil {
 		t.Errorf("size at the limit: %v", err)
 	}
 	// Every field at its longest, in the characters JSON spells longest,
@@ -287,11 +331,11 @@ func TestRequestUploadRefusals(t *testing.T) {
 	}
 	longest := upload.Request{Name: strings.Repeat("&", 251) + ".txt", MimeType: "application/" + strings.Repeat("x", 243),
 		Size: new(int64(1 << 20)), SHA256: strings.Repeat("a", 64), FolderID: strings.Repeat("F", 128)}
-	if _, err := e.svc.RequestUpload(u.context(), longest); err != nil {
+	if _, err := e.svc.RequestUpload(context.Background(), u.acct, longest); err != nil {
 		t.Errorf("the longest request: %v", err)
 	}
-	if _, err := e.svc.RequestUpload(context.Background(), upload.Request{Name: "a"}); err == nil {
-		t.Error("a context without a user got a ticket")
+	if _, err := e.svc.RequestUpload(context.Background(), e.account("", ""), upload.Request{Name: "a"}); err == nil {
+		t.Error("an account no one signed in to got a ticket")
 	}
 }
 

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/exportfmt"
 )
@@ -22,10 +24,10 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.MaxDuration)
 	defer cancel()
-	if err := s.rateLimit(ctx, "upload", p.userID, s.cfg.RatePerWindow); err != nil {
+	if err := s.rateLimit(ctx, "upload", p.acct.ID(), s.cfg.RatePerWindow); err != nil {
 		return Result{}, err
 	}
-	release, err := s.slots.take(p.userID)
+	release, err := s.slots.take(p.acct.ID())
 	if err != nil {
 		return Result{}, err
 	}
@@ -49,10 +51,11 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 		if err := s.useTicket(ctx, p); err != nil {
 			return Result{}, err
 		}
-		// From here a failure cannot be retried with the same URL.
-		defer func() { err = spentTicket(err) }()
+		// From here a failure cannot be retried with the same URL, but
+		// for a file past the size limit, which Drive never stored.
+		defer func() { err = s.afterTicket(ctx, p, err) }()
 	}
-	dc, err := s.driveFor(ctx, p.userID)
+	dc, err := s.driveFor(ctx, p.acct)
 	if err != nil {
 		return Result{}, err
 	}
@@ -105,6 +108,25 @@ func (s *Service) uploadFolder(ctx context.Context, dc driveAPI, given string) (
 		return "", googleRefusal(err, false)
 	}
 	return id, nil
+}
+
+// afterTicket settles a spent ticket whose upload failed. A file that
+// passed the size limit as it streamed was stopped by drivemail before
+// its end, so Drive finalized nothing: its ticket is given back, and the
+// same URL takes a smaller file, as it does when the length announced is
+// past the limit (checkLength). Any other failure leaves it spent: Drive
+// may have stored the file, or the bytes were not the ones declared.
+func (s *Service) afterTicket(ctx context.Context, p permit, err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Kind == kindTooLarge {
+		relErr := s.cfg.Limits.ReleaseOnce(ctx, ticketKey(p))
+		if relErr == nil {
+			return err
+		}
+		s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "upload: could not give back the ticket of a file past the limit",
+			slog.String("user", p.acct.ID()), slog.String("error", relErr.Error()))
+	}
+	return spentTicket(err)
 }
 
 // spentTicket tells the caller of a failed ticket upload that the URL is
@@ -204,13 +226,13 @@ func sniff(r *bufio.Reader) string {
 	return mt
 }
 
-// driveFor returns a Drive client acting as the user.
-func (s *Service) driveFor(ctx context.Context, userID string) (driveAPI, error) {
-	hc, err := s.cfg.Clients.Client(ctx, userID)
+// driveFor returns the user's Drive client; a lost grant is a refusal.
+func (s *Service) driveFor(ctx context.Context, acct *account.Account) (driveAPI, error) {
+	dc, err := s.driveOf(ctx, acct)
 	if err != nil {
 		return nil, googleRefusal(err, false)
 	}
-	return s.newDrive(ctx, hc)
+	return dc, nil
 }
 
 // uploadRefusal explains a Drive upload that failed for a reason other

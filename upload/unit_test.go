@@ -16,6 +16,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/store"
@@ -219,17 +220,18 @@ func (m *memLimits) UseOnce(ctx context.Context, key string, expires time.Time) 
 	return nil
 }
 
+func (m *memLimits) ReleaseOnce(ctx context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.used, key)
+	return nil
+}
+
 func (m *memLimits) Hit(ctx context.Context, key string, window time.Duration) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.count[key]++
 	return m.count[key], nil
-}
-
-type noClients struct{}
-
-func (noClients) Client(ctx context.Context, userID string) (*http.Client, error) {
-	return http.DefaultClient, nil
 }
 
 // fakeDrive reserves ids and records what it was asked to create.
@@ -274,25 +276,26 @@ func newFakeService(t *testing.T, fd *fakeDrive) (*Service, *httptest.Server) {
 	srv := httptest.NewUnstartedServer(mux)
 	t.Cleanup(srv.Close)
 	base, _ := url.Parse("http://" + srv.Listener.Addr().String())
-	s, err := New(Config{BaseURL: base, Secrets: [][]byte{keyA}, Clients: noClients{},
+	s, err := New(Config{BaseURL: base, Secrets: [][]byte{keyA}, Accounts: account.NewDoor(nil, account.Options{}),
 		Limits: &memLimits{used: map[string]bool{}, count: map[string]int64{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.newDrive = func(context.Context, *http.Client) (driveAPI, error) { return fd, nil }
+	s.driveOf = func(context.Context, *account.Account) (driveAPI, error) { return fd, nil }
 	mux.Handle("PUT /upload/{ticket}", s.Ticket())
 	srv.Start()
 	return s, srv
 }
 
-func asUser(id string) context.Context {
-	return identity.WithUser(context.Background(), identity.User{ID: id, GoogleScopes: []string{scopeDriveFile}})
+// asUser is the account of a user who let drivemail add files to Drive.
+func asUser(id string) *account.Account {
+	return account.NewDoor(nil, account.Options{}).Open(identity.User{ID: id, GoogleScopes: []string{"https://www.googleapis.com/auth/drive.file"}})
 }
 
 func TestTicketCarriesTheReservedFileID(t *testing.T) {
 	fd := &fakeDrive{}
 	s, srv := newFakeService(t, fd)
-	tk, err := s.RequestUpload(asUser("u1"), Request{Name: "a.txt"})
+	tk, err := s.RequestUpload(context.Background(), asUser("u1"), Request{Name: "a.txt"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +321,7 @@ func TestTicketCarriesTheReservedFileID(t *testing.T) {
 func TestTicketWithoutAReservedID(t *testing.T) {
 	fd := &fakeDrive{idErr: errors.New("generateIds: HTTP 404")}
 	s, _ := newFakeService(t, fd)
-	tk, err := s.RequestUpload(asUser("u1"), Request{Name: "a.txt"})
+	tk, err := s.RequestUpload(context.Background(), asUser("u1"), Request{Name: "a.txt"})
 	if err != nil || tk.Handle != "" || tk.UploadURL == "" {
 		t.Fatalf("ticket = %+v, %v; want one without a handle", tk, err)
 	}
@@ -326,8 +329,8 @@ func TestTicketWithoutAReservedID(t *testing.T) {
 
 func TestRequestUploadNeedsTheDriveScope(t *testing.T) {
 	s, _ := newFakeService(t, &fakeDrive{})
-	ctx := identity.WithUser(context.Background(), identity.User{ID: "u1", GoogleScopes: []string{"https://www.googleapis.com/auth/gmail.send"}})
-	_, err := s.RequestUpload(ctx, Request{Name: "a.txt"})
+	acct := account.NewDoor(nil, account.Options{}).Open(identity.User{ID: "u1", GoogleScopes: []string{"https://www.googleapis.com/auth/gmail.send"}})
+	_, err := s.RequestUpload(context.Background(), acct, Request{Name: "a.txt"})
 	var e *Error
 	if !errors.As(err, &e) || e.Status != http.StatusForbidden || !strings.Contains(e.Text, "Reconnect") {
 		t.Errorf("err = %v", err)
@@ -336,13 +339,13 @@ func TestRequestUploadNeedsTheDriveScope(t *testing.T) {
 
 func TestNewChecksItsConfig(t *testing.T) {
 	base, _ := url.Parse("https://dm.example.com")
-	ok := Config{BaseURL: base, Secrets: [][]byte{keyA}, Clients: noClients{}, Limits: &memLimits{}}
+	ok := Config{BaseURL: base, Secrets: [][]byte{keyA}, Accounts: account.NewDoor(nil, account.Options{}), Limits: &memLimits{}}
 	bad := map[string]func(c *Config){
-		"no base":    func(c *Config) { c.BaseURL = nil },
-		"no host":    func(c *Config) { c.BaseURL = &url.URL{Path: "/x"} },
-		"no secret":  func(c *Config) { c.Secrets = nil },
-		"no clients": func(c *Config) { c.Clients = nil },
-		"no limits":  func(c *Config) { c.Limits = nil },
+		"no base":     func(c *Config) { c.BaseURL = nil },
+		"no host":     func(c *Config) { c.BaseURL = &url.URL{Path: "/x"} },
+		"no secret":   func(c *Config) { c.Secrets = nil },
+		"no accounts": func(c *Config) { c.Accounts = nil },
+		"no limits":   func(c *Config) { c.Limits = nil },
 	}
 	for name, mutate := range bad {
 		c := ok

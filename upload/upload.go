@@ -2,8 +2,9 @@
 // from the user's disk streams into their Google Drive and its id comes
 // back, so a file that was never in Drive can still be attached by id.
 //
-//   - POST /upload, behind the bearer check: a multipart/form-data body
-//     with one file part, or the raw file as the body.
+//   - POST /upload, behind the bearer check (the server hands Direct the
+//     caller's account): a multipart/form-data body with one file part,
+//     or the raw file as the body.
 //   - PUT or POST /upload/<ticket>: the same without a bearer token, with
 //     a short-lived single-use ticket from the request_upload tool.
 //
@@ -25,11 +26,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/drive"
 	"github.com/drivemail/drivemail/handle"
-	"github.com/drivemail/drivemail/internal/google"
-	"github.com/drivemail/drivemail/internal/identity"
 )
 
 // Defaults for Config.
@@ -46,29 +46,19 @@ const (
 	DefaultMaxDuration   = 2 * time.Hour
 )
 
-// Google scopes that let drivemail create files in the user's Drive.
-const (
-	scopeDriveFile = "https://www.googleapis.com/auth/drive.file"
-	scopeDrive     = "https://www.googleapis.com/auth/drive"
-)
-
-// GoogleClients gives an *http.Client that calls Google as a user;
-// *googleauth.Service satisfies it.
-type GoogleClients interface {
-	Client(ctx context.Context, userID string) (*http.Client, error)
-}
-
-// Config configures the upload service. BaseURL, Secrets, Clients and
+// Config configures the upload service. BaseURL, Secrets, Accounts and
 // Limits are required; zero values elsewhere take the defaults above.
 type Config struct {
 	// BaseURL is the server's public origin: tickets are BASE/upload/…
 	// and handles mcp-file://<its host>/<file id>.
 	BaseURL *url.URL
 	// Secrets are the --secret keys: the first signs tickets, all verify.
-	Secrets   [][]byte
-	Endpoints google.Endpoints
-	Clients   GoogleClients
-	Limits    Limits
+	Secrets [][]byte
+	// Accounts opens the account of a ticket's user, whom only the
+	// ticket names; a direct upload, and every tool, is handed the
+	// caller's account by the server.
+	Accounts *account.Door
+	Limits   Limits
 	// Files fetches the files a chat client hands over by URL, for
 	// SaveClientFile; nil offers none.
 	Files *clientfile.Fetcher
@@ -104,11 +94,11 @@ type Config struct {
 // Service serves the upload routes and issues tickets. It is safe for
 // concurrent use.
 type Service struct {
-	cfg      Config
-	signer   *signer
-	slots    *slots
-	blocks   *blocks
-	newDrive func(ctx context.Context, hc *http.Client) (driveAPI, error)
+	cfg     Config
+	signer  *signer
+	slots   *slots
+	blocks  *blocks
+	driveOf func(ctx context.Context, acct *account.Account) (driveAPI, error)
 }
 
 // driveAPI is the part of *drive.Client uploads use.
@@ -125,8 +115,8 @@ func New(cfg Config) (*Service, error) {
 	if cfg.BaseURL == nil || cfg.BaseURL.Host == "" {
 		return nil, errors.New("upload: a base URL with a host is required")
 	}
-	if cfg.Clients == nil || cfg.Limits == nil {
-		return nil, errors.New("upload: Google clients and a store for limits are required")
+	if cfg.Accounts == nil || cfg.Limits == nil {
+		return nil, errors.New("upload: a door to the users' accounts and a store for limits are required")
 	}
 	sg, err := newSigner(cfg.Secrets)
 	if err != nil {
@@ -134,9 +124,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	setDefaults(&cfg)
 	s := &Service{cfg: cfg, signer: sg, slots: newSlots(cfg.MaxPerUser, cfg.MaxConcurrent), blocks: newBlocks(2 * aheadBlocks)}
-	s.newDrive = func(ctx context.Context, hc *http.Client) (driveAPI, error) {
-		return drive.New(ctx, hc, cfg.Endpoints, drive.WithLogger(cfg.Logger))
-	}
+	s.driveOf = func(ctx context.Context, acct *account.Account) (driveAPI, error) { return acct.Drive(ctx) }
 	return s, nil
 }
 
@@ -189,7 +177,7 @@ type Result struct {
 // permit is what one upload request may do: whose Drive it writes, and
 // what a ticket fixed. A direct upload fixes nothing but the user.
 type permit struct {
-	userID   string
+	acct     *account.Account
 	ticket   bool
 	name     string
 	mimeType string
@@ -206,21 +194,18 @@ type permit struct {
 	transfer string
 }
 
-// Direct serves POST /upload. It must run behind the bearer check, which
-// puts the identity.User in the request's context.
-func (s *Service) Direct() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, ok := identity.FromContext(r.Context())
-		if !ok {
-			s.fail(w, r, "", refuse(http.StatusUnauthorized, kindNotSignedIn, "Sign in first: send Authorization: Bearer <access token>, or use a URL from request_upload."))
-			return
-		}
-		if err := checkScopes(u); err != nil {
-			s.fail(w, r, u.ID, err)
-			return
-		}
-		s.serve(w, r, permit{userID: u.ID, size: -1})
-	})
+// Direct serves POST /upload for acct, the caller the bearer check let
+// in; nil, no one signed in, is refused.
+func (s *Service) Direct(w http.ResponseWriter, r *http.Request, acct *account.Account) {
+	if acct == nil {
+		s.fail(w, r, "", refuse(http.StatusUnauthorized, kindNotSignedIn, "Sign in first: send Authorization: Bearer <access token>, or use a URL from request_upload."))
+		return
+	}
+	if err := checkScopes(acct); err != nil {
+		s.fail(w, r, acct.ID(), err)
+		return
+	}
+	s.serve(w, r, permit{acct: acct, size: -1})
 }
 
 // Ticket serves PUT and POST /upload/{ticket}; the ticket is the only
@@ -237,7 +222,10 @@ func (s *Service) Ticket() http.Handler {
 			s.fail(w, r, "", refuse(http.StatusForbidden, kindTicketInvalid, "This upload URL is not valid: it was changed, cut short, or issued by another server. Ask request_upload for a new one.").because(err))
 			return
 		}
-		p := permit{userID: c.User, ticket: true, name: c.Name, mimeType: c.MimeType, size: -1,
+		// The ticket vouches for its user, whose scopes were checked
+		// when it was issued: the account knows their id alone.
+		acct := s.cfg.Accounts.OpenID(c.User)
+		p := permit{acct: acct, ticket: true, name: c.Name, mimeType: c.MimeType, size: -1,
 			sha256: c.SHA256, folderID: c.Folder, fileID: c.FileID, nonce: c.Nonce, expires: time.Unix(c.Expires, 0),
 			token: r.PathValue("ticket"), transfer: c.Transfer}
 		if c.Size != nil {
@@ -252,11 +240,11 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, p permit) {
 	start := s.cfg.Now()
 	res, err := s.receive(w, r, p)
 	if err != nil {
-		s.fail(w, r, p.userID, err)
+		s.fail(w, r, p.acct.ID(), err)
 		return
 	}
 	s.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "upload stored",
-		slog.String("user", p.userID), slog.String("file_id", res.FileID), slog.Int64("size", res.Size),
+		slog.String("user", p.acct.ID()), slog.String("file_id", res.FileID), slog.Int64("size", res.Size),
 		slog.String("mime_type", res.MimeType), slog.Bool("ticket", p.ticket),
 		slog.Duration("duration", s.cfg.Now().Sub(start)))
 	writeJSON(w, http.StatusCreated, res)
@@ -290,8 +278,8 @@ func (s *Service) fail(w http.ResponseWriter, r *http.Request, userID string, er
 	writeError(w, err)
 }
 
-func checkScopes(u identity.User) error {
-	if u.HasScope(scopeDriveFile) || u.HasScope(scopeDrive) {
+func checkScopes(acct *account.Account) error {
+	if acct.MayAddFiles() {
 		return nil
 	}
 	return refuse(http.StatusForbidden, kindNoDriveScope, "drivemail may not add files to your Drive: the Google sign-in did not grant it. Reconnect drivemail (sign in again) and allow it to add files to your Drive.")
@@ -306,6 +294,3 @@ func (s *Service) handle(fileID string) string {
 func (s *Service) uploadURL(ticket string) string {
 	return strings.TrimSuffix(s.cfg.BaseURL.String(), "/") + "/upload/" + ticket
 }
-
-// errNoUser: the context has no authenticated user (a wiring mistake).
-var errNoUser = errors.New("upload: no authenticated user in the context")

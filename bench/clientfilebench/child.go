@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/drivemail/drivemail/account"
+	"github.com/drivemail/drivemail/account/accounttest"
 	"github.com/drivemail/drivemail/bench/internal/benchkit"
 	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/compose"
@@ -71,10 +73,10 @@ func runChild(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	svc := compose.New(compose.Config{Endpoints: endpoints, Files: files})
+	svc := compose.New(compose.Config{Files: files})
 	hc := oauth2.NewClient(ctx, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: j.Token}))
 	hc.Timeout = 0
-	ctx = identity.WithUser(ctx, identity.User{ID: "bench", Email: j.Email})
+	acct := accounttest.Over(identity.User{ID: "bench", Email: j.Email}, hc, account.Options{Endpoints: endpoints})
 	sends := []struct {
 		name string
 		att  compose.Attachment
@@ -90,7 +92,7 @@ func runChild(ctx context.Context, in io.Reader, out io.Writer) error {
 			return err
 		}
 		start := time.Now()
-		res, err := svc.Send(ctx, hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "bench " + s.name, BodyText: "bench",
+		res, err := svc.Send(ctx, acct, compose.Request{To: []string{"zoe@example.org"}, Subject: "bench " + s.name, BodyText: "bench",
 			Attachments: []compose.Attachment{s.att}}, compose.Options{})
 		f := figure{Name: s.name, MessageID: res.ID, Took: time.Since(start), Cleared: mark.Cleared}
 		if err != nil {

@@ -35,6 +35,8 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/drivemail/drivemail/account"
+	"github.com/drivemail/drivemail/account/accounttest"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
@@ -165,12 +167,12 @@ func runPhase(ctx context.Context, p params, perUser int, queue time.Duration) (
 	}
 
 	logs := &outcomes{}
-	svc := compose.New(compose.Config{Endpoints: endpoints, MaxConcurrentSends: p.slots, MaxSendsPerUser: perUser,
+	svc := compose.New(compose.Config{MaxConcurrentSends: p.slots, MaxSendsPerUser: perUser,
 		SendQueueTimeout: queue, Logger: slog.New(logs)})
 	send := func(user, token, fileID string) error {
-		ctx := identity.WithUser(ctx, identity.User{ID: user, Email: user})
 		hc := oauth2.NewClient(ctx, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token, TokenType: "Bearer"}))
-		_, err := svc.Send(ctx, hc, compose.Request{To: []string{"zoe@example.org"}, Subject: "fairbench", BodyText: "hi",
+		acct := accounttest.Over(identity.User{ID: user, Email: user}, hc, account.Options{Endpoints: endpoints})
+		_, err := svc.Send(ctx, acct, compose.Request{To: []string{"zoe@example.org"}, Subject: "fairbench", BodyText: "hi",
 			Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(fileID)}}}}, compose.Options{})
 		return err
 	}

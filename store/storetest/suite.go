@@ -349,6 +349,14 @@ func testUseOnce(t *testing.T, b Backend) {
 	// The record of ticket-1 has lived out its time; a ticket that old is
 	// refused by its own expiry check, so the key may be recorded anew.
 	must(t, s.UseOnce(ctx, "ticket-1", c.Now().Add(time.Minute)))
+
+	// A released key may be used once more, and only once; releasing
+	// one never used is no error, and leaves other keys used.
+	must(t, s.ReleaseOnce(ctx, "ticket-1"))
+	must(t, s.UseOnce(ctx, "ticket-1", c.Now().Add(time.Minute)))
+	wantErr(t, "use after release, again", s.UseOnce(ctx, "ticket-1", c.Now().Add(time.Minute)), store.ErrUsed)
+	must(t, s.ReleaseOnce(ctx, "never-used"))
+	wantErr(t, "another key after a release", s.UseOnce(ctx, "ticket-2", c.Now().Add(time.Minute)), store.ErrUsed)
 }
 
 func testHit(t *testing.T, b Backend) {

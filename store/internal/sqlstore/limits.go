@@ -20,6 +20,12 @@ func (s *DB) UseOnce(ctx context.Context, key string, expires time.Time) error {
 	return s.wrap("use once", err)
 }
 
+// ReleaseOnce forgets key's use.
+func (s *DB) ReleaseOnce(ctx context.Context, key string) error {
+	_, err := s.exec(ctx, `DELETE FROM nonces WHERE hash = ?`, store.Hash(key))
+	return s.wrap("release once", err)
+}
+
 // Hit counts an event in key's current fixed window.
 func (s *DB) Hit(ctx context.Context, key string, window time.Duration) (int64, error) {
 	if window < time.Millisecond {

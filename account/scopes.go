@@ -1,0 +1,43 @@
+package account
+
+import "slices"
+
+// The Google scopes drivemail's features need; a user grants them on
+// Google's consent page, and may decline some. Each feature asks one
+// method below, never a list of its own.
+var (
+	// addFilesScopes let drivemail create files in the user's Drive
+	// (uploads, save_to_drive): drive.file reaches only what drivemail
+	// made or the user opened with it.
+	addFilesScopes = []string{
+		"https://www.googleapis.com/auth/drive.file",
+		"https://www.googleapis.com/auth/drive",
+	}
+	// draftScopes let drivemail save Gmail drafts (create_draft).
+	draftScopes = []string{
+		"https://www.googleapis.com/auth/gmail.compose",
+		"https://www.googleapis.com/auth/gmail.modify",
+		"https://mail.google.com/",
+	}
+	// readMailScopes let drivemail read the user's mail (search_mail,
+	// replies, forwards, Gmail attachments).
+	readMailScopes = []string{
+		"https://www.googleapis.com/auth/gmail.readonly",
+		"https://www.googleapis.com/auth/gmail.modify",
+		"https://mail.google.com/",
+	}
+)
+
+// MayAddFiles reports whether the user let drivemail create files in
+// their Drive.
+func (a *Account) MayAddFiles() bool { return a.grantedAny(addFilesScopes) }
+
+// MayDraft reports whether the user let drivemail save Gmail drafts.
+func (a *Account) MayDraft() bool { return a.grantedAny(draftScopes) }
+
+// MayReadMail reports whether the user let drivemail read their mail.
+func (a *Account) MayReadMail() bool { return a.grantedAny(readMailScopes) }
+
+func (a *Account) grantedAny(scopes []string) bool {
+	return slices.ContainsFunc(scopes, a.user.HasScope)
+}
