@@ -82,8 +82,9 @@ func New(cfg Config) (*Emulator, error) {
 		Blobs:    blobs,
 		Stats:    core.NewStats(),
 		Now:      cfg.Now,
+		Uploads:  &core.EndedUploads{},
 	}
-	faults := &core.Faults{Project: func(r *http.Request) string {
+	faults := &core.Faults{Uploads: deps.Uploads, Project: func(r *http.Request) string {
 		tok, _ := deps.Accounts.Lookup(core.BearerToken(r))
 		return core.ProjectNumber(tok.ClientID)
 	}}
