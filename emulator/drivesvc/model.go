@@ -89,9 +89,10 @@ type file struct {
 	creatorClient string
 	// openedWith are OAuth clients the user opened the file with (Drive's
 	// "Open with", the Picker): drive.file reaches the file through them too.
-	openedWith  []string
-	sharedWith  []string
-	linkShared  bool
+	openedWith []string
+	// perms are the file's own permissions (users, groups, domains,
+	// anyone with the link); the owner's comes from owner.
+	perms       []permission
 	resourceKey string
 	noDownload  bool
 	version     int64
