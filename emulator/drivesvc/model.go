@@ -187,17 +187,7 @@ func newSheetID() int64 {
 }
 
 // displayName makes "Ann Lee" of "ann.lee@example.com".
-func displayName(email string) string {
-	local, _, _ := strings.Cut(email, "@")
-	parts := strings.FieldsFunc(local, func(r rune) bool { return r == '.' || r == '_' || r == '-' || r == '+' })
-	for i, p := range parts {
-		parts[i] = strings.ToUpper(p[:1]) + p[1:]
-	}
-	if len(parts) == 0 {
-		return email
-	}
-	return strings.Join(parts, " ")
-}
+func displayName(email string) string { return core.DisplayName(email) }
 
 // permissionID is stable per user, as Google's are.
 func permissionID(email string) string {
