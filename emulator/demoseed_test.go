@@ -13,17 +13,24 @@ import (
 	"github.com/drivemail/drivemail/emulator/demoseed"
 )
 
-// TestDemoSeedHasMailToRead holds the demo's inbox to what the README's
-// tour uses: mail from other senders, with attachments, and one thread.
-func TestDemoSeedHasMailToRead(t *testing.T) {
+// demoEmulator is an emulator with the embedded demo seed.
+func demoEmulator(t *testing.T) *emulator.Emulator {
+	t.Helper()
 	emu, err := emulator.New(emulator.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer emu.Close()
+	t.Cleanup(func() { _ = emu.Close() })
 	if err := emu.SeedFS(demoseed.FS()); err != nil {
 		t.Fatal(err)
 	}
+	return emu
+}
+
+// TestDemoSeedHasMailToRead holds the demo's inbox to what the README's
+// tour uses: mail from other senders, with attachments, and one thread.
+func TestDemoSeedHasMailToRead(t *testing.T) {
+	emu := demoEmulator(t)
 	srv := httptest.NewServer(emu.Handler())
 	defer srv.Close()
 	tok := emu.AccessToken(emulator.DemoUser, "https://www.googleapis.com/auth/gmail.readonly")
@@ -47,5 +54,16 @@ func TestDemoSeedHasMailToRead(t *testing.T) {
 	if len(list.Messages) < 4 || len(threads) != len(list.Messages)-1 || len(withFiles.Messages) < 3 {
 		t.Errorf("demo inbox: %d messages in %d threads, %d with attachments; want at least 4, one thread of two, 3 with attachments",
 			len(list.Messages), len(threads), len(withFiles.Messages))
+	}
+}
+
+// TestDemoSeedHasSendAsAliases: the demo user sends as their own address
+// (with a signature), a verified alias, and has one alias still pending.
+func TestDemoSeedHasSendAsAliases(t *testing.T) {
+	emu := demoEmulator(t)
+	list := emu.Gmail().SendAsList(emulator.DemoUser)
+	if len(list) != 3 || !list[0].IsPrimary || !list[0].IsDefault || list[0].Signature == "" ||
+		list[1].VerificationStatus != "accepted" || list[2].VerificationStatus != "pending" {
+		t.Errorf("demo send-as %+v: want the primary with a signature, one accepted alias, one pending", list)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/drivemail/drivemail/emulator/authsvc"
@@ -19,11 +20,20 @@ import (
 	"github.com/drivemail/drivemail/emulator/gmailsvc"
 	"github.com/drivemail/drivemail/emulator/internal/core"
 	"github.com/drivemail/drivemail/emulator/internal/wan"
+	"github.com/drivemail/drivemail/emulator/pickersvc"
 )
 
 // DemoUser is the user the demo seed belongs to and whom --auto-approve
 // signs in when no login_hint is given.
 const DemoUser = "demo@example.com"
+
+// The Google Cloud project the emulator plays unless told otherwise: the
+// Picker takes this App ID (setAppId, the project number) and browser
+// API key (setDeveloperKey).
+const (
+	DemoProjectNumber = "123456789012"
+	DemoAPIKey        = "AIzaSyEmulatorPickerDemoKey000000000000"
+)
 
 // Config tunes an emulator.
 type Config struct {
@@ -37,6 +47,10 @@ type Config struct {
 	Now func() time.Time
 	// WAN is the network profile (default loopback: nothing added).
 	WAN WANProfile
+	// ProjectNumber and APIKey are the Picker's App ID and browser API
+	// key (default DemoProjectNumber and DemoAPIKey).
+	ProjectNumber string
+	APIKey        string
 }
 
 // WANProfile is a network profile: latency, time to first byte and
@@ -62,7 +76,9 @@ type Emulator struct {
 	drive  *drivesvc.Service
 	gmail  *gmailsvc.Service
 	auth   *authsvc.Service
+	picker *pickersvc.Service
 	wan    *wan.Shaper
+	cfg    Config
 }
 
 // New returns an emulator with no users.
@@ -73,6 +89,15 @@ func New(cfg Config) (*Emulator, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.ProjectNumber == "" {
+		cfg.ProjectNumber = DemoProjectNumber
+	}
+	if cfg.APIKey == "" {
+		cfg.APIKey = DemoAPIKey
+	}
+	if err := checkProject(cfg.ProjectNumber, cfg.APIKey); err != nil {
+		return nil, err
+	}
 	blobs, err := core.NewBlobs(cfg.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("emulator: %w", err)
@@ -82,20 +107,36 @@ func New(cfg Config) (*Emulator, error) {
 		Blobs:    blobs,
 		Stats:    core.NewStats(),
 		Now:      cfg.Now,
+		Uploads:  &core.EndedUploads{},
 	}
-	faults := &core.Faults{Project: func(r *http.Request) string {
+	faults := &core.Faults{Uploads: deps.Uploads, Project: func(r *http.Request) string {
 		tok, _ := deps.Accounts.Lookup(core.BearerToken(r))
 		return core.ProjectNumber(tok.ClientID)
 	}}
+	drive := drivesvc.New(deps)
 	return &Emulator{
 		deps:   deps,
 		faults: faults,
 		apis:   &core.Switches{},
-		drive:  drivesvc.New(deps),
+		drive:  drive,
 		gmail:  gmailsvc.New(deps),
 		auth:   authsvc.New(deps, authsvc.Config{AutoApprove: cfg.AutoApprove, DefaultUser: DemoUser}),
+		picker: pickersvc.New(deps, drive, pickersvc.Config{ProjectNumber: cfg.ProjectNumber, APIKey: cfg.APIKey}),
 		wan:    wan.New(cfg.WAN),
+		cfg:    cfg,
 	}, nil
+}
+
+// checkProject refuses a project number that is not one (digits, as
+// Google's) and an API key that could not be one.
+func checkProject(number, key string) error {
+	if len(number) > 20 || strings.Trim(number, "0123456789") != "" {
+		return fmt.Errorf("emulator: project number %q: want the Cloud project's number, digits only", number)
+	}
+	if len(key) > 100 || strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
+		return fmt.Errorf("emulator: API key: want at most 100 printable characters, no spaces")
+	}
+	return nil
 }
 
 // Close releases the emulator's temporary storage.
@@ -107,6 +148,7 @@ func (e *Emulator) Handler() http.Handler {
 	e.drive.Register(mux)
 	e.gmail.Register(mux)
 	e.auth.Register(mux)
+	e.picker.Register(mux)
 	e.registerControls(mux)
 	e.wan.Register(mux)
 	return e.wan.Middleware(e.faults.Middleware(e.apis.Middleware(e.deps.Accounts, e.countRequests(mux))))
@@ -132,6 +174,12 @@ func (e *Emulator) countRequests(mux *http.ServeMux) http.Handler {
 
 var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
 	http.MethodPatch, http.MethodDelete, http.MethodOptions}
+
+// ProjectNumber is the App ID the Picker takes (setAppId).
+func (e *Emulator) ProjectNumber() string { return e.cfg.ProjectNumber }
+
+// APIKey is the browser API key the Picker takes (setDeveloperKey).
+func (e *Emulator) APIKey() string { return e.cfg.APIKey }
 
 // Drive is the emulated Drive, for tests that seed files directly.
 func (e *Emulator) Drive() *drivesvc.Service { return e.drive }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/drivemail/drivemail/emulator"
@@ -30,5 +31,30 @@ func TestRequestCountersStayBounded(t *testing.T) {
 	st := emu.Stats()
 	if st.Requests != 100 || len(st.Paths) != 2 || st.Paths["GET (unrouted)"] != 50 || st.Paths["OTHER (unrouted)"] != 50 {
 		t.Errorf("%d requests counted under %v; want 100 under GET and OTHER (unrouted)", st.Requests, st.Paths)
+	}
+}
+
+// TestPickerProjectConfig: the Picker's App ID and API key default to
+// the demo project's; a number that is not digits, or a key with spaces,
+// is refused at New.
+func TestPickerProjectConfig(t *testing.T) {
+	emu, err := emulator.New(emulator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	if emu.ProjectNumber() != emulator.DemoProjectNumber || emu.APIKey() != emulator.DemoAPIKey {
+		t.Errorf("defaults %q %q", emu.ProjectNumber(), emu.APIKey())
+	}
+	for _, cfg := range []emulator.Config{{ProjectNumber: "12ab"}, {ProjectNumber: strings.Repeat("1", 21)}, {APIKey: "a key"}} {
+		if e, err := emulator.New(cfg); err == nil {
+			_ = e.Close()
+			t.Errorf("%+v accepted", cfg)
+		}
+	}
+	if e, err := emulator.New(emulator.Config{ProjectNumber: strings.Repeat("9", 20), APIKey: "AIzaSyOther"}); err != nil || e.ProjectNumber() != strings.Repeat("9", 20) {
+		t.Errorf("a 20-digit number: %v", err)
+	} else {
+		_ = e.Close()
 	}
 }

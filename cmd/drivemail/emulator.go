@@ -28,6 +28,8 @@ func runEmulator(ctx context.Context, args []string, getenv func(string) string,
 	}
 	ttl := fs.Duration("token-ttl", ttlDef, "lifetime of issued access tokens [DRIVEMAIL_EMULATOR_TOKEN_TTL]")
 	wanSpec := fs.String("wan", envString(getenv, "DRIVEMAIL_EMULATOR_WAN", "loopback"), "network profile: loopback or google, then overrides such as google,drive.ttfb=1s,gmail.up=8MiB/s (docs/emulator.md); change it later at /_emulator/wan [DRIVEMAIL_EMULATOR_WAN]")
+	project := fs.String("project-number", envString(getenv, "DRIVEMAIL_EMULATOR_PROJECT_NUMBER", emulator.DemoProjectNumber), "the Cloud project number the Picker takes as its App ID (setAppId) [DRIVEMAIL_EMULATOR_PROJECT_NUMBER]")
+	apiKey := fs.String("api-key", envString(getenv, "DRIVEMAIL_EMULATOR_API_KEY", emulator.DemoAPIKey), "the browser API key the Picker takes (setDeveloperKey) [DRIVEMAIL_EMULATOR_API_KEY]")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,9 +39,9 @@ func runEmulator(ctx context.Context, args []string, getenv func(string) string,
 	}
 
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	emu, err := emulator.New(emulator.Config{AccessTTL: *ttl, AutoApprove: *auto, WAN: wan})
+	emu, err := emulator.New(emulator.Config{AccessTTL: *ttl, AutoApprove: *auto, WAN: wan, ProjectNumber: *project, APIKey: *apiKey})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	defer emu.Close()
 	if *seed != "" {
@@ -54,6 +56,7 @@ func runEmulator(ctx context.Context, args []string, getenv func(string) string,
 	srv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "outbox: http://%s/_emulator/outbox\n", ln.Addr())
+	fmt.Fprintf(stdout, "picker: http://%s/js/api.js (app id %s, api key %s)\n", ln.Addr(), emu.ProjectNumber(), emu.APIKey())
 	if !wan.IsLoopback() {
 		fmt.Fprintf(stdout, "wan profile: %s\n", wan.Spec())
 	}

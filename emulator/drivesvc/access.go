@@ -108,10 +108,10 @@ func (s *Service) visible(c caller, f *file) bool {
 		d := s.drives[f.driveID]
 		return c.allDrives && d != nil && d.members[c.email]
 	}
-	if f.owner == c.email || slices.Contains(f.sharedWith, c.email) {
+	if f.owner == c.email || f.sharedWithUser(c.email) {
 		return true
 	}
-	return f.linkShared && (f.resourceKey == "" || c.keys[f.id] == f.resourceKey)
+	return f.linkReaches(c.email) && (f.resourceKey == "" || c.keys[f.id] == f.resourceKey)
 }
 
 // authorizes reports whether OAuth client created f or was opened with
@@ -140,7 +140,7 @@ func (s *Service) inUserCorpus(c caller, f *file) bool {
 	if c.fileOnly && !f.authorizes(c.client) {
 		return false
 	}
-	return f.owner == c.email || slices.Contains(f.sharedWith, c.email)
+	return f.owner == c.email || f.sharedWithUser(c.email)
 }
 
 // inDriveCorpus reports whether f is in shared drive driveID and c may list it.

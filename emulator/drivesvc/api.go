@@ -58,6 +58,9 @@ type FileSpec struct {
 	// X-Goog-Drive-Resource-Keys.
 	LinkShared  bool
 	ResourceKey string
+	// Permissions are more ways in: users, groups or a domain with a
+	// role, anyone with a role other than reader (see Permission).
+	Permissions []Permission
 	// NoDownload sets capabilities.canDownload=false: downloads and
 	// exports are refused with 403 cannotDownloadFile.
 	NoDownload  bool
@@ -113,6 +116,8 @@ type File struct {
 	ShortcutTo  string
 	// BodyBytes is a Doc's stored body size (a lower bound of its text export).
 	BodyBytes int64
+	// Permissions is the file's sharing, the owner's first (permissions.list's).
+	Permissions []Permission
 }
 
 // SharedDrive is a shared drive.
@@ -165,7 +170,7 @@ func (s *Service) build(spec FileSpec) (*file, error) {
 	f := &file{
 		id: spec.ID, name: spec.Name, kind: spec.Kind, created: spec.Created, modified: spec.Modified,
 		trashed: spec.Trashed, description: spec.Description, creatorClient: spec.ClientID, openedWith: slices.Clone(spec.OpenedWith),
-		linkShared: spec.LinkShared, resourceKey: spec.ResourceKey, noDownload: spec.NoDownload, version: 1,
+		resourceKey: spec.ResourceKey, noDownload: spec.NoDownload, version: 1,
 	}
 	if f.name == "" {
 		f.name = "Untitled"
@@ -180,13 +185,8 @@ func (s *Service) build(spec FileSpec) (*file, error) {
 		f.modified = f.created
 	}
 	f.created, f.modified = f.created.UTC().Truncate(time.Millisecond), f.modified.UTC().Truncate(time.Millisecond)
-	for _, u := range spec.SharedWith {
-		u = strings.ToLower(strings.TrimSpace(u))
-		if !strings.Contains(u, "@") {
-			return nil, fmt.Errorf("shared with %q: not an email address", u)
-		}
-		f.sharedWith = append(f.sharedWith, u)
-		s.deps.Accounts.AddUser(u)
+	if err := s.buildPermissions(f, spec); err != nil {
+		return nil, err
 	}
 	f.mimeType = f.kind.mimeOf()
 	var err error
@@ -219,6 +219,36 @@ func (s *Service) build(spec FileSpec) (*file, error) {
 		return nil, fmt.Errorf("unknown kind %d", f.kind)
 	}
 	return f, err
+}
+
+// buildPermissions gives f the sharing spec asks for; the users it names
+// are registered (a user a file is shared with has a Google account).
+func (s *Service) buildPermissions(f *file, spec FileSpec) error {
+	perms := slices.Clone(spec.Permissions)
+	for _, u := range spec.SharedWith {
+		u = strings.ToLower(strings.TrimSpace(u))
+		if !strings.Contains(u, "@") {
+			return fmt.Errorf("shared with %q: not an email address", u)
+		}
+		perms = append(perms, Permission{Type: "user", Role: "reader", EmailAddress: u})
+	}
+	if spec.LinkShared {
+		perms = append(perms, Permission{Type: "anyone", Role: "reader"})
+	}
+	for _, p := range perms {
+		p, err := permissionOf(p)
+		if err != nil {
+			return err
+		}
+		if (p.Role == "organizer" || p.Role == "fileOrganizer") && spec.SharedDrive == "" {
+			return fmt.Errorf("permission role %s is for items in shared drives", p.Role)
+		}
+		if p.Type == "user" {
+			s.deps.Accounts.AddUser(p.EmailAddress)
+		}
+		f.grant(p)
+	}
+	return nil
 }
 
 func (s *Service) buildBinary(f *file, spec FileSpec) error {
@@ -389,7 +419,7 @@ func (s *Service) publicFile(f *file) File {
 	out := File{
 		ID: f.id, Name: f.name, MimeType: f.mimeType, Kind: f.kind, Owner: f.owner, DriveID: f.driveID,
 		Parents: slices.Clone(f.parents), ResourceKey: f.resourceKey, Trashed: f.trashed,
-		Created: f.created, Modified: f.modified, ShortcutTo: f.target,
+		Created: f.created, Modified: f.modified, ShortcutTo: f.target, Permissions: s.allPermissions(f),
 	}
 	switch f.kind {
 	case KindBinary:

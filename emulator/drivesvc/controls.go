@@ -54,9 +54,16 @@ type specJSON struct {
 		Title string   `json:"title"`
 		Body  []string `json:"body"`
 	} `json:"slides,omitempty"`
-	Lines        []string `json:"lines,omitempty"`
-	ShortcutTo   string   `json:"shortcut_to,omitempty"`
-	SharedWith   []string `json:"shared_with,omitempty"`
+	Lines       []string `json:"lines,omitempty"`
+	ShortcutTo  string   `json:"shortcut_to,omitempty"`
+	SharedWith  []string `json:"shared_with,omitempty"`
+	Permissions []struct {
+		Type               string `json:"type"`
+		Role               string `json:"role"`
+		EmailAddress       string `json:"email_address,omitempty"`
+		Domain             string `json:"domain,omitempty"`
+		AllowFileDiscovery bool   `json:"allow_file_discovery,omitempty"`
+	} `json:"permissions,omitempty"`
 	LinkShared   bool     `json:"link_shared,omitempty"`
 	ResourceKey  string   `json:"resource_key,omitempty"` // "auto" makes one
 	NoDownload   bool     `json:"no_download,omitempty"`
@@ -83,6 +90,10 @@ func (j specJSON) toSpec() (FileSpec, error) {
 	}
 	if spec.ResourceKey == "auto" {
 		spec.ResourceKey = newResourceKey()
+	}
+	for _, p := range j.Permissions {
+		spec.Permissions = append(spec.Permissions, Permission{Type: p.Type, Role: p.Role,
+			EmailAddress: p.EmailAddress, Domain: p.Domain, AllowFileDiscovery: p.AllowFileDiscovery})
 	}
 	switch {
 	case j.ContentBase64 != "" && j.ContentText != "":
@@ -139,6 +150,21 @@ func fileJSON(f File) map[string]any {
 	if f.Kind == KindDoc {
 		m["body_bytes"] = f.BodyBytes
 	}
+	perms := []map[string]any{}
+	for _, p := range f.Permissions {
+		pm := map[string]any{"id": p.ID, "type": p.Type, "role": p.Role}
+		if p.EmailAddress != "" {
+			pm["email_address"] = p.EmailAddress
+		}
+		if p.Domain != "" {
+			pm["domain"] = p.Domain
+		}
+		if p.Type == "domain" || p.Type == "anyone" {
+			pm["allow_file_discovery"] = p.AllowFileDiscovery
+		}
+		perms = append(perms, pm)
+	}
+	m["permissions"] = perms
 	var tabs []map[string]any
 	for _, t := range f.Tabs {
 		tabs = append(tabs, map[string]any{"sheet_id": t.SheetID, "title": t.Title})

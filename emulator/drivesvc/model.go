@@ -89,9 +89,10 @@ type file struct {
 	creatorClient string
 	// openedWith are OAuth clients the user opened the file with (Drive's
 	// "Open with", the Picker): drive.file reaches the file through them too.
-	openedWith  []string
-	sharedWith  []string
-	linkShared  bool
+	openedWith []string
+	// perms are the file's own permissions (users, groups, domains,
+	// anyone with the link); the owner's comes from owner.
+	perms       []permission
 	resourceKey string
 	noDownload  bool
 	version     int64
@@ -186,17 +187,7 @@ func newSheetID() int64 {
 }
 
 // displayName makes "Ann Lee" of "ann.lee@example.com".
-func displayName(email string) string {
-	local, _, _ := strings.Cut(email, "@")
-	parts := strings.FieldsFunc(local, func(r rune) bool { return r == '.' || r == '_' || r == '-' || r == '+' })
-	for i, p := range parts {
-		parts[i] = strings.ToUpper(p[:1]) + p[1:]
-	}
-	if len(parts) == 0 {
-		return email
-	}
-	return strings.Join(parts, " ")
-}
+func displayName(email string) string { return core.DisplayName(email) }
 
 // permissionID is stable per user, as Google's are.
 func permissionID(email string) string {

@@ -406,7 +406,7 @@ func (t boolTerm) eval(f *file, env *queryEnv) bool {
 	case "trashed":
 		v = f.trashed
 	case "sharedWithMe":
-		v = f.owner != env.me && slices.Contains(f.sharedWith, env.me)
+		v = f.owner != env.me && f.sharedWithUser(env.me)
 	}
 	return (v == t.value) != t.negate
 }
@@ -429,8 +429,8 @@ func (t inTerm) eval(f *file, env *queryEnv) bool {
 	case "owners":
 		return f.owner != "" && f.owner == who
 	case "writers":
-		return f.owner == who || member()
+		return f.owner == who || member() || f.sharedWithUser(who) && roleRank[f.roleOf(who)] >= roleRank["writer"]
 	default: // readers
-		return f.owner == who || member() || slices.Contains(f.sharedWith, who)
+		return f.owner == who || member() || f.sharedWithUser(who)
 	}
 }

@@ -77,7 +77,7 @@ func (s *Service) fileResource(c caller, f *file, origin string) map[string]any 
 		"createdTime":                  fmtTime(f.created),
 		"modifiedTime":                 fmtTime(f.modified),
 		"modifiedByMe":                 canEdit,
-		"shared":                       len(f.sharedWith) > 0 || f.linkShared || f.driveID != "",
+		"shared":                       f.shared() || f.driveID != "",
 		"ownedByMe":                    owner,
 		"writersCanShare":              true,
 		"viewersCanCopyContent":        !f.noDownload,
@@ -95,7 +95,7 @@ func (s *Service) fileResource(c caller, f *file, origin string) map[string]any 
 			"canTrash":                       canEdit,
 			"canUntrash":                     canEdit,
 			"canDelete":                      canEdit,
-			"canShare":                       canEdit,
+			"canShare":                       s.canShare(c, f),
 			"canModifyContent":               canEdit,
 			"canReadRevisions":               canEdit && !folder,
 			"canAddChildren":                 folder && canEdit,
@@ -119,9 +119,21 @@ func (s *Service) fileResource(c caller, f *file, origin string) map[string]any 
 	} else {
 		m["owners"] = []map[string]any{userResource(f.owner, c.email)}
 		m["lastModifyingUser"] = userResource(f.owner, c.email)
-		m["permissionIds"] = []string{permissionID(f.owner)}
 	}
-	if !owner && slices.Contains(f.sharedWith, c.email) {
+	var ids []string
+	var perms []map[string]any
+	for _, p := range s.allPermissions(f) {
+		ids = append(ids, p.ID)
+		perms = append(perms, s.permissionResource(f, p))
+	}
+	m["permissionIds"] = ids
+	// "The full list of permissions for the file. This is only available
+	// if the requesting user can share the file. Not populated for items
+	// in shared drives." (drive/v3 discovery, File.permissions)
+	if f.driveID == "" && s.canShare(c, f) {
+		m["permissions"] = perms
+	}
+	if !owner && f.sharedWithUser(c.email) {
 		m["sharingUser"] = userResource(f.owner, c.email)
 		m["sharedWithMeTime"] = fmtTime(f.created)
 	}

@@ -358,6 +358,7 @@ func (sd *seeder) applyMeta(spec *FileSpec, metaPath string) error {
 		spec.Description = m.Description
 	}
 	spec.SharedWith = append(spec.SharedWith, o.SharedWith...)
+	spec.Permissions = append(spec.Permissions, o.Permissions...)
 	spec.LinkShared = spec.LinkShared || o.LinkShared
 	if o.ResourceKey != "" {
 		spec.ResourceKey = o.ResourceKey

@@ -20,7 +20,9 @@ import (
 
 const demoDir = "../demoseed/files"
 
-func TestDemoSeedLoadsEverything(t *testing.T) {
+// seedDemo loads the demo seed and returns the demo user's files by name.
+func seedDemo(t *testing.T) (*env, map[string]drivesvc.File) {
+	t.Helper()
 	e := newEnv(t)
 	if err := e.emu.Seed(demoDir); err != nil {
 		t.Fatal(err)
@@ -29,6 +31,11 @@ func TestDemoSeedLoadsEverything(t *testing.T) {
 	for _, f := range e.drive.Files(emulator.DemoUser) {
 		byName[f.Name] = f
 	}
+	return e, byName
+}
+
+func TestDemoSeedLoadsEverything(t *testing.T) {
+	e, byName := seedDemo(t)
 	want := map[string]drivesvc.Kind{
 		"Q3 Report.pdf": drivesvc.KindBinary, "Acme logo.png": drivesvc.KindBinary, "customers.csv": drivesvc.KindBinary,
 		"Onboarding pack.zip": drivesvc.KindBinary, "Project plan": drivesvc.KindDoc, "Meeting notes": drivesvc.KindDoc,
@@ -216,6 +223,32 @@ func TestSeedSharedDriveNamedByTwoUsersIsOneDrive(t *testing.T) {
 		}
 		if got := []string{l.Files[0].Name, l.Files[1].Name}; !slices.Equal(got, []string{"one.txt", "two.txt"}) {
 			t.Errorf("%s sees %v", u, got)
+		}
+	}
+}
+
+// TestDemoSeedSharing: the demo's files carry a realistic spread of
+// sharing, each way a recipient can open a link: anyone with the link,
+// a domain, one user, and a file only its owner reaches.
+func TestDemoSeedSharing(t *testing.T) {
+	_, byName := seedDemo(t)
+	for name, want := range map[string]string{
+		"Q3 Report.pdf": "anyone:reader",
+		"Project plan":  "domain:example.com:commenter",
+		"Meeting notes": "user:priya@example.org:writer",
+		"Kickoff deck":  "",
+	} {
+		perms := byName[name].Permissions
+		if len(perms) == 0 || perms[0].Role != "owner" || perms[0].EmailAddress != emulator.DemoUser {
+			t.Errorf("%s: permissions %+v, want the owner first", name, perms)
+			continue
+		}
+		got := ""
+		for _, p := range perms[1:] {
+			got += strings.Join(slices.DeleteFunc([]string{p.Type, p.EmailAddress, p.Domain, p.Role}, func(s string) bool { return s == "" }), ":")
+		}
+		if got != want {
+			t.Errorf("%s: shared as %q, want %q", name, got, want)
 		}
 	}
 }

@@ -1,14 +1,17 @@
 // Package gmailsvc emulates Gmail v1 (users.messages.send, list, get and
-// attachments.get; users.threads.get; users.drafts.create, list and get;
-// users.getProfile; mail from other senders in the inbox: inbox.go)
+// attachments.get; users.threads.get; users.drafts.create, list, get and
+// send; users.settings.sendAs.list and get; users.getProfile; mail from
+// other senders in the inbox: inbox.go)
 // behind bearer tokens and Gmail's scope rules, and renders the outbox
 // page that shows what was sent (GET /_emulator/outbox).
 //
 // Messages arrive by media upload (multipart or resumable, through the
 // shared media package, capped at Gmail's 36,700,160 bytes) or as JSON
 // "raw" (base64url) for small ones. Each is stored as sent, byte for byte,
-// except where Gmail itself rewrites it: a missing or foreign From becomes
-// the sender, and a missing Date or Message-ID is added. A message joins
+// except where Gmail itself rewrites it: a missing From becomes the
+// sender, one that is not a verified send-as address the default
+// send-as (the original kept in X-Google-Original-From), and a missing
+// Date or Message-ID is added. A message joins
 // a thread only on Gmail's three criteria (threadFor). Gmail's sending
 // limit and rate limits can be armed as faults with Google's bodies
 // (QuotaFault, POST /_emulator/gmail/quota).
@@ -68,6 +71,9 @@ type Service struct {
 	mu    sync.Mutex
 	boxes map[string]*mailbox // by lower-case email
 	byID  map[string]*message // every user's messages, by id
+	// sendAs are the users' send-as addresses set by SetSendAs or a seed;
+	// a user without an entry has the default primary alone.
+	sendAs map[string][]SendAs
 
 	quota quotas
 }
@@ -84,28 +90,19 @@ func New(deps core.Deps) *Service {
 
 // Register adds Gmail's routes (and the outbox page) to mux.
 func (s *Service) Register(mux *http.ServeMux) {
-	send := s.media.Handler(media.Endpoint{
-		MaxSize:   MaxMessageSize,
-		Accept:    []string{"message/*"},
-		Authorize: s.uploadAuthorizer(sendScopes, messageFields),
-		Finish:    s.finishSend,
-		Admit:     s.admitter(true),
-	})
-	draft := s.media.Handler(media.Endpoint{
-		MaxSize:   MaxMessageSize,
-		Accept:    []string{"message/*"},
-		Authorize: s.uploadAuthorizer(draftScopes, draftFields),
-		Finish:    s.finishDraft,
-		Admit:     s.admitter(false),
-	})
+	send := s.messageUpload(sendScopes, messageFields, s.finishSend, true)
+	draft := s.messageUpload(draftScopes, draftFields, s.finishDraft, false)
+	draftSend := s.messageUpload(draftSendScopes, messageFields, s.finishDraftSend, true)
 	for _, prefix := range []string{"/upload", "/resumable/upload"} {
 		for _, method := range []string{"POST", "PUT", "DELETE"} {
 			mux.Handle(method+" "+prefix+"/gmail/v1/users/{userId}/messages/send", send)
 			mux.Handle(method+" "+prefix+"/gmail/v1/users/{userId}/drafts", draft)
+			mux.Handle(method+" "+prefix+"/gmail/v1/users/{userId}/drafts/send", draftSend)
 		}
 	}
 	mux.HandleFunc("POST /gmail/v1/users/{userId}/messages/send", s.sendJSON)
 	mux.HandleFunc("POST /gmail/v1/users/{userId}/drafts", s.draftJSON)
+	mux.HandleFunc("POST /gmail/v1/users/{userId}/drafts/send", s.sendDraftJSON)
 	mux.HandleFunc("GET /gmail/v1/users/{userId}/messages", s.listMessages)
 	mux.HandleFunc("GET /gmail/v1/users/{userId}/messages/{id}", s.getMessage)
 	mux.HandleFunc("GET /gmail/v1/users/{userId}/messages/{messageId}/attachments/{id}", s.getAttachment)
@@ -113,9 +110,25 @@ func (s *Service) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /gmail/v1/users/{userId}/drafts/{id}", s.getDraft)
 	mux.HandleFunc("GET /gmail/v1/users/{userId}/profile", s.getProfile)
 	mux.HandleFunc("GET /gmail/v1/users/{userId}/threads/{id}", s.getThread)
+	mux.HandleFunc("GET /gmail/v1/users/{userId}/settings/sendAs", s.listSendAs)
+	mux.HandleFunc("GET /gmail/v1/users/{userId}/settings/sendAs/{sendAsEmail}", s.getSendAs)
+	s.registerSendAs(mux)
 	s.registerOutbox(mux)
 	s.registerInbox(mux)
 	s.registerQuota(mux)
+}
+
+// messageUpload is the upload handler of a method that takes a message
+// (Gmail's maxSize and message/* only), answering a resource of known
+// names; sends says whether it sends mail (the sending limit applies).
+func (s *Service) messageUpload(scopes []string, known map[string]bool, finish func(context.Context, media.Upload) media.Result, sends bool) http.Handler {
+	return s.media.Handler(media.Endpoint{
+		MaxSize:   MaxMessageSize,
+		Accept:    []string{"message/*"},
+		Authorize: s.uploadAuthorizer(scopes, known),
+		Finish:    finish,
+		Admit:     s.admitter(sends),
+	})
 }
 
 // authorize checks the bearer token, the method's scopes and the userId

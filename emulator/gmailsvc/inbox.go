@@ -126,6 +126,9 @@ func (s *Service) SeedFS(fsys fs.FS) error {
 		if !u.IsDir() || strings.HasPrefix(u.Name(), ".") {
 			continue
 		}
+		if err := s.seedSendAs(fsys, u.Name()); err != nil {
+			return err
+		}
 		dir := path.Join(u.Name(), mailFolder)
 		entries, err := fs.ReadDir(fsys, dir)
 		if errors.Is(err, fs.ErrNotExist) {

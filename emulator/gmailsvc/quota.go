@@ -69,6 +69,10 @@ type QuotaFault struct {
 	// For is how long the sending limit lasts (default 24h); the
 	// "Retry after" time is its end.
 	For Duration `json:"for,omitempty"`
+	// EndSession, with a 429 at the end of a resumable upload, also
+	// ends the session, as Google's guide says any 4xx does (a 403 always
+	// does): the client's resent last chunk then gets 404.
+	EndSession bool `json:"end_session,omitempty"`
 }
 
 // quotas holds the armed quota faults.
@@ -120,6 +124,9 @@ func (s *Service) AddQuotaFault(f QuotaFault) error {
 	if f.At != AtStart && f.At != AtEnd || f.Times < 0 || f.For != 0 {
 		return errors.New(`"at" is "start" or "end", "times" is not negative, and "for" is for sending_limit only`)
 	}
+	if f.EndSession && (f.At != AtEnd || f.Status != http.StatusTooManyRequests) {
+		return errors.New(`"end_session" goes with "at": "end" and status 429: a 403 ends the session anyway`)
+	}
 	if f.Times == 0 {
 		f.Times = 1
 	}
@@ -160,7 +167,9 @@ func (s *Service) quotaRefusal(user, at string, send bool) (media.Result, bool) 
 		if f.Times <= 0 {
 			s.quota.faults = append(s.quota.faults[:i], s.quota.faults[i+1:]...)
 		}
-		return rateLimitError(*f), true
+		res := rateLimitError(*f)
+		res.EndSession = f.EndSession
+		return res, true
 	}
 	return media.Result{}, false
 }

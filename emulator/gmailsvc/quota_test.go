@@ -188,6 +188,34 @@ func TestRateLimitAtTheEnd(t *testing.T) {
 	}
 }
 
+// TestRateLimitAtTheEndEndsTheSession: a 403 rate limit on the last
+// chunk ends the resumable session, as Google's guide says of any 4xx,
+// and so does a 429 armed with end_session: the Go client's retry of
+// its last chunk then finds no session (404), and nothing was sent.
+func TestRateLimitAtTheEndEndsTheSession(t *testing.T) {
+	for _, fault := range []QuotaFault{
+		{Kind: UserRateLimit, At: AtEnd, Status: 403, User: ann},
+		{Kind: UserRateLimit, At: AtEnd, EndSession: true, User: ann},
+	} {
+		f := newFixture(t)
+		if err := f.gmail.AddQuotaFault(fault); err != nil {
+			t.Fatal(err)
+		}
+		_, err := send(f.sender(ann), bytes.NewReader(bigMessage("ended")), "")
+		var ge *googleapi.Error
+		want := 404
+		if fault.Status == 403 {
+			want = 403 // not retried: the answer is the refusal itself
+		}
+		if !errors.As(err, &ge) || ge.Code != want {
+			t.Errorf("%+v: err = %v, want HTTP %d", fault, err, want)
+		}
+		if msgs := f.gmail.Messages(ann); len(msgs) != 0 {
+			t.Errorf("%+v: %d messages stored from an ended session", fault, len(msgs))
+		}
+	}
+}
+
 func TestQuotaControlRoute(t *testing.T) {
 	f := newFixture(t)
 	post := func(body string) (int, string) {
@@ -208,6 +236,8 @@ func TestQuotaControlRoute(t *testing.T) {
 		`{"kind":"user_rate_limit","at":"middle"}`,
 		`{"kind":"user_rate_limit","for":"1h"}`,
 		`{"kind":"user_rate_limit","colour":"red"}`,
+		`{"kind":"user_rate_limit","end_session":true}`,
+		`{"kind":"user_rate_limit","at":"end","status":403,"end_session":true}`,
 	} {
 		if code, body := post(bad); code != 400 || !strings.Contains(body, "quota fault") {
 			t.Errorf("%s: %d %s, want 400", bad, code, body)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/drivemail/drivemail/emulator/internal/core"
+	"github.com/drivemail/drivemail/emulator/internal/fieldmask"
 	"github.com/drivemail/drivemail/emulator/internal/media"
 )
 
@@ -71,20 +72,31 @@ func (s *Service) finishDraft(_ context.Context, up media.Upload) media.Result {
 	return masked(s.deliver(up.Token.Email, up.Blob, thread, true), mask)
 }
 
+// jsonCall reads a JSON request for a method that answers a resource
+// of known names: the token (with one of scopes), its `fields` and its
+// body into v. On refusal the answer is written and ok is false.
+func (s *Service) jsonCall(w http.ResponseWriter, r *http.Request, scopes []string, known map[string]bool, v any) (core.Token, fieldmask.Mask, bool) {
+	tok, ok := s.authorize(w, r, scopes)
+	if !ok {
+		return core.Token{}, nil, false
+	}
+	mask, res, ok := maskOf(r.URL.Query(), known)
+	if !ok {
+		writeResult(w, res)
+		return core.Token{}, nil, false
+	}
+	if res, ok := readJSON(w, r, v); !ok {
+		writeResult(w, res)
+		return core.Token{}, nil, false
+	}
+	return tok, mask, true
+}
+
 // sendJSON serves users.messages.send with the message as JSON "raw".
 func (s *Service) sendJSON(w http.ResponseWriter, r *http.Request) {
-	tok, ok := s.authorize(w, r, sendScopes)
-	if !ok {
-		return
-	}
-	mask, res, ok := maskOf(r.URL.Query(), messageFields)
-	if !ok {
-		writeResult(w, res)
-		return
-	}
 	var m messageJSON
-	if res, ok := readJSON(w, r, &m); !ok {
-		writeResult(w, res)
+	tok, mask, ok := s.jsonCall(w, r, sendScopes, messageFields, &m)
+	if !ok {
 		return
 	}
 	if res, limited := s.quotaRefusal(tok.Email, AtEnd, true); limited {
@@ -96,18 +108,9 @@ func (s *Service) sendJSON(w http.ResponseWriter, r *http.Request) {
 
 // draftJSON serves users.drafts.create with the message as JSON "raw".
 func (s *Service) draftJSON(w http.ResponseWriter, r *http.Request) {
-	tok, ok := s.authorize(w, r, draftScopes)
-	if !ok {
-		return
-	}
-	mask, res, ok := maskOf(r.URL.Query(), draftFields)
-	if !ok {
-		writeResult(w, res)
-		return
-	}
 	var d draftJSON
-	if res, ok := readJSON(w, r, &d); !ok {
-		writeResult(w, res)
+	tok, mask, ok := s.jsonCall(w, r, draftScopes, draftFields, &d)
+	if !ok {
 		return
 	}
 	if d.Message == nil {
@@ -147,7 +150,7 @@ func (s *Service) deliverRaw(user string, m messageJSON, draft bool) media.Resul
 	}
 	blob, err := s.deps.Blobs.PutBytes(raw)
 	if err != nil {
-		return media.ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the message.")
+		return errStore
 	}
 	return s.deliver(user, blob, m.ThreadID, draft)
 }
@@ -165,6 +168,27 @@ func decodeRaw(s string) ([]byte, error) {
 // or as a draft of user. It owns blob: what the message does not keep
 // (a refused message, the original of one Gmail rewrote) is released.
 func (s *Service) deliver(user string, blob core.Blob, threadID string, draft bool) media.Result {
+	user = strings.ToLower(user)
+	m, res, ok := s.prepare(user, blob, draft)
+	if !ok {
+		return res
+	}
+	s.mu.Lock()
+	if threadID != "" && !s.box(user).threads[threadID] {
+		s.mu.Unlock()
+		s.release(m.blob)
+		return invalidArgument("Invalid thread_id value")
+	}
+	m.threadID = s.threadFor(user, threadID, m.info, m.id)
+	s.add(m)
+	s.mu.Unlock()
+	return s.filed(m)
+}
+
+// prepare checks a message of user as Gmail does, applies its rewrites
+// and returns it with a new id and labels, ready to file. It owns blob:
+// what the message does not keep is released, everything on refusal.
+func (s *Service) prepare(user string, blob core.Blob, draft bool) (*message, media.Result, bool) {
 	stored, kept := []core.Blob{blob}, ""
 	defer func() {
 		for _, b := range stored {
@@ -173,26 +197,24 @@ func (s *Service) deliver(user string, blob core.Blob, threadID string, draft bo
 			}
 		}
 	}()
-	user = strings.ToLower(user)
 	info, err := s.parseBlob(blob)
 	if err != nil {
-		return invalidArgument("Invalid RFC 822 message: " + err.Error() + ".")
+		return nil, invalidArgument("Invalid RFC 822 message: " + err.Error() + "."), false
 	}
 	if !draft {
 		if res, ok := checkRecipients(info); !ok {
-			return res
+			return nil, res, false
 		}
 	}
 	if fixed, changed, err := s.normalize(blob, info, user); err != nil {
-		return media.ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the message.")
+		return nil, errStore, false
 	} else if changed {
 		blob = fixed
 		stored = append(stored, fixed)
 		if info, err = s.parseBlob(blob); err != nil {
-			return media.ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the message.")
+			return nil, errStore, false
 		}
 	}
-
 	m := &message{id: newID(), user: user, blob: blob, info: info, internalDate: s.deps.Now()}
 	if draft {
 		m.draftID, m.labels = newDraftID(), []string{"DRAFT"}
@@ -202,18 +224,18 @@ func (s *Service) deliver(user string, blob core.Blob, threadID string, draft bo
 			m.labels = append(m.labels, "INBOX", "UNREAD")
 		}
 	}
-	s.mu.Lock()
-	if threadID != "" && !s.box(user).threads[threadID] {
-		s.mu.Unlock()
-		return invalidArgument("Invalid thread_id value")
-	}
-	m.threadID = s.threadFor(user, threadID, info, m.id)
-	s.add(m)
-	s.mu.Unlock()
 	kept = blob.ID
+	return m, media.Result{}, true
+}
 
+// errStore is the answer when the emulator cannot keep a message.
+var errStore = media.ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the message.")
+
+// filed counts m, just filed, and is Gmail's answer to its request: the
+// Message, or for a draft the Draft.
+func (s *Service) filed(m *message) media.Result {
 	sent := sentJSON{ID: m.id, ThreadID: m.threadID, LabelIDs: m.labels}
-	if draft {
+	if m.draftID != "" {
 		s.deps.Stats.DraftCreated()
 		return media.Result{Status: http.StatusOK, Body: createdDraftJSON{ID: m.draftID, Message: sent}}
 	}
@@ -271,15 +293,21 @@ func addressedTo(info *parsed, user string) bool {
 	return false
 }
 
-// normalize applies Gmail's own rewrites: the From becomes the sender when
-// it is missing or another address, and a missing Date or Message-ID is
-// added. It returns a new blob when anything changed.
+// normalize applies Gmail's own rewrites: a missing From becomes the
+// sender's address; a From that is not one of the sender's verified
+// send-as addresses keeps its name but takes the default send-as address,
+// the original kept as X-Google-Original-From (what Gmail's SMTP
+// submission does; for the API, reported but not documented); a missing
+// Date or Message-ID is added. It returns a new blob when anything changed.
 func (s *Service) normalize(blob core.Blob, info *parsed, user string) (core.Blob, bool, error) {
-	from, err := addresses(info.get("From"))
-	fromOK := err == nil && len(from) == 1 && strings.EqualFold(from[0].Address, user)
 	var add []string
-	if !fromOK {
+	fromOK := true
+	if raw := info.get("From"); raw == "" {
+		fromOK = false
 		add = append(add, "From: "+(&mail.Address{Address: user}).String())
+	} else if f := s.rewrittenFrom(user, raw); f != "" {
+		fromOK = false
+		add = append(add, "From: "+f, "X-Google-Original-From: "+strings.Join(strings.Fields(raw), " "))
 	}
 	if info.get("Date") == "" {
 		add = append(add, "Date: "+s.deps.Now().Format("Mon, 2 Jan 2006 15:04:05 -0700"))
@@ -292,6 +320,31 @@ func (s *Service) normalize(blob core.Blob, info *parsed, user string) (core.Blo
 	}
 	nb, err := s.rewriteHeader(blob, info, add, fromOK)
 	return nb, err == nil, err
+}
+
+// rewrittenFrom is the From Gmail sends instead of raw, or "" when raw
+// names one address user may send as (the primary, or an accepted alias).
+// The name raw gives is kept with the default send-as address; without
+// one, the default's display name is not added (Gmail's rewrites keep
+// the original's).
+func (s *Service) rewrittenFrom(user, raw string) string {
+	from, err := addresses(raw)
+	s.mu.Lock()
+	ok, def := false, SendAs{}
+	if err == nil && len(from) == 1 {
+		ok, def = s.verifiedFrom(user, from[0].Address)
+	} else {
+		_, def = s.verifiedFrom(user, "")
+	}
+	s.mu.Unlock()
+	if ok {
+		return ""
+	}
+	name := ""
+	if err == nil && len(from) == 1 {
+		name = from[0].Name
+	}
+	return (&mail.Address{Name: name, Address: def.SendAsEmail}).String()
 }
 
 // rewriteHeader stores a copy of blob with the header fields add on top

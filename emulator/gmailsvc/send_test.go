@@ -263,15 +263,17 @@ func TestRecipientsAndHeaders(t *testing.T) {
 	if _, err := send(svc, bytes.NewReader(msg{from: ann, bcc: bob, subject: "bcc only", text: "x"}.build()), ""); err != nil {
 		t.Errorf("Bcc-only message: %v", err)
 	}
-	// A foreign From becomes the sender; Date and Message-ID are added when missing.
+	// A foreign From takes the sender's address, keeping its name and the
+	// original in X-Google-Original-From; Date and Message-ID are added.
 	raw := "From: Mallory <mallory@evil.example>\r\nTo: " + bob + "\r\nSubject: spoof\r\n\r\nhi\r\n"
 	sent, err := send(svc, strings.NewReader(raw), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := string(readRaw(t, svc, sent.Id))
-	if !strings.HasPrefix(got, "From: <"+ann+">\r\n") || strings.Contains(got, "mallory") ||
-		!strings.Contains(got, "\r\nDate: ") || !strings.Contains(got, "\r\nMessage-ID: <") || !strings.HasSuffix(got, "\r\n\r\nhi\r\n") {
+	if !strings.HasPrefix(got, "From: \"Mallory\" <"+ann+">\r\nX-Google-Original-From: Mallory <mallory@evil.example>\r\n") ||
+		strings.Count(got, "mallory@") != 1 || !strings.Contains(got, "\r\nDate: ") || !strings.Contains(got, "\r\nMessage-ID: <") ||
+		!strings.HasSuffix(got, "\r\n\r\nhi\r\n") {
 		t.Errorf("rewritten message:\n%s", got)
 	}
 	// A sniffed text/plain upload is refused like Gmail refuses it.

@@ -100,3 +100,22 @@ except errors.HttpError as e:
     reasons = [d.get("reason") for d in body.get("details", [])]
     check("Drive API off", e.resp.status == 403 and body["errors"][0]["reason"] == "accessNotConfigured" and "SERVICE_DISABLED" in reasons,
           e.content[:300])
+
+# An injected 503 on an upload is answered once the body has been read:
+# Python's http.client sends the whole body before it reads the answer,
+# and used to wait out its 60 s timeout here.
+req = urllib.request.Request(EMU + "/_emulator/faults", method="POST",
+                             data=b'{"path_prefix":"/upload/drive/v3/files","status":503}')
+urllib.request.urlopen(req).read()
+from googleapiclient.http import MediaInMemoryUpload  # noqa: E402
+
+req = urllib.request.Request(EMU + "/_emulator/apis/drive", data=b'{"enabled": true}', method="PUT")
+urllib.request.urlopen(req).read()
+media = MediaInMemoryUpload(b"x" * (8 << 20), mimetype="application/octet-stream", resumable=False)
+began = time.monotonic()
+try:
+    drive.files().create(body={"name": "big.bin"}, media_body=media).execute()
+    check("an injected 503 on an upload", False, "no error")
+except errors.HttpError as e:
+    took = time.monotonic() - began
+    check("an injected 503 on an upload, answered at once", e.resp.status == 503 and took < 10, "%s after %.1f s" % (e.resp.status, took))

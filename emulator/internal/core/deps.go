@@ -11,6 +11,8 @@ type Deps struct {
 	Blobs    *Blobs
 	Stats    *Stats
 	Now      func() time.Time
+	// Uploads holds the resumable sessions an injected 4xx ended (nil: none).
+	Uploads *EndedUploads
 }
 
 // Origin is the scheme and host the request reached, for the absolute URLs

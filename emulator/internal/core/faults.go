@@ -48,6 +48,10 @@ type Fault struct {
 	// credentials do not reach the file, and what a client that does not
 	// check the Content-Type would attach as the file.
 	SignInPage bool `json:"sign_in_page,omitempty"`
+	// EndSession, with a 408 or 429 Status on a resumable session URL,
+	// also ends the session (any other 4xx always does, as Google's
+	// resumable-upload guide says; see EndsUploadSession).
+	EndSession bool `json:"end_session,omitempty"`
 }
 
 // Duration is a time.Duration that reads and writes JSON as "250ms".
@@ -82,6 +86,9 @@ type Faults struct {
 	// Project names the Google Cloud project of a request's OAuth client
 	// for ServiceDisabled faults; nil uses ProjectNumber("").
 	Project func(*http.Request) string
+	// Uploads records the resumable sessions an injected 4xx ended; nil
+	// records none.
+	Uploads *EndedUploads
 
 	mu    sync.Mutex
 	rules []*Fault
@@ -111,6 +118,9 @@ func (f *Faults) Add(r Fault) error {
 	}
 	if err := checkReason(r); err != nil {
 		return err
+	}
+	if r.EndSession && r.Status != http.StatusRequestTimeout && r.Status != http.StatusTooManyRequests {
+		return errors.New("end_session goes with status 408 or 429: every other 4xx ends a resumable session anyway, and a 5xx never does")
 	}
 	if r.Times < 0 || r.Delay < 0 || (r.CutResponseAfter != nil && *r.CutResponseAfter < 0) ||
 		(r.CutRequestAfter != nil && *r.CutRequestAfter < 0) {
@@ -191,6 +201,12 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 				return
 			}
 		}
+		if answersInPlace(rule) {
+			drainBody(w, r)
+			if rule.Status != 0 && (EndsUploadSession(rule.Status) || rule.EndSession) {
+				f.Uploads.End(r.URL.Query().Get("upload_id"))
+			}
+		}
 		switch {
 		case rule.CutRequestAfter != nil:
 			_, _ = io.CopyN(io.Discard, r.Body, *rule.CutRequestAfter)
@@ -210,6 +226,32 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// answersInPlace reports whether rule answers the request itself,
+// without the handler that would have read its body.
+func answersInPlace(rule Fault) bool {
+	return rule.CutRequestAfter == nil && rule.CutResponseAfter == nil &&
+		(rule.Status != 0 || rule.ServiceDisabled || rule.SignInPage)
+}
+
+// maxDrain bounds the request body read before an injected answer: past
+// Gmail's largest upload (36,700,160 bytes) and google-api-python-client's
+// 100 MiB chunks. A longer body is left unread and the connection closed.
+const maxDrain = 128 << 20
+
+// drainBody reads the request's body (up to maxDrain) before an answer
+// that does not need it, as Google's front end does: a client that sends
+// its whole body before it reads the answer (Python's http.client) would
+// otherwise meet a closed connection mid-body, or wait for its timeout.
+func drainBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	n, _ := io.CopyN(io.Discard, r.Body, maxDrain+1)
+	if n > maxDrain {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 // project is the project a ServiceDisabled fault names.

@@ -1,8 +1,12 @@
 package core
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -162,6 +166,9 @@ func TestFaultAddRejectsBadRules(t *testing.T) {
 		{"message with a newline", Fault{PathPrefix: "/x", Status: 403, Message: "one\ntwo"}},
 		{"message not UTF-8", Fault{PathPrefix: "/x", Status: 403, Message: "caf\xe9"}},
 		{"message of 301 characters", Fault{PathPrefix: "/x", Status: 403, Message: strings.Repeat("é", 301)}},
+		{"end_session with a 400, which ends it anyway", Fault{PathPrefix: "/x", Status: 400, EndSession: true}},
+		{"end_session with a 503", Fault{PathPrefix: "/x", Status: 503, EndSession: true}},
+		{"end_session without a status", Fault{PathPrefix: "/x", Delay: 1, EndSession: true}},
 	} {
 		if err := f.Add(tc.rule); err == nil {
 			t.Errorf("%s: accepted", tc.name)
@@ -323,5 +330,59 @@ func TestProjectNumber(t *testing.T) {
 	a, b := ProjectNumber("emulator-test"), ProjectNumber("other")
 	if len(a) != 12 || a == b || a != ProjectNumber("emulator-test") {
 		t.Errorf("free-form ids: %s %s; want stable, distinct 12-digit numbers", a, b)
+	}
+}
+
+// TestFaultAnswersAfterReadingTheBody: a client that sends its whole
+// body before it reads the answer, as Python's http.client does, gets
+// the injected error whole, for every fault that answers in place of the
+// handler, and the connection stays usable.
+func TestFaultAnswersAfterReadingTheBody(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault Fault
+		want  int
+	}{
+		{"status", Fault{PathPrefix: "/drive/", Status: 503}, 503},
+		{"service_disabled", Fault{PathPrefix: "/drive/v3/", ServiceDisabled: true}, 403},
+		{"sign_in_page", Fault{PathPrefix: "/drive/", SignInPage: true}, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var f Faults
+			srv := faultServer(t, &f, "ok")
+			if err := f.Add(tc.fault); err != nil {
+				t.Fatal(err)
+			}
+			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+			body := bytes.Repeat([]byte("x"), 16<<20) // past any socket buffer
+			head := fmt.Sprintf("PUT /drive/v3/files HTTP/1.1\r\nHost: emu\r\nContent-Length: %d\r\n\r\n", len(body))
+			if _, err := conn.Write(append([]byte(head), body...)); err != nil {
+				t.Fatalf("writing the body before reading the answer: %v", err)
+			}
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("reading the answer: %v", err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want || len(b) == 0 {
+				t.Fatalf("status %d with %d bytes, want %d and a body", resp.StatusCode, len(b), tc.want)
+			}
+			// The same connection serves the next request.
+			if _, err := io.WriteString(conn, "GET /other HTTP/1.1\r\nHost: emu\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			resp, err = http.ReadResponse(br, nil)
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("next request on the connection: %v %v", resp, err)
+			}
+			resp.Body.Close()
+		})
 	}
 }

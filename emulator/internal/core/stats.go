@@ -25,6 +25,11 @@ type StatsSnapshot struct {
 	UploadsFinished int64 `json:"uploads_finished"`
 	MessagesSent    int64 `json:"messages_sent"`
 	DraftsCreated   int64 `json:"drafts_created"`
+	// PermissionsCreated counts Drive permissions.create calls that
+	// shared a file; PicksGranted counts files granted through the
+	// Picker. A test sees that a share or a pick happened.
+	PermissionsCreated int64 `json:"permissions_created"`
+	PicksGranted       int64 `json:"picks_granted"`
 	// TokensRevoked counts tokens revoked at POST /revoke, per account
 	// email: a test sees that a grant was ended at Google.
 	TokensRevoked map[string]int64     `json:"tokens_revoked"`
@@ -121,3 +126,9 @@ func (st *Stats) TokenRevoked(email string) {
 
 // DraftCreated counts a Gmail draft created.
 func (st *Stats) DraftCreated() { st.count(func(s *StatsSnapshot) { s.DraftsCreated++ }) }
+
+// PermissionCreated counts a Drive permission created.
+func (st *Stats) PermissionCreated() { st.count(func(s *StatsSnapshot) { s.PermissionsCreated++ }) }
+
+// PickGranted counts n files granted to an app through the Picker.
+func (st *Stats) PickGranted(n int) { st.count(func(s *StatsSnapshot) { s.PicksGranted += int64(n) }) }

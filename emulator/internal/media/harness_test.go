@@ -46,7 +46,8 @@ type harnessOptions struct {
 
 func newHarness(t *testing.T, ho harnessOptions) *harness {
 	t.Helper()
-	h := &harness{t: t, faults: &core.Faults{}, now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	ended := &core.EndedUploads{}
+	h := &harness{t: t, faults: &core.Faults{Uploads: ended}, now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	blobs, err := core.NewBlobs("")
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,7 @@ func newHarness(t *testing.T, ho harnessOptions) *harness {
 		Blobs:    blobs,
 		Stats:    core.NewStats(),
 		Now:      h.clock,
+		Uploads:  ended,
 	}
 	h.token = h.deps.Accounts.IssueAccess("ann@example.com", "test", []string{"scope.send"})
 	s := New(h.deps, ho.opts)

@@ -118,6 +118,9 @@ type Upload struct {
 type Result struct {
 	Status int
 	Body   any
+	// EndSession, on an Admit refusal of 408 or 429, also ends the
+	// resumable session (any other 4xx always does).
+	EndSession bool
 }
 
 // ErrorResult is a Result carrying a Google-shaped error.
@@ -279,6 +282,7 @@ func pathValues(r *http.Request) map[string]string {
 type answer struct {
 	status int
 	body   []byte
+	empty  bool // no body and no Content-Type: a 308 or its override
 }
 
 func encode(res Result) answer {
@@ -292,6 +296,11 @@ func encode(res Result) answer {
 }
 
 func (a answer) write(w http.ResponseWriter) {
+	if a.empty {
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(a.status)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(a.status)

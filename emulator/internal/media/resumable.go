@@ -185,7 +185,9 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request, ep Endpoint
 }
 
 // continueSession serves a request on a session URL: a chunk, a status
-// query, or a cancellation.
+// query, or a cancellation. A 4xx answer other than 408 and 429 ends the
+// session (core.EndsUploadSession: Google's guide), so that any later
+// request on it gets 404.
 func (s *Server) continueSession(w http.ResponseWriter, r *http.Request, ep Endpoint, id string) {
 	ss := s.sessions.get(id)
 	if ss == nil || ss.start.Path != r.URL.Path {
@@ -197,9 +199,8 @@ func (s *Server) continueSession(w http.ResponseWriter, r *http.Request, ep Endp
 	}
 	defer ss.release()
 	w.Header().Set("X-GUploader-UploadID", ss.id)
-	if s.deps.Now().After(ss.expires) {
-		ss.discard()
-		s.sessions.remove(id)
+	if s.deps.Uploads.Take(id) || s.deps.Now().After(ss.expires) {
+		s.expire(ss)
 		writeNoSession(w)
 		return
 	}
@@ -210,9 +211,9 @@ func (s *Server) continueSession(w http.ResponseWriter, r *http.Request, ep Endp
 	switch r.Method {
 	case http.MethodPut, http.MethodPost:
 	case http.MethodDelete:
-		ss.discard()
-		s.sessions.remove(id)
-		// 499 "Client Closed Request" is Google's answer to a cancelled upload.
+		s.expire(ss)
+		// 499 "Client Closed Request" is Cloud Storage's documented answer
+		// to a cancelled resumable upload.
 		core.WriteError(w, 499, "uploadCancelled", "The upload was cancelled; nothing was created.")
 		return
 	default:
@@ -220,22 +221,31 @@ func (s *Server) continueSession(w http.ResponseWriter, r *http.Request, ep Endp
 		core.WriteError(w, http.StatusMethodNotAllowed, "badRequest", "Send chunks with PUT or POST, or cancel with DELETE.")
 		return
 	}
+	s.receiveChunk(w, r, ep, ss).write(w)
+}
+
+// receiveChunk takes a chunk or a status query on ss, whose lock the
+// caller holds, and returns the answer; one that ends the session has
+// ended it.
+func (s *Server) receiveChunk(w http.ResponseWriter, r *http.Request, ep Endpoint, ss *session) answer {
+	refuse := func(res Result) answer {
+		if core.EndsUploadSession(res.Status) || res.EndSession {
+			s.expire(ss)
+		}
+		return encode(res)
+	}
 	c, err := parseContentRange(r.Header.Get("Content-Range"), r.ContentLength)
 	if err != nil {
-		core.WriteError(w, http.StatusBadRequest, "badRequest", err.Error())
-		return
+		return refuse(ErrorResult(http.StatusBadRequest, "badRequest", err.Error()))
 	}
 	if msg := ss.check(c); msg != "" {
-		core.WriteError(w, http.StatusBadRequest, "badRequest", msg)
-		return
+		return refuse(ErrorResult(http.StatusBadRequest, "badRequest", msg))
 	}
 	if ep.MaxSize > 0 && (c.total > ep.MaxSize || (c.length >= 0 && c.first+c.length > ep.MaxSize)) {
-		s.fail(ss, tooLarge(ep.MaxSize)).write(w)
-		return
+		return refuse(tooLarge(ep.MaxSize))
 	}
 	if msg := ss.checkChunkSize(c); msg != "" {
-		core.WriteError(w, http.StatusBadRequest, "badRequest", msg)
-		return
+		return refuse(ErrorResult(http.StatusBadRequest, "badRequest", msg))
 	}
 	if c.total >= 0 {
 		ss.total = c.total
@@ -246,21 +256,22 @@ func (s *Server) continueSession(w http.ResponseWriter, r *http.Request, ep Endp
 	if c.hasData {
 		if err := s.append(ss, r.Body, c); err != nil {
 			if errors.Is(err, errTooLarge) {
-				s.fail(ss, tooLarge(ep.MaxSize)).write(w)
-				return
+				return refuse(tooLarge(ep.MaxSize))
 			}
-			core.WriteError(w, http.StatusBadRequest, "badRequest", err.Error())
-			return
+			// The body broke off: the connection is gone and no client
+			// reads this answer. The session keeps what arrived, for the
+			// client to ask how far it got and resume, as the guide's
+			// "Resume an interrupted upload" has it.
+			return encode(ErrorResult(http.StatusBadRequest, "badRequest", err.Error()))
 		}
 	}
 	if c.whole {
 		ss.total = ss.received()
 	}
 	if ss.total >= 0 && ss.received() == ss.total {
-		s.complete(r.Context(), ss).write(w)
-		return
+		return s.complete(r.Context(), ss)
 	}
-	writeIncomplete(w, r, ss.received())
+	return incomplete(w, r, ss.received())
 }
 
 // check validates a chunk against what the session holds and returns the
@@ -339,18 +350,26 @@ func (s *Server) append(ss *session, body io.Reader, c contentRange) error {
 	return nil
 }
 
-// complete hands the finished content to the endpoint and remembers the answer.
+// complete hands the finished content to the endpoint and remembers the
+// answer: a 2xx (or 5xx) is given again to any later request, so a client
+// that lost it learns what became of its upload; a 4xx ends the session.
 func (s *Server) complete(ctx context.Context, ss *session) answer {
 	if res, ok := admit(ctx, ss.ep, ss.start); !ok {
-		// Not taken now: the session keeps its content for a resent
-		// last chunk (whose bytes it then skips) or a "bytes */TOTAL".
+		// Not taken now. A 429 (a rate limit) leaves the session with its
+		// content for a resent last chunk (whose bytes it then skips) or a
+		// "bytes */TOTAL"; another 4xx ends it, as any 4xx does.
+		if core.EndsUploadSession(res.Status) || res.EndSession {
+			s.expire(ss)
+		}
 		return encode(res)
 	}
 	bw := ss.w
 	ss.w = nil
 	blob, err := bw.Commit()
 	if err != nil {
-		return s.fail(ss, ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the upload."))
+		a := encode(ErrorResult(http.StatusInternalServerError, "backendError", "The emulator could not store the upload."))
+		s.end(ss, a)
+		return a
 	}
 	up := ss.start
 	up.Blob = blob
@@ -358,16 +377,19 @@ func (s *Server) complete(ctx context.Context, ss *session) answer {
 		up.ContentType = "application/octet-stream"
 	}
 	a := s.finish(ctx, ss.ep, up)
+	if core.EndsUploadSession(a.status) {
+		s.expire(ss)
+		return a
+	}
 	s.end(ss, a)
 	return a
 }
 
-// fail ends a session with res as its final answer.
-func (s *Server) fail(ss *session, res Result) answer {
+// expire ends a session: its content goes and any later request on it
+// gets 404, as for a session past its lifetime. The caller holds its lock.
+func (s *Server) expire(ss *session) {
 	ss.discard()
-	a := encode(res)
-	s.end(ss, a)
-	return a
+	s.sessions.remove(ss.id)
 }
 
 // end gives a session its final answer and keeps only what answering
@@ -378,19 +400,18 @@ func (s *Server) end(ss *session, a answer) {
 	s.sessions.finished(ss.id)
 }
 
-// writeIncomplete tells the client how far the upload got: 308 with Range,
-// or 200 with X-HTTP-Status-Code-Override: 308 when it asked for no 308s.
-func writeIncomplete(w http.ResponseWriter, r *http.Request, got int64) {
+// incomplete tells the client how far the upload got: 308 with Range, or
+// 200 with X-HTTP-Status-Code-Override: 308 when it asked for no 308s. It
+// sets w's headers; the answer carries the status and no body.
+func incomplete(w http.ResponseWriter, r *http.Request, got int64) answer {
 	if got > 0 {
 		w.Header().Set("Range", "bytes=0-"+itoa(got-1))
 	}
-	w.Header().Set("Content-Length", "0")
 	if strings.EqualFold(r.Header.Get("X-GUploader-No-308"), "yes") {
 		w.Header().Set("X-HTTP-Status-Code-Override", "308")
-		w.WriteHeader(http.StatusOK)
-		return
+		return answer{status: http.StatusOK, empty: true}
 	}
-	w.WriteHeader(http.StatusPermanentRedirect)
+	return answer{status: http.StatusPermanentRedirect, empty: true}
 }
 
 func writeNoSession(w http.ResponseWriter) {

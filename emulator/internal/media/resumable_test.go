@@ -2,12 +2,15 @@ package media
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drivemail/drivemail/emulator/internal/core"
 )
 
 // u is the chunk unit: every chunk but the last is a multiple of it.
@@ -167,10 +170,14 @@ func TestResumableRefusals(t *testing.T) {
 			if tc.says == "" && !strings.Contains(string(body), ":") || !strings.Contains(string(body), tc.says) {
 				t.Errorf("refusal %s does not say %q", body, tc.says)
 			}
-			// The session survives a refused chunk.
-			code, hd, _ := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */*", "X-GUploader-No-308": "yes"}, nil)
-			if want := fmt.Sprintf("bytes=0-%d", u-1); code != 200 || hd.Get("Range") != want {
-				t.Errorf("after refusal: %d range=%q, want %s", code, hd.Get("Range"), want)
+			// A 4xx ends the session, as Google's guide says: asked how
+			// far it got, it is not found, and nothing was made of it.
+			code, _, body = h.do("PUT", loc, map[string]string{"Content-Range": "bytes */*", "X-GUploader-No-308": "yes"}, nil)
+			if code != 404 || googleReason(t, body) != "notFound" {
+				t.Errorf("status query after the refusal: %d %s, want 404 notFound", code, body)
+			}
+			if n := len(h.uploads()); n != 0 {
+				t.Errorf("%d uploads finished from a refused session", n)
 			}
 		})
 	}
@@ -256,7 +263,7 @@ func TestResumableMaxSizeAtTheEdge(t *testing.T) {
 	if code, _, body := h.do("PUT", loc, chunkHeader(2*u, max-1, total), pattern(max)[2*u:]); code != 200 {
 		t.Fatalf("exactly %d bytes: %d %s", max, code, body)
 	}
-	// One byte more is refused, and the session stays refused.
+	// One byte more is refused, and the session ends (a 4xx).
 	loc = h.open(nil, "")
 	h.do("PUT", loc, chunkHeader(0, 2*u-1, "*"), pattern(2*u))
 	code, _, body := h.do("PUT", loc, chunkHeader(2*u, max, "*"), pattern(max + 1)[2*u:])
@@ -264,8 +271,8 @@ func TestResumableMaxSizeAtTheEdge(t *testing.T) {
 		t.Fatalf("%d bytes: %d %s, want 413 uploadTooLarge naming the limit", max+1, code, body)
 	}
 	code, _, again := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */*"}, nil)
-	if code != 413 || !bytes.Equal(again, body) {
-		t.Errorf("status after refusal: %d %s", code, again)
+	if code != 404 || googleReason(t, again) != "notFound" {
+		t.Errorf("status after refusal: %d %s, want 404 notFound", code, again)
 	}
 	// A whole body of unknown length over the limit.
 	loc = h.open(nil, "")
@@ -374,5 +381,80 @@ func TestResumableChunkNeedsNoBearer(t *testing.T) {
 	_ = json.NewDecoder(resp.Body).Decode(&got)
 	if resp.StatusCode != 200 || got["size"] != float64(1) {
 		t.Fatalf("chunk without bearer: %d %v", resp.StatusCode, got)
+	}
+}
+
+// TestFourXXEndsTheSession: Google's guide says a 4xx during a resumable
+// upload means the session has expired. An injected 4xx on a chunk, or
+// an API's 4xx refusal of the complete upload, ends it: the status query
+// after it gets 404 and nothing is made. A 429 (which Google's clients
+// retry on the same session) leaves it open unless the fault says
+// end_session; a 5xx always does.
+func TestFourXXEndsTheSession(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault *core.Fault
+		admit int // Admit's refusal of the complete upload, 0 for none
+		end   bool
+		ends  bool
+	}{
+		{name: "injected 400", fault: &core.Fault{Status: 400}, ends: true},
+		{name: "injected 403", fault: &core.Fault{Status: 403, Reason: "rateLimitExceeded"}, ends: true},
+		{name: "injected 404", fault: &core.Fault{Status: 404}, ends: true},
+		{name: "injected 429", fault: &core.Fault{Status: 429}},
+		{name: "injected 429 that ends the session", fault: &core.Fault{Status: 429, EndSession: true}, ends: true},
+		{name: "injected 503", fault: &core.Fault{Status: 503}},
+		{name: "refused complete upload, 403", admit: 403, ends: true},
+		{name: "refused complete upload, 429", admit: 429},
+		{name: "refused complete upload, 429 that ends the session", admit: 429, end: true, ends: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			refused := false
+			h := newHarness(t, harnessOptions{admit: func(context.Context, Upload) (Result, bool) {
+				if tc.admit == 0 || refused {
+					return Result{}, true
+				}
+				refused = true
+				res := ErrorResult(tc.admit, "rateLimitExceeded", "Rate Limit Exceeded")
+				res.EndSession = tc.end
+				return res, false
+			}})
+			loc := h.open(nil, "")
+			h.do("PUT", loc, chunkHeader(0, u-1, "*"), pattern(u))
+			last := chunkHeader(u, u+9, fmt.Sprint(u+10))
+			if tc.fault != nil {
+				f := *tc.fault
+				f.PathPrefix = "/upload/"
+				if err := h.faults.Add(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if code, _, body := h.do("PUT", loc, last, pattern(u + 10)[u:]); code < 400 {
+				t.Fatalf("the last chunk: %d %s, want the error", code, body)
+			}
+			code, _, body := h.do("PUT", loc, map[string]string{"Content-Range": "bytes */*"}, nil)
+			switch {
+			case tc.ends && (code != 404 || googleReason(t, body) != "notFound"):
+				t.Errorf("status query: %d %s, want 404 notFound: the session ended", code, body)
+			case !tc.ends && code != 308 && code != 200:
+				// 200: the session held every byte, so asking completed it.
+				t.Errorf("status query: %d %s, want 308 or 200: the session goes on", code, body)
+			}
+			if tc.ends {
+				if n := len(h.uploads()); n != 0 {
+					t.Errorf("%d uploads finished from an ended session", n)
+				}
+				return
+			}
+			if code == 200 {
+				if n := len(h.uploads()); n != 1 {
+					t.Errorf("%d uploads after the status query completed it, want 1", n)
+				}
+				return
+			}
+			if code, _, body := h.do("PUT", loc, last, pattern(u + 10)[u:]); code != 200 || len(h.uploads()) != 1 {
+				t.Errorf("the last chunk again: %d %s, %d uploads; want it to complete", code, body, len(h.uploads()))
+			}
+		})
 	}
 }
