@@ -30,9 +30,10 @@ import (
 
 // MaxSendMemory is the most one send reserves: a whole chunk (a message
 // of unknown size, or one past a chunk), the writer's buffers, and the
-// most its open answers hold (maxTransportHold). A budget
-// (Config.SendMemory) below it is raised to it, so that every send can
-// stream once the others are done.
+// most its open answers hold (maxTransportHold). serve refuses a budget
+// (Config.SendMemory) below it; given one, admission takes a send that
+// reserves more than the whole budget as reserving the budget, so that
+// every send can stream once the others are done.
 const MaxSendMemory = gmail.DefaultChunkSize + mimemsg.StreamBuffers + maxTransportHold
 
 // maxTransportHold is the most transportHold gives: a window for the
