@@ -22,6 +22,10 @@ type outgoing struct {
 	// inline parts (inside the HTML), then attachments.
 	opens []opener
 	sizes []int64
+	// unread is the most of each part's answer the transport may hold
+	// unread (unreadHold), in the same order: what a send reserves for
+	// its open downloads.
+	unread []int64
 }
 
 // assemble builds the message the plan describes (bodies with links,
@@ -65,6 +69,7 @@ func (c *checked) assemble(mp *msgPlan, d driveAPI) (*outgoing, error) {
 				m.Attachments = append(m.Attachments, p)
 			}
 			out.opens, out.sizes = append(out.opens, p.Open), append(out.sizes, p.Size)
+			out.unread = append(out.unread, it.unreadHold())
 		}
 	}
 	p, err := c.header.Prepare(m)

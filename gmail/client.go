@@ -165,6 +165,12 @@ func AtLeast(n int64) UploadOption {
 	return func(u *upload) { u.atLeast = n }
 }
 
+// UploadMemory is the most memory the upload of a message of about size
+// bytes (0: unknown) holds: its chunk buffer (chunkFor), allocated whole.
+// A sender reserves it before the message streams, so it must stay what
+// the upload allocates.
+func (c *Client) UploadMemory(size int64) int64 { return int64(c.chunkFor(size)) }
+
 // chunkFor is the chunk an upload of a message of about size bytes (0:
 // unknown) uses: it is allocated whole, and the message goes in one
 // request if it ends inside it.

@@ -45,6 +45,7 @@ type Config struct {
 	Drafts             bool
 	ReadMail           bool // ask for gmail.readonly: search_mail, save_to_drive, reply_to, forward
 	MaxUploadBytes     int64
+	SendMemory         int64 // bytes the sends streaming at once may reserve; 0: compose's default
 	MaxConcurrentSends int
 	MaxSendsPerUser    int           // 0: compose's default
 	SendQueueTimeout   time.Duration // 0: compose's default
@@ -150,6 +151,8 @@ func (c Config) check() error {
 	case c.Demo && !c.DemoPublic && c.DemoEmulatorAddr != "" && !loopbackListener(c.DemoEmulatorAddr):
 		return fmt.Errorf("--demo-emulator-addr %s would serve the demo's emulator (its consent page, its sent mail) to other machines: "+
 			"listen on loopback (127.0.0.1:9090), or add --demo-public if that is what you mean", c.DemoEmulatorAddr)
+	case c.SendMemory < 0 || c.SendMemory > 0 && c.SendMemory < compose.MaxSendMemory:
+		return fmt.Errorf("--send-memory is %d bytes: %s", c.SendMemory, SendMemoryFloor())
 	case c.MaxConcurrentSends < 1:
 		return fmt.Errorf("--max-concurrent-sends is %d: use 1 or more", c.MaxConcurrentSends)
 	case c.MaxSendsPerUser < 0:
@@ -187,6 +190,13 @@ func (c Config) check() error {
 		return err
 	}
 	return nil
+}
+
+// SendMemoryFloor says what --send-memory must be at least: room for the
+// largest send, so that every send can stream once the others are done.
+func SendMemoryFloor() string {
+	return fmt.Sprintf("use at least %d bytes (%.1f MiB; 18MiB will do), what the largest send holds, so that every send can go once the others are done",
+		int64(compose.MaxSendMemory), float64(compose.MaxSendMemory)/(1<<20))
 }
 
 // sendsPerUser is --max-sends-per-user, 0 read as compose's default.

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drivemail/drivemail/compose"
 )
 
 func TestBaseURL(t *testing.T) {
@@ -63,6 +65,11 @@ func TestConfigCheck(t *testing.T) {
 	if err := sends.check(); err != nil {
 		t.Fatalf("a per-user send cap equal to the total refused: %v", err)
 	}
+	memory := good
+	memory.SendMemory = compose.MaxSendMemory // the largest send, alone
+	if err := memory.check(); err != nil {
+		t.Fatalf("a send budget of the largest send (the edge) refused: %v", err)
+	}
 	demo := Config{Addr: "127.0.0.1:0", Demo: true, DemoSeed: "seed", DemoEmulatorAddr: "127.0.0.1:0", MaxConcurrentSends: 8, MaxUploadBytes: 1 << 30, ShutdownGrace: time.Minute, LogLevel: "warn"}
 	if err := demo.check(); err != nil {
 		t.Fatalf("demo config refused: %v", err)
@@ -78,6 +85,8 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.DemoEmulatorAddr = "127.0.0.1:9090" }, "add --demo, or leave them out"},
 		{func(c *Config) { c.DemoSeed = "seed" }, "add --demo, or leave them out"},
 		{func(c *Config) { c.MaxConcurrentSends = 0 }, "--max-concurrent-sends is 0"},
+		{func(c *Config) { c.SendMemory = compose.MaxSendMemory - 1 }, "--send-memory is 17924095 bytes: use at least 17924096 bytes (17.1 MiB; 18MiB will do)"},
+		{func(c *Config) { c.SendMemory = -1 }, "--send-memory is -1 bytes: use at least"},
 		{func(c *Config) { c.MaxUploadBytes = 0 }, "--max-upload-bytes is 0"},
 		{func(c *Config) { c.MaxConcurrentUploads = -1 }, "--max-concurrent-uploads is -1: use 1 or more"},
 		{func(c *Config) { c.MaxUploadsPerUser = -1 }, "--max-uploads-per-user is -1: use 1 or more"},
@@ -92,7 +101,7 @@ func TestConfigCheck(t *testing.T) {
 			"--max-sends-per-user is 3, above --max-concurrent-sends (2): use 2 or less, or raise --max-concurrent-sends"},
 		// The per-user cap left to compose's default (3), above the total.
 		{func(c *Config) { c.MaxConcurrentSends, c.MaxSendsPerUser = 2, 0 }, "--max-sends-per-user is 3, above --max-concurrent-sends (2)"},
-		// The total at serve's default (8), the per-user cap above it.
+		// A total given, the per-user cap above it.
 		{func(c *Config) { c.MaxConcurrentSends, c.MaxSendsPerUser = 8, 9 }, "--max-sends-per-user is 9, above --max-concurrent-sends (8)"},
 		{func(c *Config) { c.SendQueueTimeout = 999 * time.Millisecond }, "--send-queue-timeout is 999ms: use 1s or more"},
 		{func(c *Config) { c.ShutdownGrace = -time.Second }, "--shutdown-grace is -1s"},

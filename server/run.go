@@ -133,7 +133,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("uploads: %w", err)
 	}
-	ccfg := compose.Config{MaxConcurrentSends: cfg.MaxConcurrentSends,
+	ccfg := compose.Config{SendMemory: cfg.SendMemory, MaxConcurrentSends: cfg.MaxConcurrentSends,
 		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout, Logger: logger,
 		Files: files}
 	var transfers Transfers

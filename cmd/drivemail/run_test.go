@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drivemail/drivemail/compose"
 )
 
 func env(m map[string]string) func(string) string {
@@ -115,7 +117,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if def.Addr != "127.0.0.1:8080" || def.Store != "sqlite:drivemail.db" || def.MaxConcurrentSends != 8 ||
+	if def.Addr != "127.0.0.1:8080" || def.Store != "sqlite:drivemail.db" || def.MaxConcurrentSends != compose.DefaultMaxConcurrentSends || def.SendMemory != compose.DefaultSendMemory ||
 		def.MaxSendsPerUser != 3 || def.SendQueueTimeout != 30*time.Second ||
 		def.ShutdownGrace != 2*time.Minute || def.LogLevel != "info" || def.Demo || def.Drafts || def.Secrets != nil ||
 		def.TrustedProxies != "" || def.DriveIdleTimeout != time.Minute || def.GmailChunkTimeout != 2*time.Minute ||
@@ -166,6 +168,31 @@ func TestServeSlotDefaultsFollowTheTotal(t *testing.T) {
 		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
 		if err != nil || cfg.MaxSendsPerUser != c.sendsUser || cfg.MaxUploadsPerUser != c.uploadUser {
 			t.Errorf("%v %v: %d sends and %d uploads per user (%v); want %d, %d", c.args, c.env, cfg.MaxSendsPerUser, cfg.MaxUploadsPerUser, err, c.sendsUser, c.uploadUser)
+		}
+	}
+}
+
+// TestServeSendMemory: --send-memory (DRIVEMAIL_SEND_MEMORY) takes bytes
+// or KiB, MiB, GiB; left unset it is compose's default, unless a count
+// of sends is given, which then keeps the memory it bounded before there
+// was a budget: that many of the largest sends.
+func TestServeSendMemory(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want int64
+	}{
+		{nil, nil, compose.DefaultSendMemory},
+		{[]string{"--send-memory", "256MiB"}, nil, 256 << 20},
+		{nil, map[string]string{"DRIVEMAIL_SEND_MEMORY": "300000000"}, 300000000},
+		{[]string{"--max-concurrent-sends", "16"}, nil, 16 * compose.MaxSendMemory},
+		{nil, map[string]string{"DRIVEMAIL_MAX_CONCURRENT_SENDS": "1"}, compose.MaxSendMemory},
+		{[]string{"--max-concurrent-sends", "16", "--send-memory", "64MiB"}, nil, 64 << 20},
+		{[]string{"--max-concurrent-sends", "16"}, map[string]string{"DRIVEMAIL_SEND_MEMORY": "1GiB"}, 1 << 30},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.SendMemory != c.want {
+			t.Errorf("%v %v: --send-memory %d (%v), want %d", c.args, c.env, cfg.SendMemory, err, c.want)
 		}
 	}
 }
@@ -252,6 +279,9 @@ func TestServeConfigRefuses(t *testing.T) {
 		{nil, map[string]string{"DRIVEMAIL_MAX_UPLOAD_BYTES": "1GB"}, "is not a whole number"},
 		{[]string{"--max-sends-per-user", "0"}, nil, "--max-sends-per-user is 0"},
 		{nil, map[string]string{"DRIVEMAIL_SEND_QUEUE_TIMEOUT": "0s"}, "--send-queue-timeout is 0s"},
+		{[]string{"--send-memory", "0"}, nil, "--send-memory is 0: use at least 17924096 bytes"},
+		{[]string{"--send-memory", "lots"}, nil, `invalid value "lots" for flag -send-memory: not a size`},
+		{nil, map[string]string{"DRIVEMAIL_SEND_MEMORY": "128MB"}, `DRIVEMAIL_SEND_MEMORY="128MB" is not a size: give whole bytes, or KiB, MiB or GiB`},
 		{[]string{"--max-concurrent-uploads", "0"}, nil, "--max-concurrent-uploads is 0: use 1 or more"},
 		{nil, map[string]string{"DRIVEMAIL_MAX_UPLOADS_PER_USER": "0"}, "--max-uploads-per-user is 0: use 1 or more"},
 		{nil, map[string]string{"DRIVEMAIL_MAX_CONCURRENT_UPLOADS": "many"}, `DRIVEMAIL_MAX_CONCURRENT_UPLOADS="many" is not a whole number`},

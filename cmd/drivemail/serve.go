@@ -68,21 +68,28 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 		return cfg, err
 	}
 	fs.IntVar(&cfg.MaxUploadsPerUser, "max-uploads-per-user", int(uploadsPerUser), "one user's uploads streamed at once, so one user cannot take every upload slot; past it the user's upload is refused at once with 429 and nothing is stored; at most --max-concurrent-uploads, and left unset it follows a lower one [DRIVEMAIL_MAX_UPLOADS_PER_USER]")
-	sends, err := envInt64(getenv, "DRIVEMAIL_MAX_CONCURRENT_SENDS", 8)
+	sendMemory, err := envSize(getenv, "DRIVEMAIL_SEND_MEMORY", compose.DefaultSendMemory)
 	if err != nil {
 		return cfg, err
 	}
-	fs.IntVar(&cfg.MaxConcurrentSends, "max-concurrent-sends", int(sends), "messages streamed at once; more wait their turn (bounds memory) [DRIVEMAIL_MAX_CONCURRENT_SENDS]")
+	memory := byteSize(sendMemory)
+	fs.Var(&memory, "send-memory", fmt.Sprintf("memory (a `size` such as 256MiB) the messages streaming at once may hold, each reserving what it will: a small message little, the largest %.1f MiB; more wait their turn, served by user. Left unset, a --max-concurrent-sends given sets it to that many of the largest [DRIVEMAIL_SEND_MEMORY]",
+		float64(compose.MaxSendMemory)/(1<<20)))
+	sends, err := envInt64(getenv, "DRIVEMAIL_MAX_CONCURRENT_SENDS", compose.DefaultMaxConcurrentSends)
+	if err != nil {
+		return cfg, err
+	}
+	fs.IntVar(&cfg.MaxConcurrentSends, "max-concurrent-sends", int(sends), "messages streamed at once, whatever their size; more wait their turn [DRIVEMAIL_MAX_CONCURRENT_SENDS]")
 	perUser, err := envInt64(getenv, "DRIVEMAIL_MAX_SENDS_PER_USER", compose.DefaultMaxSendsPerUser)
 	if err != nil {
 		return cfg, err
 	}
-	fs.IntVar(&cfg.MaxSendsPerUser, "max-sends-per-user", int(perUser), "one user's messages streamed at once, so one user cannot take every slot; more wait their turn; at most --max-concurrent-sends, and left unset it follows a lower one [DRIVEMAIL_MAX_SENDS_PER_USER]")
+	fs.IntVar(&cfg.MaxSendsPerUser, "max-sends-per-user", int(perUser), "one user's messages streamed at once, so that one user's many cannot crowd out others'; more wait their turn; at most --max-concurrent-sends, and left unset it follows a lower one [DRIVEMAIL_MAX_SENDS_PER_USER]")
 	queue, err := envDuration(getenv, "DRIVEMAIL_SEND_QUEUE_TIMEOUT", compose.DefaultSendQueueTimeout)
 	if err != nil {
 		return cfg, err
 	}
-	fs.DurationVar(&cfg.SendQueueTimeout, "send-queue-timeout", queue, "longest wait for a sending slot; past it the send is refused and nothing is sent [DRIVEMAIL_SEND_QUEUE_TIMEOUT]")
+	fs.DurationVar(&cfg.SendQueueTimeout, "send-queue-timeout", queue, "longest wait for a send's turn; past it the send is refused and nothing is sent [DRIVEMAIL_SEND_QUEUE_TIMEOUT]")
 	shutdown, err := envDuration(getenv, "DRIVEMAIL_SHUTDOWN_GRACE", 2*time.Minute)
 	if err != nil {
 		return cfg, err
@@ -123,12 +130,23 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	if !given["max-sends-per-user"] && getenv("DRIVEMAIL_MAX_SENDS_PER_USER") == "" {
 		cfg.MaxSendsPerUser = max(1, min(cfg.MaxSendsPerUser, cfg.MaxConcurrentSends))
 	}
+	// The memory left to its default follows a count of sends given, as
+	// that count bounded memory before there was a budget: room for that
+	// many of the largest sends, so a setting of old keeps its meaning.
+	cfg.SendMemory = int64(memory)
+	if !given["send-memory"] && getenv("DRIVEMAIL_SEND_MEMORY") == "" &&
+		(given["max-concurrent-sends"] || getenv("DRIVEMAIL_MAX_CONCURRENT_SENDS") != "") {
+		cfg.SendMemory = compose.SendMemoryFor(cfg.MaxConcurrentSends)
+	}
 	if !given["max-uploads-per-user"] && getenv("DRIVEMAIL_MAX_UPLOADS_PER_USER") == "" {
 		cfg.MaxUploadsPerUser = max(1, min(cfg.MaxUploadsPerUser, cfg.MaxConcurrentUploads))
 	}
 	// In server.Config a zero takes compose's or upload's default; given here, it is a mistake.
 	if cfg.MaxSendsPerUser < 1 {
 		return cfg, fmt.Errorf("%w: --max-sends-per-user is %d: use 1 or more", errUsage, cfg.MaxSendsPerUser)
+	}
+	if cfg.SendMemory < 1 {
+		return cfg, fmt.Errorf("%w: --send-memory is %s: %s", errUsage, formatSize(cfg.SendMemory), server.SendMemoryFloor())
 	}
 	if cfg.SendQueueTimeout <= 0 {
 		return cfg, fmt.Errorf("%w: --send-queue-timeout is %v: use 1s or more", errUsage, cfg.SendQueueTimeout)

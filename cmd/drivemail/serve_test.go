@@ -276,10 +276,13 @@ func TestServeRefusesWhatCannotWork(t *testing.T) {
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--log-level", "loud"}, "--log-level"},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--trusted-proxies", "10.0.0.0/33"}, `--trusted-proxies: "10.0.0.0/33" is not an IP address or CIDR range`},
 		// A per-user cap given above the total, given or at its default
-		// (8); one left to its default follows a lower total instead
+		// (64); one left to its default follows a lower total instead
 		// (TestServeSlotDefaultsFollowTheTotal).
 		{[]string{"--demo", "--max-concurrent-sends", "2", "--max-sends-per-user", "3"}, "--max-sends-per-user is 3, above --max-concurrent-sends (2): use 2 or less"},
-		{[]string{"--demo", "--max-sends-per-user", "9"}, "--max-sends-per-user is 9, above --max-concurrent-sends (8)"},
+		{[]string{"--demo", "--max-sends-per-user", "65"}, "--max-sends-per-user is 65, above --max-concurrent-sends (64)"},
+		// One byte below what the largest send holds (TestServeSendMemory
+		// starts at the edge).
+		{[]string{"--demo", "--send-memory", "17924095"}, "--send-memory is 17924095 bytes: use at least 17924096 bytes (17.1 MiB; 18MiB will do)"},
 		{[]string{"--demo", "--max-uploads-per-user", "17"}, "--max-uploads-per-user is 17, above --max-concurrent-uploads (16)"},
 	}
 	for _, c := range cases {
