@@ -87,6 +87,7 @@ const maxFormBodyBytes = 32 << 10
 // Server is drivemail's HTTP surface.
 type Server struct {
 	http.Handler
+	mcp *mcpEndpoint // for the tests to look into
 }
 
 // NewServer builds the HTTP handler for every route.
@@ -113,17 +114,7 @@ func NewServer(d Deps) *Server {
 	d.Tools.Logger = d.Logger
 	d.Tools.RequestID = RequestID
 	d.Tools.FileTransfer = d.FileTransfer != nil
-	endpoint := &mcpEndpoint{
-		lib:         newMCPHandler(d),
-		ids:         newSessionIDs(d.SessionSecrets),
-		calls:       newInflight(),
-		maxBody:     d.MaxMCPBodyBytes,
-		bodyTimeout: d.MCPBodyTimeout,
-		logger:      d.Logger,
-	}
-	if d.FileTransfer != nil {
-		endpoint.files = &fileTransfer{transfers: d.FileTransfer, inputFiles: tools.InputFiles(), logger: d.Logger}
-	}
+	endpoint := newMCPEndpoint(d)
 	mux := http.NewServeMux()
 	addRoutes(mux, d, endpoint)
 	h := d.Metrics.InstrumentHTTP(mux) // innermost: it reads the pattern the mux matched
@@ -131,5 +122,5 @@ func NewServer(d Deps) *Server {
 	h = securityHeaders(h)
 	h = recoverPanics(d.Logger)(h)
 	h = logRequests(d.Logger, d.ClientIP)(h)
-	return &Server{Handler: h}
+	return &Server{Handler: h, mcp: endpoint}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -14,18 +13,30 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/drivemail/drivemail/internal/identity"
+	"github.com/drivemail/drivemail/tools"
 )
 
 // mcpEndpoint is /mcp in front of the MCP library, behind the Origin
-// guard, CORS and the bearer check. The library runs stateless and never
-// sees a session id; this layer decides what the id means, reads the body
-// (bounded in size and time), mends the protocol-version header mismatches
-// real clients send, keeps cancellations to their own user, and answers
-// every method but POST with 405 (there is no listening stream).
+// guard, CORS and the bearer check. Everything the protocol says is the
+// library's, reached through its Handle with the body as read here; this
+// layer keeps only what the library cannot do:
+//   - session ids: the library either keeps no session at all or holds
+//     every id it mints until DELETE or an idle sweep, and knows nothing
+//     of users; drivemail's ids cost nothing to hold and are bound to
+//     their user (sessions.go);
+//   - the body bounded in size and time, where the library reads any body
+//     whole;
+//   - the protocol-version header mismatches real clients send, which the
+//     library refuses before any hook of its own runs;
+//   - cancellations kept to their user: the library keys them by session
+//     id, which it does not have here (inflight.go);
+//   - the file-transfer draft (filetransfer.go);
+//   - 405 for every method but POST: there is no listening stream.
 type mcpEndpoint struct {
-	lib         http.Handler
+	lib         *mcpserver.StreamableHTTPServer
 	ids         *sessionIDs
 	calls       *inflight
 	maxBody     int64
@@ -33,6 +44,21 @@ type mcpEndpoint struct {
 	logger      *slog.Logger
 	// files answers the file-transfer draft's methods (nil: off).
 	files *fileTransfer
+}
+
+func newMCPEndpoint(d Deps) *mcpEndpoint {
+	e := &mcpEndpoint{
+		lib:         newMCPHandler(d),
+		ids:         newSessionIDs(d.SessionSecrets),
+		calls:       newInflight(),
+		maxBody:     d.MaxMCPBodyBytes,
+		bodyTimeout: d.MCPBodyTimeout,
+		logger:      d.Logger,
+	}
+	if d.FileTransfer != nil {
+		e.files = &fileTransfer{transfers: d.FileTransfer, inputFiles: tools.InputFiles(), logger: d.Logger}
+	}
+	return e
 }
 
 const methodCancelled = "notifications/cancelled"
@@ -54,6 +80,10 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Send the request without it: drivemail needs no session id.", maxSessionIDLen))
 		return
 	}
+	if r.ContentLength > e.maxBody {
+		tooLarge(w, e.maxBody)
+		return
+	}
 	body, ok := e.readBody(w, r)
 	if !ok {
 		return
@@ -68,57 +98,45 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Start a new session: send initialize without Mcp-Session-Id (or send requests without it).")
 		return
 	}
-	e.forward(w, r, u.ID, sid, msg, body)
+	switch {
+	case msg.Method == methodCancelled:
+		// The library would key it by a session id it does not have.
+		e.calls.cancel(callKey(u.ID, sid, msg.Params.RequestID))
+		w.WriteHeader(http.StatusAccepted)
+	case e.files != nil && e.files.serve(r.Context(), w, msg, body):
+	default:
+		e.forward(w, r, u.ID, sid, msg, body)
+	}
 }
 
 // forward hands an admitted message to the MCP library, as the library
 // should see it: no session id, a mended version header, a context this
-// layer can cancel. A cancellation is acted on here instead.
+// layer can cancel.
 func (e *mcpEndpoint) forward(w http.ResponseWriter, r *http.Request, userID, sid string, msg message, body []byte) {
-	if msg.Method == methodCancelled {
-		e.calls.cancel(callKey(userID, sid, msg.Params.RequestID))
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
 	header := r.Header.Clone()
 	header.Del("Mcp-Session-Id")
 	tolerateProtocolHeader(header, msg)
+	modern := msg.modern(header)
 	ctx := r.Context()
 	if msg.isRequest() {
 		var done func()
 		ctx, done = e.calls.track(ctx, callKey(userID, sid, msg.ID))
 		defer done()
 	}
-	if msg.Method == string(mcp.MethodInitialize) && !msg.modern(header) {
+	out := &libWriter{w: w, stream: acceptsEventStream(r.Header.Values("Accept"))}
+	if msg.Method == string(mcp.MethodInitialize) && !modern {
 		w.Header().Set("Mcp-Session-Id", e.ids.mint(userID))
 	}
-	inner := r.WithContext(ctx)
-	inner.Header = header
-	inner.Body = io.NopCloser(bytes.NewReader(body))
-	inner.ContentLength = int64(len(body))
 	if e.files != nil {
-		if e.files.serve(w, inner, msg, body) {
-			return
-		}
-		if patch := e.files.amend(msg, body); patch != nil {
-			a := &amending{w: w}
-			defer a.finish(patch)
-			w = a
-		}
+		out.amend = e.files.amend(msg, declaresFiles(body))
 	}
-	if !acceptsEventStream(r.Header.Values("Accept")) {
-		w = jsonOnly{w}
-	}
-	e.lib.ServeHTTP(w, inner)
+	e.lib.Handle(out, &mcpserver.HTTPRequest{Method: http.MethodPost, URL: r.URL, Header: header, Body: body, Context: ctx})
+	out.finish()
 }
 
 // readBody reads an MCP request body whole (the library needs it so), at
 // most maxBody bytes within bodyTimeout. Its refusals close the connection.
 func (e *mcpEndpoint) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	if r.ContentLength > e.maxBody {
-		tooLarge(w, e.maxBody)
-		return nil, false
-	}
 	// Not every connection supports deadlines (test recorders); then the
 	// server's own timeouts apply.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(e.bodyTimeout))
@@ -178,6 +196,22 @@ func parseMessage(body []byte) message {
 
 func (m message) isRequest() bool {
 	return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
+}
+
+// declaresFiles reports whether an initialize request declares the
+// file-transfer draft's capability.
+func declaresFiles(body []byte) bool {
+	var req struct {
+		Params struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+		} `json:"params"`
+	}
+	return json.Unmarshal(body, &req) == nil && isObject(req.Params.Capabilities["files"])
+}
+
+func isObject(v json.RawMessage) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) > 0 && v[0] == '{'
 }
 
 // metaVersion is the protocol version a 2026-07-28 request states in _meta.
@@ -244,12 +278,6 @@ func acceptsEventStream(accept []string) bool {
 	}
 	return false
 }
-
-// jsonOnly hides Flush from the MCP library, which then cannot upgrade the
-// response to an event stream and answers with one JSON body.
-type jsonOnly struct{ http.ResponseWriter }
-
-func (w jsonOnly) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // jsonRPCError answers with a JSON-RPC error that has no id (the request
 // was not read, or not understood).
