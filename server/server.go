@@ -73,6 +73,10 @@ type Deps struct {
 	// --file-transfer); nil leaves them unknown, as the draft says a
 	// server without it answers (-32601).
 	FileTransfer Transfers
+	// MaxMCPRequestsPerUser caps one user's /mcp requests in flight on
+	// this replica (default DefaultMaxMCPRequestsPerUser); the bytes their
+	// bodies hold are capped at twice MaxMCPBodyBytes.
+	MaxMCPRequestsPerUser int
 }
 
 // DefaultMaxMCPBodyBytes caps an MCP request: tool arguments carry ids, not
@@ -114,6 +118,9 @@ func NewServer(d Deps) *Server {
 	d.Tools.Logger = d.Logger
 	d.Tools.RequestID = RequestID
 	d.Tools.FileTransfer = d.FileTransfer != nil
+	if d.MaxMCPRequestsPerUser <= 0 {
+		d.MaxMCPRequestsPerUser = DefaultMaxMCPRequestsPerUser
+	}
 	endpoint := newMCPEndpoint(d)
 	mux := http.NewServeMux()
 	addRoutes(mux, d, endpoint)

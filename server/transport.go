@@ -27,8 +27,9 @@ import (
 //     every id it mints until DELETE or an idle sweep, and knows nothing
 //     of users; drivemail's ids cost nothing to hold and are bound to
 //     their user (sessions.go);
-//   - the body bounded in size and time, where the library reads any body
-//     whole;
+//   - limits before the body: one user's requests in flight and the bytes
+//     they hold (userload.go), the body bounded in size and time, where
+//     the library reads any body whole;
 //   - the protocol-version header mismatches real clients send, which the
 //     library refuses before any hook of its own runs;
 //   - cancellations kept to their user: the library keys them by session
@@ -39,6 +40,7 @@ type mcpEndpoint struct {
 	lib         *mcpserver.StreamableHTTPServer
 	ids         *sessionIDs
 	calls       *inflight
+	load        *userLoad
 	maxBody     int64
 	bodyTimeout time.Duration
 	logger      *slog.Logger
@@ -51,6 +53,7 @@ func newMCPEndpoint(d Deps) *mcpEndpoint {
 		lib:         newMCPHandler(d),
 		ids:         newSessionIDs(d.SessionSecrets),
 		calls:       newInflight(),
+		load:        newUserLoad(d.MaxMCPRequestsPerUser, 2*d.MaxMCPBodyBytes),
 		maxBody:     d.MaxMCPBodyBytes,
 		bodyTimeout: d.MCPBodyTimeout,
 		logger:      d.Logger,
@@ -84,6 +87,12 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tooLarge(w, e.maxBody)
 		return
 	}
+	release, refused := e.load.admit(u.ID, e.heldBytes(r))
+	if refused != withinLimits {
+		e.load.refuse(w, refused)
+		return
+	}
+	defer release()
 	body, ok := e.readBody(w, r)
 	if !ok {
 		return
@@ -107,6 +116,15 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		e.forward(w, r, u.ID, sid, msg, body)
 	}
+}
+
+// heldBytes is what a request's body will hold at most: its announced
+// length, or the largest body when it announces none.
+func (e *mcpEndpoint) heldBytes(r *http.Request) int64 {
+	if r.ContentLength >= 0 {
+		return r.ContentLength
+	}
+	return e.maxBody
 }
 
 // forward hands an admitted message to the MCP library, as the library
