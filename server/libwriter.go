@@ -9,8 +9,10 @@ import (
 
 // libWriter is what the MCP library writes one request's answer through
 // (its HTTPResponseWriter). It decides whether the answer may be an
-// event stream, and holds an answer back when the file-transfer draft
-// must amend it.
+// event stream, holds an answer back when the file-transfer draft must
+// amend it, and tells the transport of each request the library sends
+// the client on the stream before it goes out, so its answer finds the
+// call (answerRoutes).
 type libWriter struct {
 	w http.ResponseWriter
 	// stream: the client accepts an event stream. Without it the library
@@ -22,6 +24,9 @@ type libWriter struct {
 	amend  func(result map[string]json.RawMessage)
 	status int
 	held   bytes.Buffer
+	// sent, when set, is told the JSON-RPC id of every request the library
+	// sends on the stream.
+	sent func(id json.RawMessage)
 }
 
 func (l *libWriter) Header() http.Header { return l.w.Header() }
@@ -41,6 +46,11 @@ func (l *libWriter) Write(b []byte) (int, error) {
 		l.WriteHeader(http.StatusOK)
 		return l.held.Write(b)
 	}
+	if l.sent != nil {
+		if id, ok := streamedRequestID(b); ok {
+			l.sent(id)
+		}
+	}
 	return l.w.Write(b)
 }
 
@@ -51,6 +61,27 @@ func (l *libWriter) Flush() {
 }
 
 func (l *libWriter) CanStream() bool { return l.stream && l.amend == nil }
+
+// sseRequestPrefix starts every event the library writes on a stream,
+// one Write each.
+const sseRequestPrefix = "event: message\ndata: "
+
+// streamedRequestID reads the id of a JSON-RPC request written as one
+// event; notifications and the final response have none to report.
+func streamedRequestID(event []byte) (json.RawMessage, bool) {
+	data, ok := bytes.CutPrefix(event, []byte(sseRequestPrefix))
+	if !ok {
+		return nil, false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(data), &m) != nil || m.Method == "" || len(m.ID) == 0 {
+		return nil, false
+	}
+	return m.ID, true
+}
 
 // finish sends a held answer, its successful JSON-RPC result amended;
 // anything else goes out as the library wrote it.

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"time"
 
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
 	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/internal/metrics"
 	"github.com/drivemail/drivemail/tools"
@@ -77,6 +79,16 @@ type Deps struct {
 	// this replica (default DefaultMaxMCPRequestsPerUser); the bytes their
 	// bodies hold are capped at twice MaxMCPBodyBytes.
 	MaxMCPRequestsPerUser int
+	// UseOnce records a single-use key until it expires and fails for one
+	// already used (the store's): it holds a 2026-07-28 client's answer to
+	// one use across replicas. nil: not enforced (tests).
+	UseOnce func(ctx context.Context, key string, expires time.Time) error
+	// Resources are served by resources/list and resources/read (an MCP
+	// App's ui:// views); none: no resources capability is declared.
+	Resources []mcpserver.ServerResource
+
+	// testTools are registered beside the product's tools (tests only).
+	testTools []mcpserver.ServerTool
 }
 
 // DefaultMaxMCPBodyBytes caps an MCP request: tool arguments carry ids, not

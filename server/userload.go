@@ -52,8 +52,10 @@ const (
 )
 
 // admit takes one request of bytes for userID, or says which limit it
-// would pass. release gives the request back, once.
-func (l *userLoad) admit(userID string, bytes int64) (release func(), refused overLimit) {
+// would pass. extra lets one small request past both (an answer a waiting
+// call needs, which must not be refused by the call it would end).
+// release gives the request back, once.
+func (l *userLoad) admit(userID string, bytes int64, extra bool) (release func(), refused overLimit) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h := l.users[userID]
@@ -61,10 +63,14 @@ func (l *userLoad) admit(userID string, bytes int64) (release func(), refused ov
 		h = &heldByUser{}
 		l.users[userID] = h
 	}
+	maxRequests, maxBytes := l.maxRequests, l.maxBytes
+	if extra {
+		maxRequests, maxBytes = maxRequests+1, maxBytes+maxAnswerBytes
+	}
 	switch {
-	case h.requests >= l.maxRequests:
+	case h.requests >= maxRequests:
 		refused = tooManyRequests
-	case h.bytes+bytes > l.maxBytes:
+	case h.bytes+bytes > maxBytes:
 		refused = tooManyBytes
 	}
 	if refused != withinLimits {
