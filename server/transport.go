@@ -217,6 +217,7 @@ func (e *mcpEndpoint) deliverAnswer(w http.ResponseWriter, r *http.Request, user
 		}
 		// The call ended between the lookup and the handing over.
 	}
+	e.logger.InfoContext(r.Context(), "mcp: an answer found no call waiting for it", "user", userID, "session", sess.id != "")
 	// The error carries the answer's id: a client that reads it (the
 	// go-sdk) keeps its session, where a plain 400 ends it.
 	w.Header().Set("Content-Type", "application/json")
