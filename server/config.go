@@ -76,6 +76,10 @@ type Config struct {
 	// an upload is refused at once (uploads do not queue). 0: the default.
 	MaxConcurrentUploads int
 	MaxUploadsPerUser    int
+	// MaxMCPRequestsPerUser caps one user's /mcp requests in flight on
+	// this replica; past it a request is refused at once with 429. 0: the
+	// default.
+	MaxMCPRequestsPerUser int
 }
 
 // clientFiles is the Fetcher for files a chat client hands over; logger
@@ -171,6 +175,8 @@ func (c Config) check() error {
 	case c.uploadsPerUser() > c.concurrentUploads():
 		return fmt.Errorf("--max-uploads-per-user is %d, above --max-concurrent-uploads (%d): use %d or less, or raise --max-concurrent-uploads",
 			c.uploadsPerUser(), c.concurrentUploads(), c.concurrentUploads())
+	case c.MaxMCPRequestsPerUser < 0:
+		return fmt.Errorf("--max-mcp-requests-per-user is %d: use 1 or more", c.MaxMCPRequestsPerUser)
 	case c.ShutdownGrace < 0:
 		return fmt.Errorf("--shutdown-grace is %v: use 0 or more", c.ShutdownGrace)
 	case c.DriveIdleTimeout < 0 || c.DriveIdleTimeout > 0 && c.DriveIdleTimeout < time.Second:

@@ -18,10 +18,10 @@ var layers = map[string][]string{
 	"cmd/drivemail": {"server", "clientfile", "compose", "oauth", "emulator"},
 	"server": {"tools", "account", "clientfile", "compose", "upload", "drive", "gmail", "oauth", "oauth/googleauth", "oauth/keyring",
 		"store", "store/backend", "emulator", "emulator/demoseed",
-		"internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial"},
+		"internal/ask", "internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial"},
 	// The tools, compose and upload are handed the caller as their
 	// account: none of them may read the identity in a context.
-	"tools":   {"account", "compose", "upload", "drive", "gmail", "exportfmt", "handle", "internal/ignorable", "internal/redact", "internal/refusal"},
+	"tools":   {"account", "compose", "upload", "drive", "gmail", "exportfmt", "handle", "internal/ask", "internal/ignorable", "internal/redact", "internal/refusal"},
 	"upload":  {"account", "clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/refusal"},
 	"compose": {"account", "drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/redact", "internal/refusal"},
 	// account is the one door to a user's Google account: who they are
@@ -51,6 +51,7 @@ var layers = map[string][]string{
 	"store/storetest":         {"store", "store/sqlite", "store/postgres"},
 
 	// The leaves: imported by many, importing nothing of the module.
+	"internal/ask":       {},
 	"internal/google":    {},
 	"internal/identity":  {},
 	"internal/ignorable": {},

@@ -163,6 +163,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		ClientIP:       client,
 		SessionSecrets: cfg.Secrets,
 		FileTransfer:   transfers,
+		// check has refused a negative value; zero is the default.
+		MaxMCPRequestsPerUser: cfg.MaxMCPRequestsPerUser,
+		UseOnce:               st.UseOnce,
 	})
 	_, stopMetrics, err := serveMetrics(cfg.MetricsAddr, meter, logger)
 	if err != nil {

@@ -150,6 +150,25 @@ func TestServeUploadSlots(t *testing.T) {
 	}
 }
 
+// One user's MCP requests in flight: 16 unless told, from the
+// environment or a flag, the flag winning.
+func TestServeMCPRequestsPerUser(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want int
+	}{
+		{nil, nil, 16},
+		{nil, map[string]string{"DRIVEMAIL_MAX_MCP_REQUESTS_PER_USER": "40"}, 40},
+		{[]string{"--max-mcp-requests-per-user", "1"}, map[string]string{"DRIVEMAIL_MAX_MCP_REQUESTS_PER_USER": "40"}, 1},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.MaxMCPRequestsPerUser != c.want {
+			t.Errorf("%v %v: %d (%v), want %d", c.args, c.env, cfg.MaxMCPRequestsPerUser, err, c.want)
+		}
+	}
+}
+
 // TestServeSlotDefaultsFollowTheTotal: a per-user cap left to its
 // default is at most the total, so lowering the total alone starts; one
 // given (flag or environment) is kept, for server.Config to judge.
@@ -284,6 +303,7 @@ func TestServeConfigRefuses(t *testing.T) {
 		{nil, map[string]string{"DRIVEMAIL_SEND_MEMORY": "128MB"}, `DRIVEMAIL_SEND_MEMORY="128MB" is not a size: give whole bytes, or KiB, MiB or GiB`},
 		{[]string{"--max-concurrent-uploads", "0"}, nil, "--max-concurrent-uploads is 0: use 1 or more"},
 		{nil, map[string]string{"DRIVEMAIL_MAX_UPLOADS_PER_USER": "0"}, "--max-uploads-per-user is 0: use 1 or more"},
+		{[]string{"--max-mcp-requests-per-user", "0"}, nil, "--max-mcp-requests-per-user is 0: use 1 or more"},
 		{nil, map[string]string{"DRIVEMAIL_MAX_CONCURRENT_UPLOADS": "many"}, `DRIVEMAIL_MAX_CONCURRENT_UPLOADS="many" is not a whole number`},
 		{[]string{"--secret", "not base64!"}, nil, "--secret key 1 is not base64"},
 		{[]string{"--secret", base64.StdEncoding.EncodeToString(make([]byte, 31))}, nil, "has 31 bytes; it needs at least 32"},

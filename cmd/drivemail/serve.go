@@ -68,6 +68,11 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 		return cfg, err
 	}
 	fs.IntVar(&cfg.MaxUploadsPerUser, "max-uploads-per-user", int(uploadsPerUser), "one user's uploads streamed at once, so one user cannot take every upload slot; past it the user's upload is refused at once with 429 and nothing is stored; at most --max-concurrent-uploads, and left unset it follows a lower one [DRIVEMAIL_MAX_UPLOADS_PER_USER]")
+	mcpPerUser, err := envInt64(getenv, "DRIVEMAIL_MAX_MCP_REQUESTS_PER_USER", server.DefaultMaxMCPRequestsPerUser)
+	if err != nil {
+		return cfg, err
+	}
+	fs.IntVar(&cfg.MaxMCPRequestsPerUser, "max-mcp-requests-per-user", int(mcpPerUser), "one user's MCP requests in flight at once, so one signed-in user cannot hold the server's memory with slow requests; past it, or past 8 MiB of their request bodies, a request is refused at once with 429 and Retry-After [DRIVEMAIL_MAX_MCP_REQUESTS_PER_USER]")
 	sendMemory, err := envSize(getenv, "DRIVEMAIL_SEND_MEMORY", compose.DefaultSendMemory)
 	if err != nil {
 		return cfg, err
@@ -156,6 +161,9 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	}
 	if cfg.MaxUploadsPerUser < 1 {
 		return cfg, fmt.Errorf("%w: --max-uploads-per-user is %d: use 1 or more", errUsage, cfg.MaxUploadsPerUser)
+	}
+	if cfg.MaxMCPRequestsPerUser < 1 {
+		return cfg, fmt.Errorf("%w: --max-mcp-requests-per-user is %d: use 1 or more", errUsage, cfg.MaxMCPRequestsPerUser)
 	}
 	keys, err := parseSecrets(*secret)
 	if err != nil {
