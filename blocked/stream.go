@@ -10,6 +10,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/drivemail/drivemail/internal/stream"
 )
 
 // Inspector checks a gzip, tar or tar.gz archive while it streams past:
@@ -149,7 +151,7 @@ func (in *Inspector) parse(r io.Reader) error {
 			}
 		}
 		if in.format == TarGzip || isTarName(inner) || (inner == "" && isTarName(strings.TrimSuffix(strings.ToLower(baseName(in.name)), ".gz"))) {
-			return in.tar(&inflateLimit{r: zr, left: in.lim.MaxInflated}, inner)
+			return in.tar(stream.Limit(zr, in.lim.MaxInflated, errInflated), inner)
 		}
 		return nil
 	case Zip:
@@ -165,23 +167,6 @@ func isTarName(name string) bool {
 
 // errInflated stops a gzip stream that inflates past Limits.MaxInflated.
 var errInflated = errors.New("inflated size over the limit")
-
-type inflateLimit struct {
-	r    io.Reader
-	left int64
-}
-
-func (l *inflateLimit) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		return 0, errInflated
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	return n, err
-}
 
 // tar checks every entry header of a tar stream; the content between
 // headers is read and discarded by archive/tar.
