@@ -42,6 +42,9 @@ func Limit(r io.Reader, n int64, err error) *Limited {
 	return &Limited{r: r, limit: n, left: n, err: err}
 }
 
+// Left is how many more bytes the limit lets through.
+func (l *Limited) Left() int64 { return max(l.left, 0) }
+
 // Extend lets n more bytes through, from wherever the stream now is.
 func (l *Limited) Extend(n int64) {
 	l.limit += n

@@ -42,6 +42,9 @@ func TestLimit(t *testing.T) {
 				l := Limit(r.r, tt.limit, errOver)
 				l.Extend(tt.extend)
 				got, err := io.ReadAll(l)
+				if left := tt.limit + tt.extend - int64(len(got)); l.Left() != left {
+					t.Errorf("%s: Left = %d after %d bytes, want %d", r.name, l.Left(), len(got), left)
+				}
 				var le *LimitError
 				switch {
 				case string(got) != tt.want:
