@@ -67,8 +67,8 @@ func driveAttachment(f drivesvc.File) compose.Attachment {
 }
 
 // TestRenamedProgramsRefused: a program under a name Gmail allows is
-// refused by its content, from Drive, as a client's file, inside a zip
-// and inside a tar.gz, with what was found and what to do, before Gmail
+// refused by its content, from Drive, as a client's file, from Gmail,
+// inside a zip and inside a tar.gz, and written into the call, with what was found and what to do, before Gmail
 // has the whole message: nothing is sent. A PDF and a text file that
 // starts with "MZ" go.
 func TestRenamedProgramsRefused(t *testing.T) {
@@ -92,6 +92,11 @@ func TestRenamedProgramsRefused(t *testing.T) {
 			host.Handle("/invoice", clientfiletest.Serve(peProgram(300_000), "application/pdf", "invoice.pdf"))
 			return clientFile(host.URL("", "/invoice"), "invoice.pdf")
 		}, `"invoice.pdf" is a Windows program (an .exe or .dll) by its content`, "Gmail does not carry programs, even renamed or inside an archive, so leave it out of the message."},
+		{"a Gmail attachment", func() compose.Attachment {
+			id := e.deliver(user, "Invoice", nil, inFile{"invoice.pdf", "application/pdf", peProgram(300_000)})
+			return gmailAtt(id, "invoice.pdf")
+		}, `"invoice.pdf" is a Windows program (an .exe or .dll) by its content`,
+			"Gmail will not send it on, whatever its name or archive: leave it out, or put it in Drive with save_to_drive and send a link to it (link: true)."},
 		{"inside a Drive zip", func() compose.Attachment {
 			return driveAttachment(e.Put(user, drivesvc.FileSpec{Name: "papers.zip", Content: zipHolding(t, "invoice.pdf", peProgram(300_000))}))
 		}, `"papers.zip" contains "invoice.pdf", which is a Windows program (an .exe or .dll) by its content`,
