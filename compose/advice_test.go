@@ -18,6 +18,8 @@ func TestBlockedAdviceForEverySource(t *testing.T) {
 		{Reason: blocked.ReasonEncrypted, File: "a.zip"},
 		{Reason: blocked.ReasonTooLarge, File: "a.zip"},
 		{Reason: blocked.ReasonUnreadable, File: "a.zip"},
+		{Reason: blocked.ReasonContent, File: "a.pdf", Detail: "a Windows program (an .exe or .dll)"},
+		{Reason: blocked.ReasonContent, File: "a.zip", Entry: "b.pdf", Detail: "a Windows program (an .exe or .dll)"},
 	}
 	for _, tt := range []struct {
 		source Source

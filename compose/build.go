@@ -100,11 +100,12 @@ func inputRefusal(err error) error {
 }
 
 // checkArchives reads each zip's central directory and each gzip's
-// header (a few Range requests, not a download) and inspects model-written
-// archives in memory, refusing any that holds a file type Gmail blocks.
+// header (a few Range requests, not a download) and inspects content
+// written into the call in memory, refusing any that is or holds a file
+// type Gmail blocks.
 func checkArchives(ctx context.Context, d driveAPI, mp *msgPlan, draft bool) error {
 	for _, it := range mp.items {
-		if !it.plan.isFile() || it.plan.archive == blocked.NotArchive {
+		if !it.plan.isFile() || it.plan.archive == blocked.NotArchive && it.plan.action != actData {
 			continue
 		}
 		var err error
@@ -127,11 +128,17 @@ func checkArchives(ctx context.Context, d driveAPI, mp *msgPlan, draft bool) err
 	return nil
 }
 
+// inspectBytes inspects content written into the call: a zip's
+// directory, then its bytes as they would stream.
 func inspectBytes(ctx context.Context, it *item) error {
+	var opts []blocked.InspectOption
 	if it.plan.archive == blocked.Zip {
-		return blocked.CheckZip(ctx, bytes.NewReader(it.data), int64(len(it.data)), it.plan.name, blocked.Limits{})
+		if err := blocked.CheckZip(ctx, bytes.NewReader(it.data), int64(len(it.data)), it.plan.name, blocked.Limits{}); err != nil {
+			return err
+		}
+		opts = append(opts, blocked.DirectoryChecked())
 	}
-	in := blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{})
+	in := blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}, opts...)
 	_, werr := in.Write(it.data)
 	cerr := in.Close()
 	if werr != nil {
