@@ -26,8 +26,8 @@ func TestParseSendAccepts(t *testing.T) {
 	}{
 		{
 			name: "one address as a string, one attachment as a string",
-			args: `{"to":"ana@example.com","subject":"Q3","body_text":"Hi","attachments":"` + id33 + `"}`,
-			want: compose.Request{To: []string{"ana@example.com"}, Subject: "Q3", BodyText: "Hi",
+			args: `{"to":"ana@example.com","cc":"cy@example.com","subject":"Q3","body_text":"Hi","attachments":"` + id33 + `"}`,
+			want: compose.Request{To: []string{"ana@example.com"}, Cc: []string{"cy@example.com"}, Subject: "Q3", BodyText: "Hi",
 				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(id33)}}}},
 		},
 		{
