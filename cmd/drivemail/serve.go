@@ -29,7 +29,7 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	var cfg server.Config
 	fs.StringVar(&cfg.Addr, "addr", envString(getenv, "DRIVEMAIL_ADDR", "127.0.0.1:8080"), "listen address [DRIVEMAIL_ADDR]")
 	fs.StringVar(&cfg.BaseURL, "base-url", envString(getenv, "DRIVEMAIL_BASE_URL", ""), "public origin; the protected resource is BASE/mcp (default http://ADDR) [DRIVEMAIL_BASE_URL]")
-	fs.StringVar(&cfg.Store, "store", envString(getenv, "DRIVEMAIL_STORE", "sqlite:drivemail.db"), "sqlite:PATH or postgres://… (replicas share a PostgreSQL store) [DRIVEMAIL_STORE]")
+	fs.StringVar(&cfg.Store, "store", envString(getenv, "DRIVEMAIL_STORE", "sqlite:drivemail.db"), "sqlite:PATH or postgres://… (replicas share a PostgreSQL store); --demo without it keeps a store of its own in a temporary folder, removed when it stops [DRIVEMAIL_STORE]")
 	secret := fs.String("secret", envString(getenv, "DRIVEMAIL_SECRET", ""), "base64 key of at least 32 bytes; encrypts Google tokens at rest and signs upload tickets. To rotate, give NEW,OLD: the first encrypts, all decrypt (required unless --demo) [DRIVEMAIL_SECRET]")
 	fs.StringVar(&cfg.GoogleClientID, "google-client-id", envString(getenv, "GOOGLE_CLIENT_ID", ""), "Google OAuth web client id [GOOGLE_CLIENT_ID]")
 	fs.StringVar(&cfg.GoogleClientSecret, "google-client-secret", envString(getenv, "GOOGLE_CLIENT_SECRET", ""), "Google OAuth web client secret [GOOGLE_CLIENT_SECRET]")
@@ -116,7 +116,7 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	}
 	fs.BoolVar(&cfg.FileTransfer, "file-transfer", fileTransfer, "answer the MCP file-transfer draft (SEP-2631, tracking a draft that may change): files/prepareUpload and files/authorizeUpload, and file_uris in send_email and create_draft [DRIVEMAIL_FILE_TRANSFER]")
 	fs.StringVar(&cfg.ClientFileHosts, "client-file-hosts", envString(getenv, "DRIVEMAIL_CLIENT_FILE_HOSTS", strings.Join(clientfile.DefaultHosts, ",")), "hosts whose download URLs send_email fetches for files a chat client hands over (ChatGPT's file parameters): comma-separated names, *.domain for any name below it; https and public addresses only, always [DRIVEMAIL_CLIENT_FILE_HOSTS]")
-	fs.StringVar(&cfg.LogLevel, "log-level", envString(getenv, "DRIVEMAIL_LOG_LEVEL", "info"), "debug, info, warn or error [DRIVEMAIL_LOG_LEVEL]")
+	fs.StringVar(&cfg.LogLevel, "log-level", envString(getenv, "DRIVEMAIL_LOG_LEVEL", "info"), "debug, info, warn or error; --demo without it logs warn and above, so its guide stays on the screen [DRIVEMAIL_LOG_LEVEL]")
 	metricsAddr := fs.String("metrics-addr", envString(getenv, "DRIVEMAIL_METRICS_ADDR", defaultMetricsAddr), "where GET /metrics is served, on a listener of its own (never the public one): keep it on loopback or a private network, as it needs no token; off serves none, and --demo serves none unless this is given [DRIVEMAIL_METRICS_ADDR]")
 	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", envString(getenv, "DRIVEMAIL_TRUSTED_PROXIES", ""), "your reverse proxies' addresses, comma-separated CIDRs or IPs (10.0.0.0/8,192.168.1.10): from them, the client is the last X-Forwarded-For address not in the list, for per-address rate limits and logs [DRIVEMAIL_TRUSTED_PROXIES]")
 	if err := parseFlags(fs, args); err != nil {
@@ -141,6 +141,15 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 	if !given["max-uploads-per-user"] && getenv("DRIVEMAIL_MAX_UPLOADS_PER_USER") == "" {
 		cfg.MaxUploadsPerUser = max(1, min(cfg.MaxUploadsPerUser, cfg.MaxConcurrentUploads))
 	}
+	// A demo not told otherwise leaves nothing behind in the folder it
+	// ran from (server.Run gives it a store of its own, "" here), and
+	// logs quietly: a line per request would scroll its guide away.
+	if cfg.Demo && !given["store"] && getenv("DRIVEMAIL_STORE") == "" {
+		cfg.Store = ""
+	}
+	if cfg.Demo && !given["log-level"] && getenv("DRIVEMAIL_LOG_LEVEL") == "" {
+		cfg.LogLevel = "warn"
+	}
 	// In server.Config a zero takes compose's or upload's default; given here, it is a mistake.
 	if cfg.MaxSendsPerUser < 1 {
 		return cfg, fmt.Errorf("%w: --max-sends-per-user is %d: use 1 or more", errUsage, cfg.MaxSendsPerUser)
@@ -162,7 +171,7 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (s
 		return cfg, err
 	}
 	cfg.Secrets = keys
-	cfg.MetricsAddr = metricsAddress(*metricsAddr, cfg.Demo && !isSet(fs, "metrics-addr") && getenv("DRIVEMAIL_METRICS_ADDR") == "")
+	cfg.MetricsAddr = metricsAddress(*metricsAddr, cfg.Demo && !given["metrics-addr"] && getenv("DRIVEMAIL_METRICS_ADDR") == "")
 	cfg.Version = version
 	return cfg, nil
 }
@@ -179,13 +188,6 @@ func metricsAddress(v string, demoDefault bool) string {
 		return ""
 	}
 	return v
-}
-
-// isSet reports whether the flag name was given on the command line.
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
 
 // parseSecrets decodes a comma-separated list of base64 keys of at least 32 bytes.
