@@ -19,9 +19,13 @@ demo:
 	@$(MAKE) --no-print-directory -s build
 	@bin/drivemail serve --demo
 
-## test: lint, then every Go test (PostgreSQL tests skip with a message where none runs)
+## test: lint, then every Go test, then one line that says whether the PostgreSQL store tests
+## ran, against what, or why they skipped: go test shows a passing package's skip message
+## only with -v, so store/postgres writes that line to $DRIVEMAIL_TEST_REPORT.
 test: lint
-	$(GO) test -count=1 -timeout 15m $(PKGS)
+	@echo "$(GO) test -count=1 -timeout 15m $(PKGS)"
+	@report=$$(mktemp) && trap 'rm -f "$$report"' EXIT && \
+	DRIVEMAIL_TEST_REPORT="$$report" $(GO) test -count=1 -timeout 15m $(PKGS); rc=$$?; cat "$$report"; exit $$rc
 
 ## e2e: the slower end-to-end suites (MCP Inspector, conformance, browser)
 e2e: build
