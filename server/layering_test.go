@@ -51,6 +51,7 @@ var layers = map[string][]string{
 	"store/storetest":         {"store", "store/sqlite", "store/postgres"},
 
 	// The leaves: imported by many, importing nothing of the module.
+	"internal/doctest":   {},
 	"internal/google":    {},
 	"internal/identity":  {},
 	"internal/ignorable": {},
