@@ -1,4 +1,4 @@
-// Command slowload is issue 11's load script for slow, unauthenticated
+// Command slowload is the load script for slow, unauthenticated
 // request bodies. It runs `drivemail serve --demo` as a separate process on
 // loopback and, in two phases of the same run:
 //
@@ -29,7 +29,7 @@ import (
 	"time"
 )
 
-// Targets from issue 11 §1.
+// The targets docs/security.md states for slow clients.
 const (
 	maxGrowth = 32 << 20
 	// closeDeadline: the server's body deadline for OAuth forms
