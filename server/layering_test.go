@@ -18,7 +18,8 @@ var layers = map[string][]string{
 	"cmd/drivemail": {"server", "clientfile", "compose", "oauth", "emulator"},
 	"server": {"tools", "account", "clientfile", "compose", "upload", "drive", "gmail", "oauth", "oauth/googleauth", "oauth/keyring",
 		"store", "store/backend", "emulator", "emulator/demoseed",
-		"internal/ask", "internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial"},
+		"internal/ask", "internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial",
+		"prepared", "views"},
 	// The tools, compose and upload are handed the caller as their
 	// account: none of them may read the identity in a context.
 	"tools":   {"account", "compose", "upload", "drive", "gmail", "exportfmt", "handle", "internal/ask", "internal/ignorable", "internal/redact", "internal/refusal"},
@@ -29,6 +30,10 @@ var layers = map[string][]string{
 	"account":             {"drive", "gmail", "internal/google", "internal/identity"},
 	"account/accounttest": {"account", "emulator/emutest", "internal/identity"},
 	"handle":              {"drive"},
+	// views are the MCP App documents and what says a host renders them;
+	// prepared keeps a message the compose view shows until its user's word.
+	"views":    {},
+	"prepared": {"oauth/keyring"},
 	// clientfile fetches files a chat client hands over by signed URL.
 	"clientfile":                {"internal/refusal", "internal/safedial", "internal/stream"},
 	"clientfile/clientfiletest": {"clientfile", "internal/safedial"},
