@@ -52,6 +52,11 @@ var (
 	// ErrFilePermission: the user's role on the file does not allow the
 	// call (insufficientFilePermissions).
 	ErrFilePermission = fmt.Errorf("insufficient permission on the file: %w", ErrForbidden)
+	// ErrSharingRefused: Drive would not add the permission asked for
+	// (400 invalidSharingRequest): an address with no Google account
+	// while no invitation is sent, or sharing the file's or the
+	// organization's settings forbid.
+	ErrSharingRefused = errors.New("Drive refused the sharing change")
 	// ErrRateLimited: a 429 or a rate-limit 403; transient.
 	ErrRateLimited = errors.New("rate limited by Drive")
 	// ErrUnavailable: a 5xx; transient.
@@ -182,6 +187,8 @@ func classify(code int, reason string) error {
 	switch {
 	case code == 404:
 		return ErrNotFound
+	case code == 400 && reason == "invalidSharingRequest":
+		return ErrSharingRefused
 	case code == 401:
 		return ErrUnauthorized
 	case code == 429:
