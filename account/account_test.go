@@ -173,3 +173,22 @@ func TestScopesSayWhatTheUserAllowed(t *testing.T) {
 		t.Errorf("OpenID: %q %q %v %v %v", a.ID(), a.Email(), a.MayAddFiles(), a.MayDraft(), a.MayReadMail())
 	}
 }
+
+// The send-as addresses are read with users.settings.sendAs.list, whose
+// scopes (the discovery document's) are not the send or drafts scopes.
+func TestMayReadSendAs(t *testing.T) {
+	door := account.NewDoor(nil, account.Options{})
+	for scope, want := range map[string]bool{
+		"https://www.googleapis.com/auth/gmail.send":           false,
+		"https://www.googleapis.com/auth/gmail.compose":        false,
+		"https://www.googleapis.com/auth/gmail.metadata":       false,
+		"https://www.googleapis.com/auth/gmail.readonly":       true,
+		"https://www.googleapis.com/auth/gmail.settings.basic": true,
+		"https://www.googleapis.com/auth/gmail.modify":         true,
+		"https://mail.google.com/":                             true,
+	} {
+		if got := door.Open(identity.User{ID: "u1", GoogleScopes: []string{"openid", scope}}).MayReadSendAs(); got != want {
+			t.Errorf("%s: MayReadSendAs = %v, want %v", scope, got, want)
+		}
+	}
+}
