@@ -122,10 +122,10 @@ func forOperator(k kind) bool {
 	return k == kindGmailDailyQuota || k == kindGmailProjectRateLimit
 }
 
-// The send slots (slots.go): a wait that ran out.
+// Admission (admission.go): a wait for a send's turn that ran out.
 const (
-	kindUserBusy   kind = "user_busy"   // the user's own sends held their MaxSendsPerUser slots
-	kindServerBusy kind = "server_busy" // every slot of this replica stayed taken
+	kindUserBusy   kind = "user_busy"   // the user's own sends filled their MaxSendsPerUser
+	kindServerBusy kind = "server_busy" // this replica's sending budget or cap stayed taken
 )
 
 // inputKind is the kind of a header mimemsg refused, by its field.

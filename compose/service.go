@@ -22,14 +22,19 @@ import (
 // and chunk size, come with the account each Send is given
 // (account.Options).
 type Config struct {
-	// MaxConcurrentSends caps the messages streaming at once; each holds
-	// one upload chunk (ChunkSize) plus small buffers, so this bounds the
-	// memory of sending. Extra sends wait their turn. Default 8.
+	// SendMemory is the memory the messages streaming at once may
+	// reserve, each what it will hold (reservation: its upload buffer,
+	// from its planned size, and its downloads' transport buffers). Extra
+	// sends wait their turn, served by user (admission). Default
+	// DefaultSendMemory; at least one send always fits.
+	SendMemory int64
+	// MaxConcurrentSends caps the messages streaming at once, whatever
+	// they hold. Default 64.
 	MaxConcurrentSends int
 	// MaxSendsPerUser caps one user's messages streaming at once, so that
 	// one user cannot hold every slot while others wait. Default 3.
 	MaxSendsPerUser int
-	// SendQueueTimeout bounds a send's wait for its slots; past it the
+	// SendQueueTimeout bounds a send's wait for its turn; past it the
 	// send is refused with nothing sent. Default 30 s.
 	SendQueueTimeout time.Duration
 	// Logger gets one line per send (never addresses, bodies or tokens).
@@ -67,12 +72,15 @@ type Options struct {
 // Service sends messages. It is safe for concurrent use.
 type Service struct {
 	cfg      Config
-	slots    *slots
+	admit    *admission
 	profiles *profileCache
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
+	if cfg.SendMemory <= 0 {
+		cfg.SendMemory = DefaultSendMemory
+	}
 	if cfg.MaxConcurrentSends <= 0 {
 		cfg.MaxConcurrentSends = DefaultMaxConcurrentSends
 	}
@@ -93,7 +101,7 @@ func New(cfg Config) *Service {
 	}
 	return &Service{
 		cfg:      cfg,
-		slots:    newSlots(cfg.MaxConcurrentSends, cfg.MaxSendsPerUser, cfg.SendQueueTimeout),
+		admit:    newAdmission(cfg.SendMemory, cfg.MaxConcurrentSends, cfg.MaxSendsPerUser, cfg.SendQueueTimeout),
 		profiles: newProfileCache(cfg.ProfileTTL, cfg.Now),
 	}
 }
@@ -139,7 +147,7 @@ func clientsOf(ctx context.Context, acct *account.Account) (clients, error) {
 }
 
 // send does Send's work with the user's clients; it sets *queued to the
-// time it waited for its slots.
+// time it waited for its turn to stream.
 func (s *Service) send(ctx context.Context, acct *account.Account, g clients, req Request, opts Options, queued *time.Duration) (Result, error) {
 	gc := g.gmail
 	own, err := s.ownAddress(ctx, acct, gc)
@@ -200,9 +208,9 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 	if err := checkArchives(ctx, drv, mp, opts.Draft); err != nil {
 		return Result{}, err
 	}
-	// 4 stream, in a sending slot.
+	// 4 stream, once the memory it will hold is free (the user's turn).
 	waitFrom := s.cfg.Now()
-	release, err := s.slots.acquire(ctx, acct.ID())
+	release, err := s.admit.acquire(ctx, acct.ID(), reservation(gc.UploadMemory(mp.estimate), out))
 	*queued = s.cfg.Now().Sub(waitFrom)
 	if err != nil {
 		return Result{}, err

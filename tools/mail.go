@@ -234,7 +234,11 @@ func threadNote(req compose.Request, res compose.Result) string {
 	case res.SubjectFromThread:
 		notes = append(notes, fmt.Sprintf("The subject went as %q, the thread's: Gmail keeps a reply in its thread only when the subjects match.", res.Subject))
 	case res.Subject != "" && strings.TrimSpace(res.Subject) != strings.TrimSpace(req.Subject):
-		notes = append(notes, fmt.Sprintf("The subject went as %q, as a reply's.", res.Subject))
+		as := "a reply's"
+		if req.Forward.ID != "" {
+			as = "a forward's"
+		}
+		notes = append(notes, fmt.Sprintf("The subject went as %q, as %s.", res.Subject, as))
 	}
 	asked := req.ThreadID
 	if res.AskedThread != "" {

@@ -26,8 +26,8 @@ func TestParseSendAccepts(t *testing.T) {
 	}{
 		{
 			name: "one address as a string, one attachment as a string",
-			args: `{"to":"ana@example.com","subject":"Q3","body_text":"Hi","attachments":"` + id33 + `"}`,
-			want: compose.Request{To: []string{"ana@example.com"}, Subject: "Q3", BodyText: "Hi",
+			args: `{"to":"ana@example.com","cc":"cy@example.com","subject":"Q3","body_text":"Hi","attachments":"` + id33 + `"}`,
+			want: compose.Request{To: []string{"ana@example.com"}, Cc: []string{"cy@example.com"}, Subject: "Q3", BodyText: "Hi",
 				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(id33)}}}},
 		},
 		{
@@ -383,12 +383,18 @@ func TestSendResultsCarryTheMessageID(t *testing.T) {
 		{"a reply given the thread's subject", `{"to":"a@example.com","subject":"Budget","body_text":"b","thread_id":"t1","in_reply_to":"<u1@example.com>"}`,
 			compose.Result{ID: "m5", ThreadID: "t1", MessageID: "<u5@example.com>", Subject: "Re: Plan", SubjectFromThread: true},
 			[]string{`The subject went as "Re: Plan", the thread's: Gmail keeps a reply in its thread only when the subjects match.`}, []string{"as a reply's", "new conversation"}},
+		{"a forward", `{"forward":"18f3a2b4c5d6e7f8","to":"a@example.com"}`,
+			compose.Result{ID: "m6", ThreadID: "m6", MessageID: "<u6@example.com>", Subject: "Fwd: Plan"},
+			[]string{`The subject went as "Fwd: Plan", as a forward's.`}, []string{"reply", "conversation"}},
 		{"a reply without thread_id", `{"to":"a@example.com","subject":"Re: Plan","body_text":"b","in_reply_to":"<u1@example.com>"}`,
 			compose.Result{ID: "m4", ThreadID: "m4", MessageID: "<u4@example.com>", Subject: "Re: Plan"},
 			[]string{"The recipients' mail programs thread it", "as no thread_id was given"}, []string{"subject went"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
+			if strings.Contains(tc.args, `"forward"`) {
+				h, _, _ = mailHarness(t, true, true)
+			}
 			h.mail.res = tc.res
 			res := h.call("send_email", tc.args)
 			if res.IsError {

@@ -7,8 +7,8 @@ import (
 
 // toolsListBudget is the most the default tools/list may weigh on the
 // wire: every conversation carries it (about four bytes to a model
-// token). Issue 13 set it, and it holds with issue 16's file parameters
-// and save_to_drive, which every user sees, and with --file-transfer's
+// token). It holds with the chat-file parameters (files) and
+// save_to_drive, which every user sees, and with --file-transfer's
 // file_uris and inputFiles sidecars: room was made by saying each thing
 // once, in the tool's description or in its argument's, not in both,
 // and not what the schema says already.
