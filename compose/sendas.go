@@ -111,7 +111,7 @@ func pickSender(list []gmail.SendAs, own string, req Request, draft bool) (sende
 			"Use one of: %s; or leave out from to send as the account's own address. An address is added in Gmail's settings (Accounts, \"Send mail as\").",
 			truncate(want, 80), nothing(draft), listVerified(list))
 	case !chosen.Verified():
-		return sender{}, refuse(kindUnverifiedAlias, "%s is a send-as address of this Gmail account that Gmail has not verified yet, and Gmail would send the message from %s instead. %s "+
+		return sender{}, refuse(kindUnverifiedAlias, "Gmail has not verified the send-as address %s yet, and would send the message from %s instead. %s "+
 			"Its owner must confirm the verification email Gmail sent to it (or finish setting it up in Gmail's settings); until then use one of: %s.",
 			chosen.Address, defaultAddress(list, own), nothing(draft), listVerified(list))
 	}
@@ -182,8 +182,8 @@ func sendAsError(err error, draft bool) error {
 	case errors.Is(err, gmail.ErrAPIDisabled):
 		return gmailAPIDisabled(err, draft)
 	case errors.Is(err, gmail.ErrScope):
-		return refuseErr(err, kindSendAsScope, "from and signature need permission to read this account's Gmail settings (its send-as addresses and signatures), which this Google account has not granted to drivemail. %s "+
-			"Reconnect drivemail (sign in again) and allow reading mail, or leave out from and signature.", nothingDone)
+		return refuseErr(err, kindSendAsScope, "\"from\" and \"signature\" need permission to read this account's Gmail settings (its send-as addresses and signatures), which this Google account has not granted to drivemail. %s "+
+			"Reconnect drivemail (sign in again) and allow reading mail, or leave them out.", nothingDone)
 	case errors.Is(err, gmail.ErrUnauthorized):
 		return refuseErr(err, kindGmailUnauthorized, "Google no longer accepts this account's authorization (it expired or was revoked). %s Reconnect drivemail (sign in again).", nothingDone)
 	case errors.Is(err, gmail.ErrAnswerTooLarge):

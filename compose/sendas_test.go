@@ -81,8 +81,8 @@ func TestFromThatGmailWouldRewriteIsRefused(t *testing.T) {
 		wants      []string
 	}{
 		{"unknown", "ceo@example.com", "unknown_alias", []string{`"ceo@example.com" is not one of this Gmail account's send-as addresses`, "Use one of: ana@example.com, billing@example.com;"}},
-		{"pending", "sales@example.org", "unverified_alias", []string{"sales@example.org is a send-as address of this Gmail account that Gmail has not verified yet",
-			"from ana@example.com instead", "use one of: ana@example.com, billing@example.com."}},
+		{"pending", "sales@example.org", "unverified_alias", []string{"Gmail has not verified the send-as address sales@example.org yet",
+			"would send the message from ana@example.com instead", "use one of: ana@example.com, billing@example.com."}},
 		{"not an address", "billing", "invalid_address", []string{`"from" "billing" is not an email address`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
