@@ -3,6 +3,7 @@ package gmail_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -120,6 +121,27 @@ func TestDraftLink(t *testing.T) {
 	} {
 		if got := gmail.DraftLink(tt.email, tt.thread); got != tt.want {
 			t.Errorf("DraftLink(%q, %q) = %q, want %q", tt.email, tt.thread, got, tt.want)
+		}
+	}
+}
+
+// SendAs returns at most MaxSendAs addresses, the primary first.
+func TestSendAsBound(t *testing.T) {
+	for _, aliases := range []int{gmail.MaxSendAs - 1, gmail.MaxSendAs} {
+		e := newEnv(t)
+		list := make([]gmailsvc.SendAs, aliases)
+		for i := range list {
+			list[i] = gmailsvc.SendAs{SendAsEmail: fmt.Sprintf("a%d@example.com", i)}
+		}
+		if err := e.Emu.Gmail().SetSendAs(user, list); err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.gc.SendAs(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != gmail.MaxSendAs || !got[0].Primary {
+			t.Errorf("%d aliases and the primary: SendAs returned %d, want %d, the primary first", aliases, len(got), gmail.MaxSendAs)
 		}
 	}
 }
