@@ -56,6 +56,16 @@ const (
 	kindFileChanged       kind = "file_changed"       // a file's size changed while it was sent
 )
 
+// Links the recipients must be able to open (access.go, share.go).
+const (
+	kindLinkNotOpen      kind = "link_not_open"      // recipients who cannot open a link, and no share option
+	kindShareNotAllowed  kind = "share_not_allowed"  // share where drivemail or the user may not change the sharing
+	kindShareUnknown     kind = "share_unknown"      // share on a file shared too widely to tell who lacks access
+	kindTooManyShares    kind = "too_many_shares"    // share options past MaxShareGrants
+	kindShareRefused     kind = "share_refused"      // Drive refused a grant: no Google account, or sharing settings
+	kindFailedAfterShare kind = "failed_after_share" // an internal error after drivemail shared a link
+)
+
 // Google's answers.
 const (
 	kindDriveScope            kind = "drive_scope"              // no Drive scope granted

@@ -204,8 +204,12 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 	if err != nil {
 		return Result{}, err
 	}
-	// 3 check what metadata cannot tell: archives' contents, by Range reads.
+	// 3 check what metadata cannot tell: archives' contents, by Range reads,
+	// and whether the recipients can open each file that goes as a link.
 	if err := checkArchives(ctx, drv, mp, opts.Draft); err != nil {
+		return Result{}, err
+	}
+	if err := checkLinks(ctx, drv, acct, c.req, mp, opts.Draft, s.cfg.Now()); err != nil {
 		return Result{}, err
 	}
 	// 4 stream, once the memory it will hold is free (the user's turn).
@@ -216,9 +220,13 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 		return Result{}, err
 	}
 	defer release()
+	// The share options, every check passed, just before the stream.
+	if err := shareLinks(ctx, drv, mp, opts.Draft); err != nil {
+		return Result{}, err
+	}
 	sent, written, err := s.stream(ctx, gc, c, out, mp, opts)
 	if err != nil {
-		return Result{}, err
+		return Result{}, sharedBefore(err, mp, opts.Draft)
 	}
 	res := result(mp, sent, written)
 	addMailSources(&res, mp)
@@ -255,6 +263,10 @@ type driveAPI interface {
 	Download(ctx context.Context, f drive.File) (io.ReadCloser, error)
 	Export(ctx context.Context, f drive.File, mimeType string, tab *drive.Sheet) (io.ReadCloser, error)
 	ReaderAt(ctx context.Context, f drive.File) io.ReaderAt
+	// Permissions reads a file's sharing, at most MaxPermissionPages
+	// pages; Share gives one user a role on it.
+	Permissions(ctx context.Context, f drive.File) (drive.Sharing, error)
+	Share(ctx context.Context, f drive.File, email, role string) error
 }
 
 // Range-read budget for checking one zip's directory before download.
@@ -282,6 +294,14 @@ func (d driveAdapter) Download(ctx context.Context, f drive.File) (io.ReadCloser
 
 func (d driveAdapter) Export(ctx context.Context, f drive.File, mimeType string, tab *drive.Sheet) (io.ReadCloser, error) {
 	return d.c.Export(ctx, f, mimeType, tab)
+}
+
+func (d driveAdapter) Permissions(ctx context.Context, f drive.File) (drive.Sharing, error) {
+	return d.c.Permissions(ctx, f, MaxPermissionPages)
+}
+
+func (d driveAdapter) Share(ctx context.Context, f drive.File, email, role string) error {
+	return d.c.Share(ctx, f, email, role)
 }
 
 func (d driveAdapter) ReaderAt(ctx context.Context, f drive.File) io.ReaderAt {
@@ -325,14 +345,22 @@ func (s *Service) logOutcome(ctx context.Context, acct *account.Account, req Req
 		for _, a := range res.Attached {
 			attachedBytes += a.Bytes
 		}
+		shared := 0
+		for _, l := range res.Linked {
+			shared += len(l.SharedWith)
+		}
 		attrs = append(attrs, "message_id", res.ID, "thread_id", res.ThreadID, "size_bytes", res.SizeBytes,
-			"attached", len(res.Attached), "attached_bytes", attachedBytes, "inline", len(res.Inline), "linked", len(res.Linked))
+			"attached", len(res.Attached), "attached_bytes", attachedBytes, "inline", len(res.Inline), "linked", len(res.Linked), "shared", shared)
 		s.cfg.Logger.InfoContext(ctx, "message sent", attrs...)
 	case isRefusal(err):
 		r, _ := refusal.As(err)
 		attrs = append(attrs, "refusal", string(r.Kind))
 		if cause := causeText(r.Err); cause != "" {
 			attrs = append(attrs, "cause", cause)
+		}
+		if r.Kind == kindFailedAfterShare {
+			s.cfg.Logger.WarnContext(ctx, "send failed", attrs...)
+			return
 		}
 		if forOperator(r.Kind) {
 			// Every user meets this until the operator acts.

@@ -20,7 +20,7 @@ var sendEmailDescription = fmt.Sprintf(`Send an email from the user's Gmail with
 <img src="cid:FILE_NAME"> in body_html shows an attached image inline. At most %d files and %d MiB in all; executables and scripts are refused, also inside archives. Nothing is sent unless every attachment resolves; a repeated call sends again.`,
 	compose.MaxFiles, compose.MaxAttachmentBytes>>20)
 
-const createDraftDescription = `Like send_email (same arguments and limits), but saves a Gmail draft for the user to review and send. Without permission to manage drafts, the result says how to reconnect.`
+const createDraftDescription = `Like send_email (same arguments and limits), but saves a Gmail draft for the user to review and send: the result gives its draft_id and a Gmail link to it.`
 
 // sendEmailTool is send_email's definition; mail adds the arguments that
 // read the user's mail (mail_filter.go), fileTransfer file_uris.
@@ -233,7 +233,7 @@ func sendText(req compose.Request, res compose.Result, draft bool) string {
 	if len(res.Linked) > 0 {
 		parts := make([]string, len(res.Linked))
 		for i, l := range res.Linked {
-			parts[i] = field(l.Name, ";") + " " + field(l.URL, ";")
+			parts[i] = field(l.Name, ";") + " " + field(l.URL, ";") + accessText(l)
 		}
 		b.WriteString("\nLinked in the body: " + strings.Join(parts, "; ") + ".")
 	}
@@ -291,4 +291,16 @@ func recipientsText(to []string) string {
 		out[i] = field(a, "")
 	}
 	return strings.Join(out, ", ")
+}
+
+// accessText says what drivemail did or knows of who can open a link:
+// whom it shared the file with, or that it could not check.
+func accessText(l compose.Linked) string {
+	switch {
+	case len(l.SharedWith) > 0:
+		return fmt.Sprintf(" (drivemail shared it with %s as %s)", recipientsText(l.SharedWith), l.SharedRole)
+	case l.Access == compose.AccessUnchecked:
+		return " (" + strings.TrimSuffix(field(l.AccessNote, ";"), ".") + ")"
+	}
+	return ""
 }
