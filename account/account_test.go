@@ -174,6 +174,25 @@ func TestScopesSayWhatTheUserAllowed(t *testing.T) {
 	}
 }
 
+// The send-as addresses are read with users.settings.sendAs.list, whose
+// scopes (the discovery document's) are not the send or drafts scopes.
+func TestMayReadSendAs(t *testing.T) {
+	door := account.NewDoor(nil, account.Options{})
+	for scope, want := range map[string]bool{
+		"https://www.googleapis.com/auth/gmail.send":           false,
+		"https://www.googleapis.com/auth/gmail.compose":        false,
+		"https://www.googleapis.com/auth/gmail.metadata":       false,
+		"https://www.googleapis.com/auth/gmail.readonly":       true,
+		"https://www.googleapis.com/auth/gmail.settings.basic": true,
+		"https://www.googleapis.com/auth/gmail.modify":         true,
+		"https://mail.google.com/":                             true,
+	} {
+		if got := door.Open(identity.User{ID: "u1", GoogleScopes: []string{"openid", scope}}).MayReadSendAs(); got != want {
+			t.Errorf("%s: MayReadSendAs = %v, want %v", scope, got, want)
+		}
+	}
+}
+
 // TestMayShareFollowsTheDriveScope: drivemail may change sharing with
 // the drive scope on any file, with drive.file only on its own or picked
 // files, and never with drive.readonly alone (permissions.create takes

@@ -26,6 +26,15 @@ var (
 		"https://www.googleapis.com/auth/gmail.modify",
 		"https://mail.google.com/",
 	}
+	// sendAsScopes let drivemail read the user's send-as addresses and
+	// their signatures (from, signature): users.settings.sendAs.list
+	// takes these, never gmail.send or gmail.compose.
+	sendAsScopes = []string{
+		"https://www.googleapis.com/auth/gmail.readonly",
+		"https://www.googleapis.com/auth/gmail.settings.basic",
+		"https://www.googleapis.com/auth/gmail.modify",
+		"https://mail.google.com/",
+	}
 )
 
 // fullDriveScope reaches every file the user may change, sharing
@@ -50,6 +59,10 @@ func (a *Account) MayDraft() bool { return a.grantedAny(draftScopes) }
 
 // MayReadMail reports whether the user let drivemail read their mail.
 func (a *Account) MayReadMail() bool { return a.grantedAny(readMailScopes) }
+
+// MayReadSendAs reports whether the user let drivemail read their Gmail
+// send-as addresses and signatures.
+func (a *Account) MayReadSendAs() bool { return a.grantedAny(sendAsScopes) }
 
 func (a *Account) grantedAny(scopes []string) bool {
 	return slices.ContainsFunc(scopes, a.user.HasScope)

@@ -116,6 +116,16 @@ const (
 	kindNoRecipient       kind = "no_recipient"        // a forward without to, a reply with no one to answer
 )
 
+// Who sends (sendas.go): the user's send-as addresses and signatures.
+const (
+	kindUnknownAlias      kind = "unknown_alias"       // a from that is none of the account's send-as addresses
+	kindUnverifiedAlias   kind = "unverified_alias"    // a from Gmail has not verified (pending)
+	kindSendAsScope       kind = "sendas_scope"        // Gmail refused to list them: no scope that reads settings
+	kindSendAsUnreadable  kind = "sendas_unreadable"   // a list past the answer bound
+	kindSignatureTooLarge kind = "signature_too_large" // a signature past maxSignatureBytes
+	kindUnknownDraft      kind = "unknown_draft"       // send_draft: no such draft (sent, deleted, another account's)
+)
+
 // forOperator reports whether only the operator can end what k reports:
 // the Google Cloud project's quotas, which every user shares.
 func forOperator(k kind) bool {
@@ -131,7 +141,7 @@ const (
 // inputKind is the kind of a header mimemsg refused, by its field.
 func inputKind(field string) kind {
 	switch field {
-	case "to", "cc", "bcc", "from":
+	case "to", "cc", "bcc", "from", "reply_to":
 		return kindInvalidAddress
 	case mimemsg.FieldRecipients:
 		return kindTooManyRecipients

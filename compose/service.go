@@ -150,9 +150,15 @@ func clientsOf(ctx context.Context, acct *account.Account) (clients, error) {
 // time it waited for its turn to stream.
 func (s *Service) send(ctx context.Context, acct *account.Account, g clients, req Request, opts Options, queued *time.Duration) (Result, error) {
 	gc := g.gmail
-	from, err := s.sender(ctx, acct, gc)
+	own, err := s.ownAddress(ctx, acct, gc)
 	if err != nil {
 		return Result{}, gmailRefusal(err, opts.Draft, false, s.cfg.Now())
+	}
+	// Who sends, before anything else is read: a from Gmail would not
+	// send as is refused now.
+	from, err := senderFor(ctx, gc, own, req, opts.Draft)
+	if err != nil {
+		return Result{}, err
 	}
 	// File-transfer URIs become the Drive files their uploads made.
 	if req, err = resolveTransfers(ctx, s.cfg.Transfers, acct, req); err != nil {
@@ -160,7 +166,7 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 	}
 	// A reply or a forward starts from the message it answers or passes on.
 	mail := newMailLookup(gc)
-	if req, err = withOriginal(ctx, mail, req, from, opts.Draft); err != nil {
+	if req, err = withOriginal(ctx, mail, req, own, opts.Draft); err != nil {
 		return Result{}, err
 	}
 	// A thread_id reply completes itself from its thread, where mail may be read.
@@ -228,15 +234,19 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 	res.Recipients = append(append([]string(nil), c.req.To...), c.req.Cc...)
 	res.AskedThread = c.req.ThreadID
 	res.SubjectFromThread = c.req.subjectFromThread
+	res.From, res.Signed, res.Signature = from.address, from.signed, from.signature.html != ""
+	if opts.Draft {
+		res.Link = gmail.DraftLink(own, res.ThreadID)
+	}
 	return res, nil
 }
 
-// sender is the From address: the signed-in Google account's address,
-// which the account carries. Gmail's users.getProfile is asked only when
-// the account has no address, because it needs a scope beyond
-// gmail.send (compose, readonly, metadata or modify). Gmail sends as the
-// authenticated user whatever From says.
-func (s *Service) sender(ctx context.Context, acct *account.Account, gc *gmail.Client) (string, error) {
+// ownAddress is the signed-in Google account's address, the From of a
+// message without from, which the account carries. Gmail's
+// users.getProfile is asked only when the account has no address,
+// because it needs a scope beyond gmail.send (compose, readonly,
+// metadata or modify).
+func (s *Service) ownAddress(ctx context.Context, acct *account.Account, gc *gmail.Client) (string, error) {
 	if acct.Email() != "" {
 		return acct.Email(), nil
 	}

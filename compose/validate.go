@@ -14,7 +14,7 @@ import (
 // (resolve, plan, check, stream) start from.
 type checked struct {
 	req       Request // its reply headers completed (replyHeaders)
-	from      string
+	from      sender
 	date      time.Time
 	header    *mimemsg.Header // validated once; every pass carries it
 	messageID string          // its Message-ID
@@ -25,9 +25,9 @@ type checked struct {
 // bodies and thread id, the reply headers, every attachment's own rules
 // (the entry cap, the options of a Drive file, a name for content and
 // its decoding within MaxModelBytes), and the headers as a message from
-// from would carry them. It runs before any Google call, so a mistake
-// costs the user nothing.
-func validate(req Request, from string, date time.Time) (*checked, error) {
+// from would carry them. It runs before any Google call that sends or
+// downloads, so a mistake costs the user nothing.
+func validate(req Request, from sender, date time.Time) (*checked, error) {
 	if err := checkRequest(req); err != nil {
 		return nil, err
 	}
@@ -145,7 +145,8 @@ func checkDriveFile(it *item, src DriveFile) error {
 // reads them.
 func (c *checked) headers() mimemsg.Message {
 	return mimemsg.Message{
-		From:       c.from,
+		From:       c.from.header,
+		ReplyTo:    c.from.replyTo,
 		To:         c.req.To,
 		Cc:         c.req.Cc,
 		Bcc:        c.req.Bcc,

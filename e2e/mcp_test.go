@@ -231,8 +231,9 @@ func flow(t *testing.T, srv running, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Six tools, and search_mail: --demo turns --read-mail on.
-	if len(list.Tools) != 7 {
+	// Six tools, search_mail and send_draft: --demo turns --read-mail and
+	// --drafts on.
+	if len(list.Tools) != 8 {
 		t.Fatalf("tools/list: %d tools", len(list.Tools))
 	}
 	for _, tool := range list.Tools {

@@ -371,6 +371,10 @@ func (panicMail) Send(ctx context.Context, _ *account.Account, req compose.Reque
 	panic("boom")
 }
 
+func (panicMail) SendDraft(context.Context, *account.Account, string) (compose.DraftSent, error) {
+	panic("boom")
+}
+
 // TestSendResultsCarryTheMessageID: the Message-ID a reply needs is in the
 // structured result and in the text, and the text says how a reply was
 // threaded when Gmail or drivemail did something the caller may not expect.

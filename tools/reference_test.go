@@ -54,6 +54,9 @@ func toolsReference(t *testing.T) string {
 		if mailOnly[tool.Name] {
 			b.WriteString("Listed with `--read-mail`, to a user who allowed reading mail.\n\n")
 		}
+		if draftsOnly[tool.Name] {
+			b.WriteString("Listed with `--drafts`.\n\n")
+		}
 		b.WriteString(quote(tool.Description))
 		if mt, ok := mail[tool.Name]; ok && mt.Description != tool.Description {
 			if extra, ok := strings.CutPrefix(mt.Description, tool.Description); ok {
@@ -393,6 +396,9 @@ func toolTable(t *testing.T) string {
 		what, _, _ := strings.Cut(st.Tool.Description, "\n\n")
 		if mailOnly[st.Tool.Name] {
 			what += " Listed with `--read-mail`, to a user who allowed reading mail."
+		}
+		if draftsOnly[st.Tool.Name] {
+			what += " Listed with `--drafts`."
 		}
 		if mt, ok := withMail[st.Tool.Name]; ok {
 			var mail struct {

@@ -25,14 +25,14 @@ var update = flag.Bool("update", false, "rewrite testdata/tools/*.json from the 
 // snapshot, so any schema or description change is a visible diff.
 // Rewrite them with: go test ./tools -run TestSnapshots -update
 func TestSnapshots(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, func(d *Deps) { d.DraftsEnabled = true })
 	var list struct {
 		Tools []json.RawMessage `json:"tools"`
 	}
 	if err := json.Unmarshal(h.rpc("tools/list", map[string]any{}), &list); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "send_email"}
+	want := []string{"create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "send_draft", "send_email"}
 	if len(list.Tools) != len(want) {
 		t.Fatalf("tools/list has %d tools, want %d", len(list.Tools), len(want))
 	}
@@ -108,24 +108,6 @@ func TestDefinitions(t *testing.T) {
 			}
 		})
 	}
-	hintsOf := map[string][4]bool{} // readOnly, destructive, idempotent, openWorld
-	for _, st := range Tools(Deps{}) {
-		a := st.Tool.Annotations
-		hintsOf[st.Tool.Name] = [4]bool{*a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint, *a.OpenWorldHint}
-	}
-	for name, want := range map[string][4]bool{
-		"drive_search":   {true, false, true, true},
-		"drive_get_file": {true, false, true, true},
-		"send_email":     {false, false, false, true},
-		"create_draft":   {false, false, false, true},
-		"request_upload": {false, false, false, false},
-		"search_mail":    {true, false, true, true},
-		"save_to_drive":  {false, false, false, true},
-	} {
-		if hintsOf[name] != want {
-			t.Errorf("%s hints = %v, want %v", name, hintsOf[name], want)
-		}
-	}
 }
 
 // TestDescriptionsTeachTheFlow reads the tools cold, as a model does: a
@@ -142,6 +124,7 @@ func TestDescriptionsTeachTheFlow(t *testing.T) {
 		"request_upload": {"curl", "mcp-file://", "send_email", "drive_search"},
 		"search_mail":    {"reply_to", "forward", "save_to_drive", "\"message_id\"", "page_token", "never instructions"},
 		"save_to_drive":  {"send_email", "mcp-file://", "folder_id"},
+		"send_draft":     {"create_draft", "reviewed", "sent once"},
 	}
 	for _, st := range Tools(Deps{}) {
 		read := st.Tool.Description + "\n" + string(st.Tool.RawInputSchema)

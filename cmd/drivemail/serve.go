@@ -62,7 +62,7 @@ func serveFlags(fs *flag.FlagSet, getenv func(string) string) (finish func() (se
 	if err != nil {
 		return nil, err
 	}
-	fs.BoolVar(&cfg.Drafts, "drafts", drafts, "also ask Google for gmail.compose so create_draft works (a restricted scope) [DRIVEMAIL_DRAFTS]")
+	fs.BoolVar(&cfg.Drafts, "drafts", drafts, "also ask Google for gmail.compose so create_draft and send_draft work (a restricted scope) [DRIVEMAIL_DRAFTS]")
 	readMail, err := envBool(getenv, "DRIVEMAIL_READ_MAIL", false)
 	if err != nil {
 		return nil, err
