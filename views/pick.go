@@ -3,14 +3,37 @@ package views
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 )
 
-// pickView is the pick view: drive_pick's link to Google's Picker, opened
-// by the host (ui/open-link), the way that works wherever links open.
+// pickView is the pick view: drive_pick's link to drivemail's pick page,
+// opened by the host in a new tab (ui/open-link), or framed in the view
+// where the host lets it frame drivemail's origin. Google's Picker runs
+// on that page under its own policy, never in the view, so the view lets
+// in drivemail's origin alone, and no Google token passes through the
+// host.
 func pickView(cfg Config) (View, error) {
-	return View{}, fmt.Errorf("views: the pick view is not built yet")
+	if cfg.BaseURL == nil || cfg.BaseURL.Scheme == "" || cfg.BaseURL.Host == "" {
+		return View{}, fmt.Errorf("views: the pick view needs drivemail's public base URL")
+	}
+	origin := (&url.URL{Scheme: cfg.BaseURL.Scheme, Host: cfg.BaseURL.Host}).String()
+	prefix := strings.TrimSuffix(cfg.BaseURL.String(), "/") + "/pick/"
+	html, err := assemble(page{
+		file: "pick.html", scripts: []string{"bridge.js", "pick.js"},
+		sources: map[string][]string{"frame-src": {origin}},
+		data:    map[string]string{"pickPrefix": prefix},
+	})
+	if err != nil {
+		return View{}, err
+	}
+	return View{
+		URI: PickURI, Name: "pick", Title: "Choose Drive files",
+		Description: "drive_pick's link to Google's file picker, to open in a new tab or, where the host allows, here.",
+		HTML:        html,
+		CSP:         HostCSP{ConnectDomains: []string{}, ResourceDomains: []string{}, FrameDomains: []string{origin}, BaseURIDomains: []string{}},
+	}, nil
 }
 
 // dataScript declares the values a view's script reads, as one constant
@@ -23,7 +46,7 @@ func dataScript(data map[string]string) string {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.WriteString("const VIEW_DATA = {")
+	b.WriteString("const VIEW_DATA = Object.freeze({")
 	for i, k := range keys {
 		if i > 0 {
 			b.WriteString(", ")
@@ -34,6 +57,6 @@ func dataScript(data map[string]string) string {
 		b.WriteString(": ")
 		b.Write(vj)
 	}
-	b.WriteString("};\n")
+	b.WriteString("});\n")
 	return b.String()
 }

@@ -4,8 +4,8 @@
 // serve them. The HTML, CSS and script live in web/ and are embedded in
 // the binary; each document is assembled here, once, with its style and
 // script inline and a Content-Security-Policy that lets in exactly those
-// (by hash) and, for the pick view, Google's Picker. Nothing is fetched
-// from anywhere else. Values from Drive, Gmail or the model reach a view's
+// (by hash) and, for the pick view, a frame of drivemail's own pick page.
+// Nothing is fetched from anywhere else. Values from Drive, Gmail or the model reach a view's
 // page as text only (the scripts never write markup).
 //
 // Whether the client of a request renders views is told per request by a
@@ -18,6 +18,7 @@ import (
 	"embed"
 	"encoding/base64"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 )
@@ -47,16 +48,12 @@ const MaxDocumentBytes = 100 << 10
 //go:embed web
 var web embed.FS
 
-// Config says what the views may let in.
+// Config says which views to serve.
 type Config struct {
 	// Pick serves the pick view (drive_pick exists: serve --drive-scope
-	// file).
-	Pick bool
-	// PickerScript is the URL of the Picker's script (Google's api.js, or
-	// the emulator's stand-in), and PickerSources the origins a page that
-	// shows the Picker must let in, by CSP directive.
-	PickerScript  string
-	PickerSources map[string][]string
+	// file), which frames drivemail's pick page under BaseURL.
+	Pick    bool
+	BaseURL *url.URL
 }
 
 // View is one assembled document and what its host must let it reach.
@@ -86,10 +83,7 @@ type Set struct {
 
 // New assembles the views cfg asks for.
 func New(cfg Config) (*Set, error) {
-	compose, err := assemble(page{
-		file: "compose.html", scripts: []string{"bridge.js", "compose.js"},
-		title: "drivemail: review the email",
-	})
+	compose, err := assemble(page{file: "compose.html", scripts: []string{"bridge.js", "compose.js"}})
 	if err != nil {
 		return nil, err
 	}
@@ -115,12 +109,9 @@ func (s *Set) Views() []View { return append([]View(nil), s.views...) }
 type page struct {
 	file    string
 	scripts []string
-	title   string
 	// sources are the origins the document lets in beyond its own inline
 	// style and script, by CSP directive.
 	sources map[string][]string
-	// inlineStyles lets a script add style elements (Google's Picker does).
-	inlineStyles bool
 	// data are values the script reads from the document, each written as
 	// a JSON string literal (data-* attributes would be markup).
 	data map[string]string
@@ -154,7 +145,7 @@ func assemble(p page) (string, error) {
 		return "", fmt.Errorf("views: %s: a script or style closes its own element", p.file)
 	}
 	html := strings.NewReplacer(
-		"{{CSP}}", policy(js, css, p.sources, p.inlineStyles),
+		"{{CSP}}", policy(js, css, p.sources),
 		"{{STYLE}}", css,
 		"{{SCRIPT}}", js,
 	).Replace(string(doc))
@@ -168,7 +159,7 @@ func assemble(p page) (string, error) {
 // default; its one script and its style by hash, so that no other script
 // can run in it even if markup were ever injected; and sources, the
 // origins it names. The host applies its own policy too; both hold.
-func policy(js, css string, sources map[string][]string, inlineStyles bool) string {
+func policy(js, css string, sources map[string][]string) string {
 	dirs := map[string][]string{
 		"default-src": {"'none'"},
 		"script-src":  {hash(js)},
@@ -178,11 +169,6 @@ func policy(js, css string, sources map[string][]string, inlineStyles bool) stri
 		"frame-src":   {"'none'"},
 		"base-uri":    {"'none'"},
 		"form-action": {"'none'"},
-	}
-	if inlineStyles {
-		// A hash would switch 'unsafe-inline' off: the style elements a
-		// Google script adds have no hash we could know.
-		dirs["style-src"] = []string{"'unsafe-inline'"}
 	}
 	for d, origins := range sources {
 		cur := dirs[d]

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io/fs"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -121,10 +122,11 @@ func TestScriptsWriteTextOnly(t *testing.T) {
 	}
 }
 
-// allowedLoad is the one script element a view adds: the pick view's
-// Google Picker script, from the URL its document names.
+// allowedLoad is the one frame a view opens: the pick view's frame of
+// drivemail's pick page, whose link it checked against the prefix its
+// document names.
 func allowedLoad(path, line string) bool {
-	return path == "web/pick.js" && strings.Contains(line, "script.src = VIEW_DATA.pickerScript")
+	return path == "web/pick.js" && strings.Contains(line, "frame.src = link ")
 }
 
 // resources/list and resources/read: ui:// URIs, the exact MIME type,
@@ -240,5 +242,52 @@ func TestRenders(t *testing.T) {
 		if got := Renders(tc.ctx); got != tc.want {
 			t.Errorf("%s: Renders = %v, want %v", name, got, tc.want)
 		}
+	}
+}
+
+// The pick view frames drivemail's own pick page and nothing else: its
+// policy and its resource's csp name drivemail's origin alone, as a frame
+// source; its script knows the prefix of the links it may open.
+func TestPickDocument(t *testing.T) {
+	base, _ := url.Parse("https://mail.example.com/")
+	views := newSet(t, Config{Pick: true, BaseURL: base}).Views()
+	if len(views) != 2 || views[1].URI != PickURI {
+		t.Fatalf("views: %+v", views)
+	}
+	v := views[1]
+	if len(v.HTML) > MaxDocumentBytes {
+		t.Errorf("the pick view is %d bytes, over %d", len(v.HTML), MaxDocumentBytes)
+	}
+	t.Logf("pick view: %d bytes", len(v.HTML))
+	d := directives(t, v.HTML)
+	if got := strings.Join(d["frame-src"], " "); got != "https://mail.example.com" {
+		t.Errorf("frame-src %q, want drivemail's origin alone", got)
+	}
+	for _, name := range []string{"connect-src", "form-action", "base-uri"} {
+		if got := strings.Join(d[name], " "); got != "'none'" {
+			t.Errorf("%s %q, want 'none'", name, got)
+		}
+	}
+	scripts := scriptRE.FindAllStringSubmatch(v.HTML, -1)
+	if len(scripts) != 1 || strings.Join(d["script-src"], " ") != sha(scripts[0][2]) {
+		t.Errorf("script-src %v does not hold the one script by hash", d["script-src"])
+	}
+	if !strings.Contains(scripts[0][2], `const VIEW_DATA = Object.freeze({"pickPrefix": "https://mail.example.com/pick/"});`) {
+		t.Error("the script is not told the pick page's prefix")
+	}
+	if want := []string{"https://mail.example.com"}; strings.Join(v.CSP.FrameDomains, " ") != want[0] ||
+		len(v.CSP.ConnectDomains)+len(v.CSP.ResourceDomains)+len(v.CSP.BaseURIDomains) != 0 {
+		t.Errorf("resource csp %+v, want frameDomains %v alone", v.CSP, want)
+	}
+	if _, err := New(Config{Pick: true}); err == nil {
+		t.Error("a pick view without drivemail's base URL was made")
+	}
+}
+
+// A value the data script carries cannot end its element, whatever it is.
+func TestDataScriptEscapes(t *testing.T) {
+	got := dataScript(map[string]string{"a": `</script><img src=x onerror=alert(1)>`})
+	if strings.Contains(strings.ToLower(got), "</script") || strings.Contains(got, "<img") {
+		t.Errorf("dataScript = %s", got)
 	}
 }

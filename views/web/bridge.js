@@ -134,6 +134,11 @@ const bridge = (() => {
     // send may take minutes, so there is no timeout here.
     callTool(name, args) { return request("tools/call", { name, arguments: args }); },
     openLink(url) { return request("ui/open-link", { url }, 10000); },
+    // sendMessage speaks for the user in the chat, which starts the
+    // model's next turn.
+    sendMessage(text) {
+      return request("ui/message", { role: "user", content: [{ type: "text", text }] }, 10000);
+    },
     // tellModel tells the model what the user did in the view, for its
     // next turn; a host that does not take it loses nothing else.
     tellModel(text) {
