@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // The README's tool table is made from the tool definitions, between
@@ -59,7 +60,9 @@ func toolTable(t *testing.T) string {
 	for _, tool := range []mcp.Tool{sendEmailTool(false, true), createDraftTool(false, true), saveToDriveTool(true)} {
 		withMail[tool.Name] = tool
 	}
-	for _, st := range Tools(Deps{}) {
+	// drive_pick is listed in file mode only; its row follows drive_get_file.
+	list := slices.Insert(Tools(Deps{}), 2, server.ServerTool{Tool: drivePickTool()})
+	for _, st := range list {
 		var in struct {
 			Properties map[string]json.RawMessage `json:"properties"`
 			Required   []string                   `json:"required"`
@@ -83,6 +86,9 @@ func toolTable(t *testing.T) string {
 		if mailOnly[st.Tool.Name] {
 			what += " Listed with `--read-mail`, to a user who allowed reading mail."
 		}
+		if st.Tool.Name == "drive_pick" {
+			what += " Listed with `--drive-scope file`."
+		}
 		if mt, ok := withMail[st.Tool.Name]; ok {
 			var mail struct {
 				Properties map[string]json.RawMessage `json:"properties"`
@@ -98,6 +104,9 @@ func toolTable(t *testing.T) string {
 			}
 			slices.Sort(extra)
 			args = append(args, "and with `--read-mail` "+strings.Join(extra, ", "))
+		}
+		if len(args) == 0 {
+			args = []string{"none"}
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", st.Tool.Name, strings.ReplaceAll(what, "|", `\|`), strings.Join(args, ", "))
 	}
