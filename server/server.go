@@ -73,6 +73,9 @@ type Deps struct {
 	// --file-transfer); nil leaves them unknown, as the draft says a
 	// server without it answers (-32601).
 	FileTransfer Transfers
+	// Picks serves /pick/{ticket}, the page drive_pick's links open
+	// (serve --drive-scope file); nil: the route says there is none.
+	Picks http.Handler
 }
 
 // DefaultMaxMCPBodyBytes caps an MCP request: tool arguments carry ids, not

@@ -281,6 +281,9 @@ func TestServeRefusesWhatCannotWork(t *testing.T) {
 		{[]string{"--demo", "--max-concurrent-sends", "2", "--max-sends-per-user", "3"}, "--max-sends-per-user is 3, above --max-concurrent-sends (2): use 2 or less"},
 		{[]string{"--demo", "--max-sends-per-user", "9"}, "--max-sends-per-user is 9, above --max-concurrent-sends (8)"},
 		{[]string{"--demo", "--max-uploads-per-user", "17"}, "--max-uploads-per-user is 17, above --max-concurrent-uploads (16)"},
+		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--drive-scope", "file"},
+			"--drive-scope file needs --google-api-key and --google-app-id for Google's file picker"},
+		{[]string{"--demo", "--drive-scope", "all"}, `--drive-scope "all": use readonly`},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer
