@@ -37,7 +37,7 @@ h1{font-size:1.4rem;margin-top:0}button{font:inherit;padding:.5rem 1rem;cursor:p
 <form id="open" method="POST"><button id="choose" type="submit">Choose files in Google Drive</button></form>
 <p><small>This link works once, until {{.Until}}.</small></p>
 {{else}}<p id="status" role="status">Opening Google's file picker…</p>
-<p>Choose up to {{.MaxFiles}} files in the picker (Docs, Sheets and Slides too); drivemail can then attach them, and no other file of yours.</p>
+<p id="hint">Choose up to {{.MaxFiles}} files in the picker (Docs, Sheets and Slides too); drivemail can then attach them, and no other file of yours.</p>
 <ul id="files"></ul>
 <p><button id="again" type="button" hidden>Open the picker again</button></p>
 <noscript><p class="problem">This page needs JavaScript to show Google's file picker.</p></noscript>

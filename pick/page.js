@@ -70,6 +70,7 @@
         list.appendChild(li);
       });
       say(res.body.say, res.body.files.length === 0);
+      document.getElementById("hint").hidden = true;
       document.body.dataset.done = "true";
     }).catch(function () {
       say("drivemail could not be reached. Check your connection and try again.", true);
