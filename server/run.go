@@ -193,7 +193,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		"drive_scope", cmp.Or(cfg.DriveScope, DriveReadonly))
 	fmt.Fprintf(stdout, "listening on %s\n", base)
 	if demo != nil {
-		demo.guide(base, demoToken).write(stdout)
+		demo.guide(base, demoToken, cfg.driveFile()).write(stdout)
 	}
 	return serve(ctx, srv, ln, cfg.ShutdownGrace, logger)
 }
