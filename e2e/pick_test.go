@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"html"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -20,9 +21,10 @@ import (
 // TestPickEndToEnd is serve --demo --drive-scope file, driven as a user
 // and a model would, without a browser: drive_search finds nothing and
 // offers a link; drive_pick's link opens the page, whose token cannot
-// send mail; the emulator's Picker grants a Doc and a PDF; the page's
-// choice comes back; drive_search then lists both, and send_email sends
-// them, the Doc exported as PDF, byte for byte.
+// read mail; the emulator's Picker grants a Doc and a PDF; the page's
+// choice comes back; drive_search then lists both and a file uploaded
+// through /upload, and send_email sends the two, the Doc exported as
+// PDF, the PDF byte for byte.
 func TestPickEndToEnd(t *testing.T) {
 	r := startDemoWith(t, func(c *server.Config) { c.DriveScope = server.DriveFile })
 	cs := r.session(t, "2025-11-25", nil)
@@ -55,12 +57,19 @@ func TestPickEndToEnd(t *testing.T) {
 		t.Fatalf("choice: %+v", chosen)
 	}
 
+	uploaded := uploadDirect(t, r, "minutes.txt", []byte("minutes\n"))
 	var found struct {
 		Files []driveFile `json:"files"`
 	}
 	call(t, cs, &sdk.CallToolParams{Name: "drive_search", Arguments: map[string]any{"query": ""}}, &found)
-	if len(found.Files) != 2 {
-		t.Fatalf("after the pick drive_search lists %d files, want the two picked", len(found.Files))
+	ids := map[string]bool{}
+	for _, f := range found.Files {
+		ids[f.ID] = true
+		ids[f.Name] = true
+	}
+	// The upload made its folder too: drivemail created both.
+	if len(found.Files) != 4 || !ids[doc] || !ids[pdf] || !ids[uploaded] || !ids["drivemail uploads"] {
+		t.Fatalf("after the pick and an upload drive_search lists %+v, want the two picked, the one uploaded and its folder", found.Files)
 	}
 	var sent sendResult
 	call(t, cs, &sdk.CallToolParams{Name: "send_email", Arguments: map[string]any{
@@ -74,6 +83,32 @@ func TestPickEndToEnd(t *testing.T) {
 	if got := m.attachments["Plan.pdf"]; !bytes.HasPrefix(got, []byte("%PDF-")) || !bytes.Contains(got, []byte("ship drivemail")) {
 		t.Errorf("the Doc did not arrive as a PDF of the seed's text: %.80q", got)
 	}
+}
+
+// uploadDirect puts a file in the demo user's Drive through /upload, as
+// curl -F does, and returns its id.
+func uploadDirect(t *testing.T, r running, name string, data []byte) string {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	part, _ := mw.CreateFormFile("file", name)
+	part.Write(data)
+	mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, r.base+"/upload", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var up struct {
+		FileID string `json:"file_id"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&up); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: %d %v", resp.StatusCode, err)
+	}
+	return up.FileID
 }
 
 // pickConfig is what the pick page tells its script.

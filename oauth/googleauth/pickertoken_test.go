@@ -38,6 +38,12 @@ func TestDriveFileModeAsksForNoRestrictedScope(t *testing.T) {
 			t.Errorf("file mode %v: include_granted_scopes = %q, want %q", fileMode, got, folded)
 		}
 	}
+	// --read-mail and --drafts still add theirs.
+	svc := f.configured(t, func(c *googleauth.Config) { c.DriveFile, c.ReadMail, c.Drafts = true, true, true })
+	want := []string{"openid", "email", googleauth.ScopeGmailSend, googleauth.ScopeDriveFile, googleauth.ScopeGmailCompose, googleauth.ScopeGmailReadonly}
+	if !slices.Equal(svc.Scopes(), want) {
+		t.Errorf("file mode with drafts and mail asks for %v, want %v", svc.Scopes(), want)
+	}
 }
 
 // configured is a service toward a Google that is never called, with
