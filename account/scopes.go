@@ -37,6 +37,19 @@ var (
 	}
 )
 
+// fullDriveScope reaches every file the user may change, sharing
+// included; drive.file only those drivemail made or the user opened with
+// it.
+const fullDriveScope = "https://www.googleapis.com/auth/drive"
+
+// MayShare reports whether drivemail may change the sharing of a file
+// the user may share: with the drive scope any such file; with drive.file
+// one drivemail created or the user opened with drivemail (appFile,
+// Drive's isAppAuthorized). drive.readonly never may.
+func (a *Account) MayShare(appFile bool) bool {
+	return a.user.HasScope(fullDriveScope) || appFile && a.MayAddFiles()
+}
+
 // MayAddFiles reports whether the user let drivemail create files in
 // their Drive.
 func (a *Account) MayAddFiles() bool { return a.grantedAny(addFilesScopes) }

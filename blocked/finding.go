@@ -21,6 +21,10 @@ const (
 	// ReasonTooLarge: an archive whose listing exceeds Limits, so it
 	// cannot be checked within bounded work.
 	ReasonTooLarge
+	// ReasonContent: the file, or an entry inside it, is a program or
+	// another blocked type by its content, whatever its name (Detail
+	// says what it is: "a Windows program (an .exe or .dll)").
+	ReasonContent
 )
 
 // Finding is a file Gmail would block. Its Error text is a sentence that
@@ -38,7 +42,8 @@ type Finding struct {
 	Ext    string
 	Reason Reason
 	// Detail is a short technical note for ReasonUnreadable and
-	// ReasonTooLarge ("2 000 000 entries"); it never holds file content.
+	// ReasonTooLarge ("2 000 000 entries"), and what the file is for
+	// ReasonContent; it never holds file content.
 	Detail string
 }
 
@@ -57,6 +62,11 @@ func (r *Finding) Error() string {
 		return fmt.Sprintf("%s is password-protected; Gmail blocks encrypted archives because it cannot scan them.", file)
 	case ReasonTooLarge:
 		return fmt.Sprintf("%s is too large an archive to check for blocked file types (%s).", file, r.Detail)
+	case ReasonContent:
+		if r.Entry == "" {
+			return fmt.Sprintf("%s is %s by its content, whatever its name says; Gmail blocks that type for security.", file, r.Detail)
+		}
+		return fmt.Sprintf("%s contains %s, which is %s by its content, whatever its name says; Gmail blocks that type, even inside archives.", file, quote(r.Entry), r.Detail)
 	default:
 		return fmt.Sprintf("%s cannot be read as an archive (%s), so it cannot be checked for blocked file types.", file, r.Detail)
 	}

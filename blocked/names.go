@@ -1,18 +1,22 @@
 // Package blocked knows which files Gmail refuses to send: executables and
-// scripts by extension, also inside archives, and archives it cannot scan
-// (password-protected ones). It checks a file name, a zip's central
-// directory through an io.ReaderAt (so the caller can back it with a few
-// HTTP Range requests instead of a download), and gzip and tar streams
-// through an io.Writer the caller tees a download into.
+// scripts by extension, also inside archives, programs by their content
+// whatever their name (a Windows .exe renamed invoice.pdf), and archives
+// it cannot scan (password-protected ones). It checks a file name, a
+// zip's central directory through an io.ReaderAt (so the caller can back
+// it with a few HTTP Range requests instead of a download), and every
+// stream (the file's first bytes, and the entries of gzip, tar and zip
+// archives) through an io.Writer the caller tees a download into.
 //
 // Gmail is the final judge: these checks exist so that a message it would
-// refuse is refused before any byte is downloaded or sent, with a reason.
+// refuse is refused before any byte is downloaded or sent, with a reason,
+// or, for what only the content shows, before the message is finished.
 //
 // How a caller uses it, by FormatOf(name, mimeType):
 //
 //	CheckName(name)                              every file, first
 //	Zip:             CheckZip(ctx, ra, size, name, Limits{})   before download
-//	Gzip, Tar, TarGzip: in := NewInspector(name, format, Limits{}); tee the
+//	every file:      in := NewInspector(name, format, Limits{}) (for a zip
+//	                 CheckZip has read, with DirectoryChecked()); tee the
 //	                 download into in; in.Close() before the message is finished
 package blocked
 
@@ -22,8 +26,8 @@ import (
 	"strings"
 )
 
-// extensions are Gmail's blocked file extensions (see DESIGN.md and
-// https://support.google.com/mail/answer/6590), lower case, without dots.
+// extensions are Gmail's blocked file extensions, as Google lists them
+// (https://support.google.com/mail/answer/6590), lower case, without dots.
 var extensions = map[string]bool{
 	"ade": true, "adp": true, "apk": true, "appx": true, "appxbundle": true,
 	"bat": true, "cab": true, "chm": true, "cmd": true, "com": true,

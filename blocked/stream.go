@@ -8,28 +8,36 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"sync"
+
+	"github.com/drivemail/drivemail/internal/stream"
 )
 
-// Inspector checks a gzip, tar or tar.gz archive while it streams past:
-// the caller tees the download into it (io.TeeReader(body, in)). Each
-// Write returns only once the parser has taken in all of p, so a Write
-// returns the *Finding as soon as the bytes that complete a blocked
-// entry's header have passed (plus what the decompressor reads ahead, a
-// few KiB): the caller's read fails and the message is abandoned before
-// it is finished. Close must be called once the stream ends, or is
-// abandoned: it returns the verdict, and an archive whose stream ended
-// before its last header is refused as unreadable.
+// Inspector checks a file while it streams past: the caller tees the
+// download into it (io.TeeReader(body, in)). It reads the file's own
+// bytes for a program's signature (see sniffer), whatever its format, and
+// for an archive (gzip, tar, tar.gz, zip) its entries: their names, and
+// the first bytes of their content. Each Write returns only once all of
+// p has been looked at, so a Write returns the *Finding as soon as the
+// bytes that show it have passed (plus what a decompressor reads ahead,
+// a few KiB): the caller's read fails and the message is abandoned
+// before it is finished. Close must be called once the stream ends, or
+// is abandoned: it returns the verdict, and an archive whose stream
+// ended before its last header is refused as unreadable.
 //
-// An Inspector runs one goroutine that parses the stream; Close ends it.
-// Memory is small and fixed (the decompressor's window and buffers).
-// Write and Close are meant for one goroutine; Close may also be called
-// from another to abandon the stream.
+// For an archive, an Inspector runs one goroutine that parses the
+// stream; Close ends it. Memory is small and fixed (a head of the file,
+// the decompressor's window and buffers; for a zip, the end of the
+// stream its directory is read from, see MaxStreamDirBytes). Write and
+// Close are meant for one goroutine; Close may also be called from
+// another to abandon the stream.
 type Inspector struct {
-	name   string
-	format Format
-	lim    Limits
+	name       string
+	format     Format
+	lim        Limits
+	dirChecked bool // see DirectoryChecked
 
 	chunks chan []byte   // Write → parser
 	idle   chan struct{} // parser → Write: the last chunk is used up
@@ -40,19 +48,40 @@ type Inspector struct {
 	quitOnce sync.Once
 	mu       sync.Mutex
 	closed   bool
+	top      *sniffer // the file's own bytes, under mu
+	found    error    // what top found, under mu
+}
+
+// InspectOption tunes an Inspector.
+type InspectOption func(*Inspector)
+
+// DirectoryChecked says a zip's central directory was checked already
+// (CheckZip, by Range): the Inspector then reads only its entries'
+// content as it streams, and keeps nothing of its end.
+func DirectoryChecked() InspectOption {
+	return func(in *Inspector) { in.dirChecked = true }
 }
 
 // NewInspector starts inspecting a stream of the given archive format (see FormatOf);
 // name is the attachment's name, for the refusal's sentence. For
-// NotArchive it accepts every byte and finds nothing. A Zip is checked
-// when its stream ends, from the end of it the Inspector keeps (see
-// MaxStreamDirBytes): for a zip that cannot be read by Range first, as
-// CheckZip reads one in Drive.
-func NewInspector(name string, format Format, lim Limits) *Inspector {
+// NotArchive it looks only at the file's own bytes. A Zip's entries are
+// followed as they pass, and its directory is checked when its stream
+// ends, from the end of it the Inspector keeps (see MaxStreamDirBytes):
+// for a zip that cannot be read by Range first, as CheckZip reads one in
+// Drive.
+func NewInspector(name string, format Format, lim Limits, opts ...InspectOption) *Inspector {
 	in := &Inspector{
 		name: name, format: format, lim: lim.withDefaults(),
 		chunks: make(chan []byte), idle: make(chan struct{}),
 		quit: make(chan struct{}), done: make(chan struct{}),
+		top: newSniffer(),
+	}
+	for _, o := range opts {
+		o(in)
+	}
+	if format == NotArchive {
+		close(in.done) // nothing inside to parse
+		return in
 	}
 	go func() {
 		in.verdict = in.parse(&chunkReader{in: in})
@@ -67,9 +96,18 @@ func NewInspector(name string, format Format, lim Limits) *Inspector {
 func (in *Inspector) Write(p []byte) (int, error) {
 	in.mu.Lock()
 	closed := in.closed
+	if in.found == nil && !closed {
+		if what := in.top.write(p); what != "" {
+			in.found = &Finding{File: in.name, Reason: ReasonContent, Detail: what}
+		}
+	}
+	found := in.found
 	in.mu.Unlock()
 	if closed {
 		return 0, errors.New("blocked: write to a closed Inspector")
+	}
+	if found != nil {
+		return 0, found
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -95,9 +133,18 @@ func (in *Inspector) Write(p []byte) (int, error) {
 func (in *Inspector) Close() error {
 	in.mu.Lock()
 	in.closed = true
+	if in.found == nil {
+		if what := in.top.end(); what != "" {
+			in.found = &Finding{File: in.name, Reason: ReasonContent, Detail: what}
+		}
+	}
+	found := in.found
 	in.mu.Unlock()
 	in.quitOnce.Do(func() { close(in.quit) })
 	<-in.done
+	if found != nil {
+		return found
+	}
 	return in.verdict
 }
 
@@ -148,8 +195,17 @@ func (in *Inspector) parse(r io.Reader) error {
 				return &Finding{File: in.name, Entry: inner, Ext: ext, Reason: ReasonExtension}
 			}
 		}
+		inflated := stream.Limit(zr, in.lim.MaxInflated, errInflated)
 		if in.format == TarGzip || isTarName(inner) || (inner == "" && isTarName(strings.TrimSuffix(strings.ToLower(baseName(in.name)), ".gz"))) {
-			return in.tar(&inflateLimit{r: zr, left: in.lim.MaxInflated}, inner)
+			return in.tar(inflated, inner)
+		}
+		// One compressed file: its first bytes, and no more. A stream that
+		// cannot be inflated that far is Gmail's to judge.
+		if what, err := sniffStream(inflated, make([]byte, 4<<10)); err == nil && what != "" {
+			if inner == "" {
+				inner = strings.TrimSuffix(baseName(in.name), path.Ext(baseName(in.name)))
+			}
+			return &Finding{File: in.name, Entry: inner, Reason: ReasonContent, Detail: what}
 		}
 		return nil
 	case Zip:
@@ -166,38 +222,19 @@ func isTarName(name string) bool {
 // errInflated stops a gzip stream that inflates past Limits.MaxInflated.
 var errInflated = errors.New("inflated size over the limit")
 
-type inflateLimit struct {
-	r    io.Reader
-	left int64
-}
-
-func (l *inflateLimit) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		return 0, errInflated
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	return n, err
-}
-
-// tar checks every entry header of a tar stream; the content between
-// headers is read and discarded by archive/tar.
+// tar checks every entry header of a tar stream, and the first bytes of
+// each regular file's content; the rest of the content is read and
+// discarded by archive/tar.
 func (in *Inspector) tar(r io.Reader, outer string) error {
 	tr := tar.NewReader(r)
+	buf := make([]byte, 4<<10)
 	for count := 0; ; count++ {
 		h, err := tr.Next()
 		if err == io.EOF {
 			return nil
 		}
-		if errors.Is(err, errInflated) {
-			return &Finding{File: in.name, Entry: outer, Reason: ReasonTooLarge,
-				Detail: fmt.Sprintf("it inflates past %d bytes", in.lim.MaxInflated)}
-		}
 		if err != nil {
-			return in.unreadable(outer, "damaged or truncated tar")
+			return in.tarBroken(outer, err)
 		}
 		if count >= in.lim.MaxEntries {
 			return &Finding{File: in.name, Entry: outer, Reason: ReasonTooLarge,
@@ -209,7 +246,27 @@ func (in *Inspector) tar(r io.Reader, outer string) error {
 		if ext := Ext(h.Name); ext != "" {
 			return &Finding{File: in.name, Entry: joinEntry(outer, h.Name), Ext: ext, Reason: ReasonExtension}
 		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		what, err := sniffStream(tr, buf)
+		if err != nil {
+			return in.tarBroken(outer, err)
+		}
+		if what != "" {
+			return &Finding{File: in.name, Entry: joinEntry(outer, h.Name), Reason: ReasonContent, Detail: what}
+		}
 	}
+}
+
+// tarBroken is the finding for a tar stream that failed: one that
+// inflates past the limit, or one that cannot be read.
+func (in *Inspector) tarBroken(outer string, err error) error {
+	if errors.Is(err, errInflated) {
+		return &Finding{File: in.name, Entry: outer, Reason: ReasonTooLarge,
+			Detail: fmt.Sprintf("it inflates past %d bytes", in.lim.MaxInflated)}
+	}
+	return in.unreadable(outer, "damaged or truncated tar")
 }
 
 func (in *Inspector) unreadable(entry, detail string) error {

@@ -23,14 +23,23 @@ import (
 const MaxStreamDirBytes = 4 << 20
 
 // zipStream checks a zip that can only be read once, front to back: it
-// keeps the last bytes of the stream, enough for a directory of
-// min(lim.MaxDirBytes, MaxStreamDirBytes) and the end record, and when
-// the stream ends reads the directory there with CheckZip.
+// follows its entries as they pass (walkZip), keeps the last bytes of
+// the stream, enough for a directory of min(lim.MaxDirBytes,
+// MaxStreamDirBytes) and the end record, and when the stream ends reads
+// the directory there with CheckZip. Of a zip whose directory was
+// checked already, it only follows the entries.
 func (in *Inspector) zipStream(r io.Reader) error {
+	if in.dirChecked {
+		return in.walkZip(r)
+	}
 	lim := in.lim
 	lim.MaxDirBytes = min(lim.MaxDirBytes, MaxStreamDirBytes)
 	t := &ringTail{max: int(lim.MaxDirBytes) + tailLen}
-	if _, err := io.Copy(t, r); err != nil {
+	tee := io.TeeReader(r, t)
+	if err := in.walkZip(tee); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, tee); err != nil {
 		return err
 	}
 	return CheckZip(context.Background(), t, t.total, in.name, lim)

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"io"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/drivemail/drivemail/internal/stream"
 )
 
 // Body is an opened file's content. Each Read runs under a watchdog: no
@@ -16,15 +17,12 @@ import (
 // counted against the host.
 type Body struct {
 	rc      io.ReadCloser
-	cancel  context.CancelCauseFunc
 	size    int64 // Content-Length, -1 when unknown
 	max     int64
 	n       int64
 	idle    time.Duration
-	left    time.Duration         // reading time left before TooSlow
-	timer   *time.Timer           // the watchdog, armed only inside Read
-	armed   atomic.Pointer[error] // what the watchdog's firing would mean
-	fired   atomic.Pointer[error] // the watchdog's cause, once it fired
+	left    time.Duration // reading time left before TooSlow
+	watch   *stream.Watch // armed only inside Read
 	failed  error
 	closeMu sync.Once
 }
@@ -36,15 +34,7 @@ var (
 )
 
 func newBody(rc io.ReadCloser, cancel context.CancelCauseFunc, size, max int64, idle, total time.Duration) *Body {
-	b := &Body{rc: rc, cancel: cancel, size: size, max: max, idle: idle, left: total}
-	b.timer = time.AfterFunc(time.Hour, func() {
-		if cause := b.armed.Load(); cause != nil {
-			b.fired.Store(cause)
-			b.cancel(*cause)
-		}
-	})
-	b.timer.Stop()
-	return b
+	return &Body{rc: rc, size: size, max: max, idle: idle, left: total, watch: stream.NewWatch(cancel, idle)}
 }
 
 // Read reads the file, failing with an *Error past the limit, on a stall,
@@ -58,11 +48,10 @@ func (b *Body) Read(p []byte) (int, error) {
 	if b.left < b.idle {
 		cause = errSlow
 	}
-	b.armed.Store(&cause)
-	b.timer.Reset(wait)
+	b.watch.ResumeFor(wait, cause)
 	start := time.Now()
 	n, err := b.rc.Read(p)
-	b.timer.Stop()
+	b.watch.Pause()
 	b.left -= time.Since(start)
 	b.n += int64(n)
 	switch {
@@ -82,10 +71,7 @@ func (b *Body) Read(p []byte) (int, error) {
 
 // readError sorts a failed read by what stopped it.
 func (b *Body) readError(err error) error {
-	var fired error
-	if c := b.fired.Load(); c != nil {
-		fired = *c
-	}
+	fired := b.watch.Fired()
 	switch {
 	case fired == errIdle:
 		return &Error{Failure: Stalled, err: err}
@@ -114,9 +100,9 @@ func (b *Body) N() int64 { return b.n }
 func (b *Body) Close() error {
 	var err error
 	b.closeMu.Do(func() {
-		b.timer.Stop()
+		b.watch.Pause()
 		err = b.rc.Close()
-		b.cancel(nil)
+		b.watch.Stop()
 	})
 	return err
 }

@@ -9,8 +9,7 @@ import (
 
 // TestBlockedAdviceForEverySource: every source has a sentence for every
 // finding, and only a source that has a link to send, or can get one,
-// says to send a link (issue 13: the advice must be possible for that
-// input).
+// says to send a link: the advice must be possible for that input.
 func TestBlockedAdviceForEverySource(t *testing.T) {
 	findings := []*blocked.Finding{
 		{Reason: blocked.ReasonExtension, File: "a.exe"},
@@ -18,6 +17,8 @@ func TestBlockedAdviceForEverySource(t *testing.T) {
 		{Reason: blocked.ReasonEncrypted, File: "a.zip"},
 		{Reason: blocked.ReasonTooLarge, File: "a.zip"},
 		{Reason: blocked.ReasonUnreadable, File: "a.zip"},
+		{Reason: blocked.ReasonContent, File: "a.pdf", Detail: "a Windows program (an .exe or .dll)"},
+		{Reason: blocked.ReasonContent, File: "a.zip", Entry: "b.pdf", Detail: "a Windows program (an .exe or .dll)"},
 	}
 	for _, tt := range []struct {
 		source Source

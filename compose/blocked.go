@@ -44,6 +44,8 @@ func blockedAdvice(it *item, f *blocked.Finding) string {
 type adviceSet struct {
 	program    string // the file is a program or script (by its name)
 	entry      string // an archive holds one
+	content    string // the file is a program by its content, whatever its name
+	contentIn  string // an archive holds one
 	encrypted  string // a password-protected archive or entry
 	tooLarge   string // an archive too large to check
 	unreadable string // an archive whose listing cannot be read
@@ -55,6 +57,10 @@ func (a adviceSet) pick(f *blocked.Finding) string {
 		return a.program
 	case f.Reason == blocked.ReasonExtension:
 		return a.entry
+	case f.Reason == blocked.ReasonContent && f.Entry == "":
+		return a.content
+	case f.Reason == blocked.ReasonContent:
+		return a.contentIn
 	case f.Reason == blocked.ReasonEncrypted:
 		return a.encrypted
 	case f.Reason == blocked.ReasonTooLarge:
@@ -67,12 +73,16 @@ var (
 	driveBlocked = adviceSet{
 		program:    "Send a link to the file instead, or put it in a format Gmail allows.",
 		entry:      "Send a link to the file instead or remove it from the archive.",
+		content:    "Send a link to the file instead (link: true); renaming it or putting it in an archive does not get it past Gmail.",
+		contentIn:  "Send a link to the file instead (link: true), or remove that file from the archive; renaming it does not get it past Gmail.",
 		encrypted:  "Send a link to the file instead, or send the archive without a password.",
 		tooLarge:   "Send a link to the file instead, or split the archive.",
 		unreadable: "Send a link to the file instead, or check that the file is not damaged.",
 	}
 	contentBlocked = adviceSet{ // program: contentProgramAdvice
 		entry:      "Leave that file out of the archive, or leave the archive out.",
+		content:    "Gmail does not carry programs, whatever their name or archive, so leave it out.",
+		contentIn:  "Leave that file out of the archive, or leave the archive out; renaming it does not get it past Gmail.",
 		encrypted:  "Send the archive without a password.",
 		tooLarge:   "Split the archive.",
 		unreadable: "Check that the content is the whole archive, base64-encoded.",
@@ -80,6 +90,8 @@ var (
 	clientBlocked = adviceSet{
 		program:    "Gmail does not carry programs or scripts, even renamed, so leave it out of the message.",
 		entry:      "Leave it out, or ask the user for the archive without that file.",
+		content:    "Gmail does not carry programs, even renamed or inside an archive, so leave it out of the message.",
+		contentIn:  "Leave it out, or ask the user for the archive without that file; renaming it does not get it past Gmail.",
 		encrypted:  "Ask the user for the archive without a password.",
 		tooLarge:   "Ask the user to split the archive.",
 		unreadable: "Ask the user to attach the whole file to the conversation again.",
@@ -87,6 +99,8 @@ var (
 	mailBlocked = adviceSet{
 		program:    "Gmail will not send it on: leave it out, or put it in Drive with save_to_drive and send a link to it (link: true).",
 		entry:      "Leave the archive out, or put it in Drive with save_to_drive and send a link to it (link: true).",
+		content:    "Gmail will not send it on, whatever its name or archive: leave it out, or put it in Drive with save_to_drive and send a link to it (link: true).",
+		contentIn:  "Leave the archive out, or put it in Drive with save_to_drive and send a link to it (link: true).",
 		encrypted:  "Put it in Drive with save_to_drive and send a link to it (link: true).",
 		tooLarge:   "Put it in Drive with save_to_drive and send a link to it (link: true).",
 		unreadable: "Check that the attachment is not damaged, or put it in Drive with save_to_drive and send a link to it.",
@@ -112,7 +126,7 @@ func contentProgramAdvice(it *item) string {
 // blockedKind is the kind of a file Gmail would block, by its reason.
 func blockedKind(f *blocked.Finding) kind {
 	switch f.Reason {
-	case blocked.ReasonExtension:
+	case blocked.ReasonExtension, blocked.ReasonContent:
 		return kindBlockedType
 	case blocked.ReasonEncrypted:
 		return kindEncryptedArchive

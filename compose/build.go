@@ -22,6 +22,10 @@ type outgoing struct {
 	// inline parts (inside the HTML), then attachments.
 	opens []opener
 	sizes []int64
+	// unread is the most of each part's answer the transport may hold
+	// unread (unreadHold), in the same order: what a send reserves for
+	// its open downloads.
+	unread []int64
 }
 
 // assemble builds the message the plan describes (bodies with links,
@@ -65,6 +69,7 @@ func (c *checked) assemble(mp *msgPlan, d driveAPI) (*outgoing, error) {
 				m.Attachments = append(m.Attachments, p)
 			}
 			out.opens, out.sizes = append(out.opens, p.Open), append(out.sizes, p.Size)
+			out.unread = append(out.unread, it.unreadHold())
 		}
 	}
 	p, err := c.header.Prepare(m)
@@ -95,11 +100,12 @@ func inputRefusal(err error) error {
 }
 
 // checkArchives reads each zip's central directory and each gzip's
-// header (a few Range requests, not a download) and inspects model-written
-// archives in memory, refusing any that holds a file type Gmail blocks.
+// header (a few Range requests, not a download) and inspects content
+// written into the call in memory, refusing any that is or holds a file
+// type Gmail blocks.
 func checkArchives(ctx context.Context, d driveAPI, mp *msgPlan, draft bool) error {
 	for _, it := range mp.items {
-		if !it.plan.isFile() || it.plan.archive == blocked.NotArchive {
+		if !it.plan.isFile() || it.plan.archive == blocked.NotArchive && it.plan.action != actData {
 			continue
 		}
 		var err error
@@ -122,11 +128,17 @@ func checkArchives(ctx context.Context, d driveAPI, mp *msgPlan, draft bool) err
 	return nil
 }
 
+// inspectBytes inspects content written into the call: a zip's
+// directory, then its bytes as they would stream.
 func inspectBytes(ctx context.Context, it *item) error {
+	var opts []blocked.InspectOption
 	if it.plan.archive == blocked.Zip {
-		return blocked.CheckZip(ctx, bytes.NewReader(it.data), int64(len(it.data)), it.plan.name, blocked.Limits{})
+		if err := blocked.CheckZip(ctx, bytes.NewReader(it.data), int64(len(it.data)), it.plan.name, blocked.Limits{}); err != nil {
+			return err
+		}
+		opts = append(opts, blocked.DirectoryChecked())
 	}
-	in := blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{})
+	in := blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}, opts...)
 	_, werr := in.Write(it.data)
 	cerr := in.Close()
 	if werr != nil {

@@ -31,12 +31,12 @@ func DocumentedKinds(t *testing.T) map[string]bool {
 	return kinds
 }
 
-// SendsOf counts the user's sends holding or waiting for their slots.
+// SendsOf counts the user's sends streaming or waiting for their turn.
 func (s *Service) SendsOf(userID string) int {
-	s.slots.mu.Lock()
-	defer s.slots.mu.Unlock()
-	if us := s.slots.users[userID]; us != nil {
-		return us.refs
+	s.admit.mu.Lock()
+	defer s.admit.mu.Unlock()
+	if us := s.admit.users[userID]; us != nil {
+		return us.running + len(us.queue)
 	}
 	return 0
 }

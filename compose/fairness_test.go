@@ -7,11 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/api/googleapi"
+
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/internal/refusal"
+	"github.com/drivemail/drivemail/mimemsg"
 )
+
+// third is a third user, beside user and other.
+const third = "cat@example.com"
 
 // gmailGate holds the requests that open a user's Gmail uploads until
 // the test lets them go, as a slow Gmail would: entered says one arrived.
@@ -104,6 +110,78 @@ func TestABusyUserIsRefusedInTime(t *testing.T) {
 	}
 	if n, entered := e.Emu.Stats().MessagesSent, len(ann.entered); n != 1 || entered != 0 {
 		t.Errorf("%d messages sent and %d more Gmail uploads opened; the refused send must not reach Gmail", n, entered)
+	}
+}
+
+// TestAQuietUserGoesBeforeABusyUsersQueue: with room for one send, the
+// next room goes to a user who has had none, not to the busy user's send
+// that asked first.
+func TestAQuietUserGoesBeforeABusyUsersQueue(t *testing.T) {
+	e := newEnv(t, compose.Config{SendMemory: 1, SendQueueTimeout: time.Minute}) // each send takes the whole budget
+	annHC, ann := gated(e, user)
+	bobHC, bob := gated(e, other)
+	a1 := sendAs(e, annHC, "ann", user)
+	<-ann.entered // ann's first holds the budget at Gmail
+	a2 := sendAs(e, annHC, "ann", user)
+	waitFor(t, func() bool { return e.svc.SendsOf("ann") == 2 })
+	b := sendAs(e, bobHC, "bob", other)
+	waitFor(t, func() bool { return e.svc.SendsOf("bob") == 1 })
+
+	ann.open <- struct{}{} // ann's first goes on, and its room comes free
+	if got := <-a1; got.err != nil {
+		t.Fatalf("ann's first send: %v", got.err)
+	}
+	select {
+	case <-bob.entered:
+	case <-ann.entered:
+		t.Fatal("ann's second send went before bob's, which asked after it but had nothing sending")
+	case <-time.After(20 * time.Second):
+		t.Fatal("neither send went on")
+	}
+	close(bob.open)
+	close(ann.open)
+	for who, ch := range map[string]<-chan sendOutcome{"bob": b, "ann's second": a2} {
+		if got := <-ch; got.err != nil {
+			t.Errorf("%s: %v", who, got.err)
+		}
+	}
+}
+
+// TestSmallSendsShareTheBudget: a send reserves what it holds, so a
+// budget of two small messages' buffers lets exactly two stream at once,
+// and a third, one past it, is refused in time with nothing sent.
+func TestSmallSendsShareTheBudget(t *testing.T) {
+	small := int64(googleapi.MinUploadChunkSize + mimemsg.StreamBuffers) // a body-only message: one upload unit, the writer's buffers
+	e := newEnv(t, compose.Config{SendMemory: 2 * small, SendQueueTimeout: 200 * time.Millisecond})
+	annHC, ann := gated(e, user)
+	bobHC, bob := gated(e, other)
+	a := sendAs(e, annHC, "ann", user)
+	b := sendAs(e, bobHC, "bob", other)
+	enters(t, ann, "ann's send")
+	enters(t, bob, "bob's send, beside ann's") // the budget exactly
+	got := <-sendAs(e, e.Client(third, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend), "cat", third)
+	if refusal.KindOf(got.err) != "server_busy" || !strings.Contains(got.err.Error(), "Nothing was sent") {
+		t.Fatalf("a third small send past the budget: %v", got.err)
+	}
+	close(ann.open)
+	close(bob.open)
+	for _, ch := range []<-chan sendOutcome{a, b} {
+		if got := <-ch; got.err != nil {
+			t.Errorf("%v", got.err)
+		}
+	}
+	if n := e.Emu.Stats().MessagesSent; n != 2 {
+		t.Errorf("%d messages sent, want 2", n)
+	}
+}
+
+// enters waits for a request at g, failing the test after 20 s.
+func enters(t *testing.T, g *gmailGate, what string) {
+	t.Helper()
+	select {
+	case <-g.entered:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s did not reach Gmail", what)
 	}
 }
 

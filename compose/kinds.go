@@ -56,6 +56,16 @@ const (
 	kindFileChanged       kind = "file_changed"       // a file's size changed while it was sent
 )
 
+// Links the recipients must be able to open (access.go, share.go).
+const (
+	kindLinkNotOpen      kind = "link_not_open"      // recipients who cannot open a link, and no share option
+	kindShareNotAllowed  kind = "share_not_allowed"  // share where drivemail or the user may not change the sharing
+	kindShareUnknown     kind = "share_unknown"      // share on a file shared too widely to tell who lacks access
+	kindTooManyShares    kind = "too_many_shares"    // share options past MaxShareGrants
+	kindShareRefused     kind = "share_refused"      // Drive refused a grant: no Google account, or sharing settings
+	kindFailedAfterShare kind = "failed_after_share" // an internal error after drivemail shared a link
+)
+
 // Google's answers.
 const (
 	kindDriveScope            kind = "drive_scope"              // no Drive scope granted
@@ -112,10 +122,10 @@ func forOperator(k kind) bool {
 	return k == kindGmailDailyQuota || k == kindGmailProjectRateLimit
 }
 
-// The send slots (slots.go): a wait that ran out.
+// Admission (admission.go): a wait for a send's turn that ran out.
 const (
-	kindUserBusy   kind = "user_busy"   // the user's own sends held their MaxSendsPerUser slots
-	kindServerBusy kind = "server_busy" // every slot of this replica stayed taken
+	kindUserBusy   kind = "user_busy"   // the user's own sends filled their MaxSendsPerUser
+	kindServerBusy kind = "server_busy" // this replica's sending budget or cap stayed taken
 )
 
 // inputKind is the kind of a header mimemsg refused, by its field.

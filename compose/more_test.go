@@ -19,14 +19,25 @@ import (
 
 func tgzOf(t *testing.T, files map[string]int) []byte {
 	t.Helper()
+	var pairs []any
+	for name, size := range files {
+		pairs = append(pairs, name, bytes.Repeat([]byte("x"), size))
+	}
+	return tgzOfFiles(t, pairs...)
+}
+
+// tgzOfFiles is a tar.gz of name, content pairs.
+func tgzOfFiles(t *testing.T, pairs ...any) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	for name, size := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(size)}); err != nil {
+	for i := 0; i < len(pairs); i += 2 {
+		data := pairs[i+1].([]byte)
+		if err := tw.WriteHeader(&tar.Header{Name: pairs[i].(string), Mode: 0o644, Size: int64(len(data))}); err != nil {
 			t.Fatal(err)
 		}
-		tw.Write(bytes.Repeat([]byte("x"), size))
+		tw.Write(data)
 	}
 	tw.Close()
 	gz.Close()

@@ -83,30 +83,33 @@ func newPrefetch(ctx context.Context, opens []opener, sizes []int64, ahead int, 
 // p.cur: that part, the one after it, and more while they fit. p.mu
 // must be held.
 func (p *prefetch) startAhead() {
-	for ; p.started < len(p.opens) && !p.closed; p.started++ {
-		j := p.started
-		if j > p.cur+1 && (j-p.cur > p.ahead || p.aheadBytes(j) > p.budget) {
-			return
-		}
+	for end := opened(p.sizes, p.cur, p.ahead, p.budget); p.started < end && !p.closed; p.started++ {
 		o := &opening{done: make(chan struct{})}
-		p.parts[j] = o
+		p.parts[p.started] = o
 		p.wg.Add(1)
-		go p.open(p.opens[j], o)
+		go p.open(p.opens[p.started], o)
 	}
 }
 
-// aheadBytes is what the parts after the writer's, through part j, are
-// expected to hold; an unknown size counts as the whole budget.
-func (p *prefetch) aheadBytes(j int) int64 {
+// opened is how many parts have been opened once the writer is on part
+// cur, given the parts' expected sizes (-1 unknown): all before it, it,
+// the next, and the parts past that while they number at most ahead and
+// the parts after cur's, through them, add up to at most budget bytes (an
+// unknown size counts as the whole budget). The rule of startAhead, and
+// of what a send reserves for the answers it has open (transportHold).
+func opened(sizes []int64, cur, ahead int, budget int64) int {
 	var sum int64
-	for k := p.cur + 1; k <= j; k++ {
-		if p.sizes[k] < 0 {
-			sum += p.budget
+	for j := cur + 1; j < len(sizes); j++ {
+		if sizes[j] < 0 {
+			sum += budget
 		} else {
-			sum += p.sizes[k]
+			sum += sizes[j]
+		}
+		if j > cur+1 && (j-cur > ahead || sum > budget) {
+			return j
 		}
 	}
-	return sum
+	return len(sizes)
 }
 
 func (p *prefetch) open(open opener, o *opening) {

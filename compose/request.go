@@ -62,6 +62,10 @@ type DriveFile struct {
 	Sheet string
 	// Link puts a link to the file in the body instead of the file.
 	Link bool
+	// Share, for a file that goes as a link, gives the recipients who
+	// cannot open it this role (one of ShareRoles) before the message
+	// goes; without it such a message is refused (access.go).
+	Share string
 }
 
 // Content is a file the model wrote into the call. All of a message's
@@ -174,4 +178,24 @@ type Linked struct {
 	FileID string `json:"file_id"`
 	Name   string `json:"name"`
 	URL    string `json:"url"`
+	// Access is what drivemail knows of the recipients' access to the
+	// link: AccessOpen or AccessUnchecked.
+	Access string `json:"access"`
+	// SharedWith are the recipients drivemail gave SharedRole on the
+	// file, as Share asked, before the message went.
+	SharedWith []string `json:"shared_with,omitempty"`
+	// AccessNote says why Access is AccessUnchecked, and SharedRole is
+	// the role given: the result's text says both.
+	AccessNote string `json:"-"`
+	SharedRole string `json:"-"`
 }
+
+// What drivemail knows of a link's recipients' access (Linked.Access).
+const (
+	// AccessOpen: the file's sharing reaches every recipient, some
+	// perhaps through the sharing drivemail added.
+	AccessOpen = "open"
+	// AccessUnchecked: drivemail could not read whether it does
+	// (Linked.AccessNote says why).
+	AccessUnchecked = "unchecked"
+)

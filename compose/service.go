@@ -22,14 +22,19 @@ import (
 // and chunk size, come with the account each Send is given
 // (account.Options).
 type Config struct {
-	// MaxConcurrentSends caps the messages streaming at once; each holds
-	// one upload chunk (ChunkSize) plus small buffers, so this bounds the
-	// memory of sending. Extra sends wait their turn. Default 8.
+	// SendMemory is the memory the messages streaming at once may
+	// reserve, each what it will hold (reservation: its upload buffer,
+	// from its planned size, and its downloads' transport buffers). Extra
+	// sends wait their turn, served by user (admission). Default
+	// DefaultSendMemory; at least one send always fits.
+	SendMemory int64
+	// MaxConcurrentSends caps the messages streaming at once, whatever
+	// they hold. Default 64.
 	MaxConcurrentSends int
 	// MaxSendsPerUser caps one user's messages streaming at once, so that
 	// one user cannot hold every slot while others wait. Default 3.
 	MaxSendsPerUser int
-	// SendQueueTimeout bounds a send's wait for its slots; past it the
+	// SendQueueTimeout bounds a send's wait for its turn; past it the
 	// send is refused with nothing sent. Default 30 s.
 	SendQueueTimeout time.Duration
 	// Logger gets one line per send (never addresses, bodies or tokens).
@@ -67,12 +72,15 @@ type Options struct {
 // Service sends messages. It is safe for concurrent use.
 type Service struct {
 	cfg      Config
-	slots    *slots
+	admit    *admission
 	profiles *profileCache
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
+	if cfg.SendMemory <= 0 {
+		cfg.SendMemory = DefaultSendMemory
+	}
 	if cfg.MaxConcurrentSends <= 0 {
 		cfg.MaxConcurrentSends = DefaultMaxConcurrentSends
 	}
@@ -93,7 +101,7 @@ func New(cfg Config) *Service {
 	}
 	return &Service{
 		cfg:      cfg,
-		slots:    newSlots(cfg.MaxConcurrentSends, cfg.MaxSendsPerUser, cfg.SendQueueTimeout),
+		admit:    newAdmission(cfg.SendMemory, cfg.MaxConcurrentSends, cfg.MaxSendsPerUser, cfg.SendQueueTimeout),
 		profiles: newProfileCache(cfg.ProfileTTL, cfg.Now),
 	}
 }
@@ -139,7 +147,7 @@ func clientsOf(ctx context.Context, acct *account.Account) (clients, error) {
 }
 
 // send does Send's work with the user's clients; it sets *queued to the
-// time it waited for its slots.
+// time it waited for its turn to stream.
 func (s *Service) send(ctx context.Context, acct *account.Account, g clients, req Request, opts Options, queued *time.Duration) (Result, error) {
 	gc := g.gmail
 	from, err := s.sender(ctx, acct, gc)
@@ -190,21 +198,29 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 	if err != nil {
 		return Result{}, err
 	}
-	// 3 check what metadata cannot tell: archives' contents, by Range reads.
+	// 3 check what metadata cannot tell: archives' contents, by Range reads,
+	// and whether the recipients can open each file that goes as a link.
 	if err := checkArchives(ctx, drv, mp, opts.Draft); err != nil {
 		return Result{}, err
 	}
-	// 4 stream, in a sending slot.
+	if err := checkLinks(ctx, drv, acct, c.req, mp, opts.Draft, s.cfg.Now()); err != nil {
+		return Result{}, err
+	}
+	// 4 stream, once the memory it will hold is free (the user's turn).
 	waitFrom := s.cfg.Now()
-	release, err := s.slots.acquire(ctx, acct.ID())
+	release, err := s.admit.acquire(ctx, acct.ID(), reservation(gc.UploadMemory(mp.estimate), out))
 	*queued = s.cfg.Now().Sub(waitFrom)
 	if err != nil {
 		return Result{}, err
 	}
 	defer release()
+	// The share options, every check passed, just before the stream.
+	if err := shareLinks(ctx, drv, mp, opts.Draft); err != nil {
+		return Result{}, err
+	}
 	sent, written, err := s.stream(ctx, gc, c, out, mp, opts)
 	if err != nil {
-		return Result{}, err
+		return Result{}, sharedBefore(err, mp, opts.Draft)
 	}
 	res := result(mp, sent, written)
 	addMailSources(&res, mp)
@@ -237,6 +253,10 @@ type driveAPI interface {
 	Download(ctx context.Context, f drive.File) (io.ReadCloser, error)
 	Export(ctx context.Context, f drive.File, mimeType string, tab *drive.Sheet) (io.ReadCloser, error)
 	ReaderAt(ctx context.Context, f drive.File) io.ReaderAt
+	// Permissions reads a file's sharing, at most MaxPermissionPages
+	// pages; Share gives one user a role on it.
+	Permissions(ctx context.Context, f drive.File) (drive.Sharing, error)
+	Share(ctx context.Context, f drive.File, email, role string) error
 }
 
 // Range-read budget for checking one zip's directory before download.
@@ -264,6 +284,14 @@ func (d driveAdapter) Download(ctx context.Context, f drive.File) (io.ReadCloser
 
 func (d driveAdapter) Export(ctx context.Context, f drive.File, mimeType string, tab *drive.Sheet) (io.ReadCloser, error) {
 	return d.c.Export(ctx, f, mimeType, tab)
+}
+
+func (d driveAdapter) Permissions(ctx context.Context, f drive.File) (drive.Sharing, error) {
+	return d.c.Permissions(ctx, f, MaxPermissionPages)
+}
+
+func (d driveAdapter) Share(ctx context.Context, f drive.File, email, role string) error {
+	return d.c.Share(ctx, f, email, role)
 }
 
 func (d driveAdapter) ReaderAt(ctx context.Context, f drive.File) io.ReaderAt {
@@ -307,14 +335,22 @@ func (s *Service) logOutcome(ctx context.Context, acct *account.Account, req Req
 		for _, a := range res.Attached {
 			attachedBytes += a.Bytes
 		}
+		shared := 0
+		for _, l := range res.Linked {
+			shared += len(l.SharedWith)
+		}
 		attrs = append(attrs, "message_id", res.ID, "thread_id", res.ThreadID, "size_bytes", res.SizeBytes,
-			"attached", len(res.Attached), "attached_bytes", attachedBytes, "inline", len(res.Inline), "linked", len(res.Linked))
+			"attached", len(res.Attached), "attached_bytes", attachedBytes, "inline", len(res.Inline), "linked", len(res.Linked), "shared", shared)
 		s.cfg.Logger.InfoContext(ctx, "message sent", attrs...)
 	case isRefusal(err):
 		r, _ := refusal.As(err)
 		attrs = append(attrs, "refusal", string(r.Kind))
 		if cause := causeText(r.Err); cause != "" {
 			attrs = append(attrs, "cause", cause)
+		}
+		if r.Kind == kindFailedAfterShare {
+			s.cfg.Logger.WarnContext(ctx, "send failed", attrs...)
+			return
 		}
 		if forOperator(r.Kind) {
 			// Every user meets this until the operator acts.

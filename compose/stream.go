@@ -111,7 +111,8 @@ func (mp *msgPlan) atLeast() int64 {
 
 // openPart opens one part's content when the writer reaches it, retrying
 // a transient failure to open (nothing of the part has been written yet).
-// Tar and gzip archives are inspected as they stream.
+// Every downloaded file is inspected as it streams: for a program by its
+// content, and an archive for what it holds.
 func openPart(ctx context.Context, d driveAPI, it *item) (io.ReadCloser, error) {
 	var (
 		rc  io.ReadCloser
@@ -141,15 +142,18 @@ func openPart(ctx context.Context, d driveAPI, it *item) (io.ReadCloser, error) 
 		return nil, &partError{it: it, err: err}
 	}
 	rc = &labelledBody{rc: rc, it: it}
-	switch it.plan.archive {
-	case blocked.Gzip, blocked.Tar, blocked.TarGzip:
-		if it.plan.action != actData {
-			rc = newInspected(rc, it, blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}))
-		}
-	case blocked.Zip:
-		if it.plan.action == actClient || it.plan.action == actMail { // no Range reads: its directory is read as it streams past
-			rc = newInspected(rc, it, blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}))
-		}
+	switch {
+	case it.plan.action == actData, it.plan.action == actExport:
+		// Content written into the call was inspected whole before the
+		// send (checkArchives); an export is what Google renders.
+	case it.plan.archive == blocked.Zip && it.plan.action == actAttach:
+		// Its directory was read by Range before the send: only its
+		// entries' content is left to look at.
+		rc = newInspected(rc, it, blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}, blocked.DirectoryChecked()))
+	default:
+		// Every other file's bytes, and an archive's entries; a zip with
+		// no Range reads has its directory read as it streams past.
+		rc = newInspected(rc, it, blocked.NewInspector(it.plan.name, it.plan.archive, blocked.Limits{}))
 	}
 	return rc, nil
 }
@@ -187,7 +191,8 @@ func (l *labelledBody) Read(p []byte) (int, error) {
 func (l *labelledBody) Close() error { return l.rc.Close() }
 
 // inspected tees a download into a blocked.Inspector and fails the read
-// as soon as the inspector finds a blocked entry; the failure names its
+// as soon as the inspector finds a program or a blocked entry, so the
+// message is abandoned before Gmail has all of it; the failure names its
 // entry (partError), whose source decides the advice.
 type inspected struct {
 	rc     io.ReadCloser

@@ -2,6 +2,7 @@ package compose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,6 +131,12 @@ func checkDriveFile(it *item, src DriveFile) error {
 			it.label(), truncate(src.As, 20))
 	case src.Link && strings.TrimSpace(src.Sheet) != "":
 		return refuse(kindBadOption, "%s has both \"link\": true and \"sheet\"; a link always opens the whole spreadsheet. Drop \"sheet\", or use \"as\": \"csv\" with it.", it.label())
+	case src.Share != "" && !slices.Contains(ShareRoles, src.Share):
+		return refuse(kindBadOption, "%s: \"share\" is %q; drivemail gives the recipients of a link \"reader\" or \"commenter\". To let them edit the file, share it in Google Drive.",
+			it.label(), truncate(src.Share, 20))
+	case src.Share != "" && strings.TrimSpace(src.As) != "":
+		return refuse(kindBadOption, "%s has both \"share\" and \"as\": \"share\" gives the recipients access to the file a link opens, and with \"as\" a copy is attached, which needs none. Keep one of them.",
+			it.label())
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 
 	"google.golang.org/api/googleapi"
@@ -52,6 +53,11 @@ var (
 	// ErrFilePermission: the user's role on the file does not allow the
 	// call (insufficientFilePermissions).
 	ErrFilePermission = fmt.Errorf("insufficient permission on the file: %w", ErrForbidden)
+	// ErrSharingRefused: Drive would not add the permission asked for
+	// (400 invalidSharingRequest): an address with no Google account
+	// while no invitation is sent, or sharing the file's or the
+	// organization's settings forbid.
+	ErrSharingRefused = errors.New("Drive refused the sharing change")
 	// ErrRateLimited: a 429 or a rate-limit 403; transient.
 	ErrRateLimited = errors.New("rate limited by Drive")
 	// ErrUnavailable: a 5xx; transient.
@@ -143,25 +149,21 @@ func wrapErr(op string, err error) error {
 	if !errors.As(err, &ge) {
 		return &Error{Op: op, Err: google.WithoutURL(err)}
 	}
-	reason := google.ErrorReason(ge)
-	e := &Error{Op: op, Code: ge.Code, Reason: reason, Err: classify(ge.Code, reason)}
+	a := google.ReadAnswer(ge)
+	e := &Error{Op: op, Code: ge.Code, Reason: a.Reason, Err: classify(a)}
 	if errors.Is(e.Err, ErrAPIDisabled) {
-		e.Service = disabledService(ge, op)
+		e.Service = disabledService(a, op)
 	}
 	return e
 }
 
-// disabledService is the API a SERVICE_DISABLED error names in its
-// ErrorInfo, or the one op belongs to when Google named none.
-func disabledService(ge *googleapi.Error, op string) string {
-	for _, d := range ge.Details {
-		m, _ := d.(map[string]any)
-		md, _ := m["metadata"].(map[string]any)
-		if s, _ := md["service"].(string); strings.HasSuffix(s, ".googleapis.com") && len(s) < 100 {
-			return s
-		}
-	}
-	if strings.HasPrefix(op, "spreadsheets.") {
+// disabledService is the API a disabled-API answer names, or the one op
+// belongs to when Google named none.
+func disabledService(a google.Answer, op string) string {
+	switch {
+	case a.Service != "":
+		return a.Service
+	case strings.HasPrefix(op, "spreadsheets."):
 		return SheetsService
 	}
 	return DriveService
@@ -175,45 +177,38 @@ const (
 
 // statusErr builds an *Error for a plain HTTP response (export links).
 func statusErr(op string, code int) error {
-	return &Error{Op: op, Code: code, Err: classify(code, "")}
+	return &Error{Op: op, Code: code, Err: classify(google.Answer{Code: code})}
 }
 
-func classify(code int, reason string) error {
-	switch {
-	case code == 404:
-		return ErrNotFound
-	case code == 401:
-		return ErrUnauthorized
-	case code == 429:
-		return ErrRateLimited
-	case code >= 500:
-		return ErrUnavailable
-	case code == 403:
-		switch reason {
-		case "exportSizeLimitExceeded":
-			return ErrExportTooLarge
-		case "cannotDownloadFile", "fileNotDownloadable":
-			return ErrNotDownloadable
-		case "insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT", "insufficientScopes":
-			return ErrScope
-		case "rateLimitExceeded", "userRateLimitExceeded", "sharingRateLimitExceeded":
-			return ErrRateLimited
-		case "notFound":
-			return ErrNotFound
-		case "cannotDownloadAbusiveFile", "abuse":
-			return ErrAbusive
-		case "downloadQuotaExceeded", "quotaExceeded":
-			return ErrDownloadQuota
-		case "domainPolicy":
-			return ErrDomainPolicy
-		case "appNotAuthorizedToFile":
-			return ErrAppNotAuthorized
-		case "insufficientFilePermissions":
-			return ErrFilePermission
-		case "accessNotConfigured", "SERVICE_DISABLED":
-			return ErrAPIDisabled
-		}
-		return ErrForbidden
+// forbidden are the 403 reasons only Drive gives, by the first reason of
+// the answer; any other 403 is read as every Google API's.
+var forbidden = map[string]error{
+	"exportSizeLimitExceeded":     ErrExportTooLarge,
+	"cannotDownloadFile":          ErrNotDownloadable,
+	"fileNotDownloadable":         ErrNotDownloadable,
+	"sharingRateLimitExceeded":    ErrRateLimited,
+	"notFound":                    ErrNotFound,
+	"cannotDownloadAbusiveFile":   ErrAbusive,
+	"abuse":                       ErrAbusive,
+	"downloadQuotaExceeded":       ErrDownloadQuota,
+	"quotaExceeded":               ErrDownloadQuota,
+	"domainPolicy":                ErrDomainPolicy,
+	"appNotAuthorizedToFile":      ErrAppNotAuthorized,
+	"insufficientFilePermissions": ErrFilePermission,
+}
+
+// causes are Drive's sentinels for what every Google API's answers mean.
+var causes = google.Sentinels{Disabled: ErrAPIDisabled, NotFound: ErrNotFound, Unauthorized: ErrUnauthorized,
+	Scope: ErrScope, RateLimited: ErrRateLimited, Unavailable: ErrUnavailable, Forbidden: ErrForbidden}
+
+func classify(a google.Answer) error {
+	if a.Code == http.StatusBadRequest && a.Reason == "invalidSharingRequest" {
+		return ErrSharingRefused
 	}
-	return nil
+	if a.Code == http.StatusForbidden {
+		if err, ok := forbidden[a.Reason]; ok {
+			return err
+		}
+	}
+	return causes.Of(a.Cause())
 }

@@ -45,17 +45,17 @@ func (c *Client) Export(ctx context.Context, f File, mimeType string, tab *Sheet
 // filesExport is files.export, checked for the type asked for.
 func (c *Client) filesExport(ctx context.Context, f File, mimeType string) (io.ReadCloser, error) {
 	const op = "files.export"
-	w := c.watch(ctx)
-	call := c.files.Export(f.ID, mimeType).Context(w.ctx)
+	wctx, w := c.watch(ctx)
+	call := c.files.Export(f.ID, mimeType).Context(wctx)
 	setResourceKey(call.Header(), f.ID, f.ResourceKey)
 	res, err := call.Download()
-	w.pause()
+	w.Pause()
 	if err != nil {
-		return nil, w.fail(op, err)
+		return nil, c.stallFail(w, op, err)
 	}
 	if err := checkType(op, res.Header, mimeType); err != nil {
 		discard(res.Body)
-		w.stop()
+		w.Stop()
 		return nil, err
 	}
 	return watchBody(res.Body, w, op), nil
@@ -229,23 +229,23 @@ func (c *Client) fetchContent(ctx context.Context, f File, raw, mimeType string)
 	if err != nil {
 		return nil, &Error{Op: op, Err: fmt.Errorf("%w: %w", ErrBadContentURL, google.WithoutURL(err))}
 	}
-	w := c.watch(ctx)
-	req, err := http.NewRequestWithContext(w.ctx, http.MethodGet, u.String(), nil)
+	wctx, w := c.watch(ctx)
+	req, err := http.NewRequestWithContext(wctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		w.stop()
+		w.Stop()
 		return nil, &Error{Op: op, Err: google.WithoutURL(err)}
 	}
 	setResourceKey(req.Header, f.ID, f.ResourceKey)
 	// Every redirect hop is held to the token policy by the user's
 	// transport (google.Endpoints.GuardToken).
 	res, err := c.http.Do(req)
-	w.pause()
+	w.Pause()
 	if err != nil {
-		stalled := w.stalled()
-		w.stop()
+		stalled := w.Fired() != nil
+		w.Stop()
 		switch {
 		case stalled:
-			return nil, w.err(op)
+			return nil, stalledErr(op, w.Idle())
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case errors.Is(err, google.ErrTokenHost):
@@ -255,12 +255,12 @@ func (c *Client) fetchContent(ctx context.Context, f File, raw, mimeType string)
 	}
 	if res.StatusCode != http.StatusOK {
 		discard(res.Body)
-		w.stop()
+		w.Stop()
 		return nil, statusErr(op, res.StatusCode)
 	}
 	if err := checkType(op, res.Header, mimeType); err != nil {
 		discard(res.Body)
-		w.stop()
+		w.Stop()
 		return nil, err
 	}
 	return watchBody(res.Body, w, op), nil

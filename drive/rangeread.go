@@ -52,14 +52,14 @@ func (r *RangeReader) ReadAt(p []byte, off int64) (int, error) {
 		return 0, &Error{Op: "files.get range", Err: ErrNotDownloadable}
 	}
 	const op = "files.get range"
-	w := r.c.watch(r.ctx)
-	call := r.c.files.Get(r.f.ID).SupportsAllDrives(true).Context(w.ctx)
+	wctx, w := r.c.watch(r.ctx)
+	call := r.c.files.Get(r.f.ID).SupportsAllDrives(true).Context(wctx)
 	setResourceKey(call.Header(), r.f.ID, r.f.ResourceKey)
 	call.Header().Set("Range", fmt.Sprintf("bytes=%d-%d", off, off+want-1))
 	res, err := call.Download()
-	w.pause()
+	w.Pause()
 	if err != nil {
-		return 0, w.fail(op, err)
+		return 0, r.c.stallFail(w, op, err)
 	}
 	body := watchBody(res.Body, w, op)
 	defer body.Close()

@@ -28,13 +28,13 @@ func (c *Client) Download(ctx context.Context, f File) (io.ReadCloser, error) {
 	if !f.CanDownload {
 		return nil, &Error{Op: op, Err: ErrNotDownloadable}
 	}
-	w := c.watch(ctx)
-	call := c.files.Get(f.ID).SupportsAllDrives(true).Context(w.ctx)
+	wctx, w := c.watch(ctx)
+	call := c.files.Get(f.ID).SupportsAllDrives(true).Context(wctx)
 	setResourceKey(call.Header(), f.ID, f.ResourceKey)
 	res, err := call.Download()
-	w.pause()
+	w.Pause()
 	if err != nil {
-		return nil, w.fail(op, err)
+		return nil, c.stallFail(w, op, err)
 	}
 	return newCheckedBody(watchBody(res.Body, w, op), f.Size, f.MD5), nil
 }

@@ -11,12 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	"google.golang.org/api/googleapi"
 
 	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/stream"
 )
 
 // users.messages.attachments.get answers the attachment's bytes as
@@ -66,34 +66,37 @@ func (c *Client) OpenAttachment(ctx context.Context, msgID string, a Attachment)
 		return io.NopCloser(bytes.NewReader(a.data)), nil
 	}
 	u := apiBase(c.endpoints) + "gmail/v1/users/me/messages/" + url.PathEscape(msgID) + "/attachments/" + url.PathEscape(a.ID) + "?alt=json&prettyPrint=false"
-	ctx, cancel := context.WithCancelCause(ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		cancel(nil)
-		return nil, &Error{Op: op, Err: err}
-	}
 	idle := c.idle
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
 	}
-	watch := newIdleWatch(cancel, idle)
-	res, err := c.http.Do(req)
-	watch.pause()
+	// The clock runs only while the reader waits on Gmail: for the
+	// answer's headers, then inside each read of its body.
+	ctx, watch := stream.Start(ctx, idle)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		cancel(nil)
-		if watch.fired() {
+		watch.Stop()
+		return nil, &Error{Op: op, Err: err}
+	}
+	res, err := c.http.Do(req)
+	watch.Pause()
+	if err != nil {
+		fired := watch.Fired() != nil
+		watch.Stop()
+		if fired {
 			return nil, &Error{Op: op, Err: ErrStalled}
 		}
 		return nil, c.wrap(op, err)
 	}
 	if err := googleapi.CheckResponse(res); err != nil {
 		res.Body.Close()
-		cancel(nil)
+		watch.Stop()
 		return nil, c.wrap(op, err)
 	}
+	body := stream.IdleBody(res.Body, watch, nil)
 	return &attachmentReader{
-		body: res.Body, cancel: cancel, watch: watch,
-		sc: newScanner(res.Body), want: a.Size, size: -1,
+		body: body, watch: watch,
+		sc: newScanner(body), want: a.Size, size: -1,
 	}, nil
 }
 
@@ -117,16 +120,15 @@ func apiBase(e google.Endpoints) string {
 
 // attachmentReader yields the decoded "data" of an attachments.get answer.
 type attachmentReader struct {
-	body   io.ReadCloser
-	cancel context.CancelCauseFunc
-	watch  *idleWatch
-	sc     *scanner
-	dec    io.Reader // the base64url decoder over "data", once found
-	done   bool      // "data" ended: the rest of the object was checked
-	want   int64     // the size the message's metadata gave
-	size   int64     // the answer's own "size", -1 until read
-	n      int64
-	err    error
+	body  io.ReadCloser // read under watch
+	watch *stream.Watch
+	sc    *scanner
+	dec   io.Reader // the base64url decoder over "data", once found
+	done  bool      // "data" ended: the rest of the object was checked
+	want  int64     // the size the message's metadata gave
+	size  int64     // the answer's own "size", -1 until read
+	n     int64
+	err   error
 }
 
 func (r *attachmentReader) Read(p []byte) (int, error) {
@@ -148,8 +150,6 @@ func (r *attachmentReader) Read(p []byte) (int, error) {
 // read is Read before counting: the object up to "data", its bytes, and
 // after them the rest of the object.
 func (r *attachmentReader) read(p []byte) (int, error) {
-	r.watch.resume()
-	defer r.watch.pause()
 	if r.dec == nil {
 		found, err := r.sc.untilData(r)
 		if err != nil {
@@ -195,7 +195,7 @@ func (r *attachmentReader) fail(err error) error {
 	switch {
 	case err == io.EOF:
 		return io.EOF
-	case r.watch.fired():
+	case r.watch.Fired() != nil:
 		return &Error{Op: op, Err: ErrStalled}
 	case errors.Is(err, ErrCorrupt):
 		return &Error{Op: op, Err: ErrCorrupt}
@@ -203,11 +203,7 @@ func (r *attachmentReader) fail(err error) error {
 	return &Error{Op: op, Err: google.WithoutURL(err)}
 }
 
-func (r *attachmentReader) Close() error {
-	r.watch.stop()
-	r.cancel(nil)
-	return r.body.Close()
-}
+func (r *attachmentReader) Close() error { return r.body.Close() }
 
 // member takes a member other than "data" while the scanner walks the
 // object: only "size" is read.
@@ -552,39 +548,6 @@ func (d *dataString) escape() (byte, error) {
 		}
 	}
 	return 0, fmt.Errorf("an escape that is not base64: %w", ErrCorrupt)
-}
-
-// idleWatch cancels a download that waits on Gmail for longer than the
-// idle timeout. The clock runs only while the reader waits on Gmail.
-type idleWatch struct {
-	idle  time.Duration
-	timer *time.Timer
-	once  sync.Once
-	hit   chan struct{}
-}
-
-var errIdle = errors.New("gmail: idle timeout")
-
-func newIdleWatch(cancel context.CancelCauseFunc, idle time.Duration) *idleWatch {
-	w := &idleWatch{idle: idle, hit: make(chan struct{})}
-	w.timer = time.AfterFunc(idle, func() {
-		w.once.Do(func() { close(w.hit) })
-		cancel(errIdle)
-	})
-	return w
-}
-
-func (w *idleWatch) pause()  { w.timer.Stop() }
-func (w *idleWatch) resume() { w.timer.Reset(w.idle) }
-func (w *idleWatch) stop()   { w.timer.Stop() }
-
-func (w *idleWatch) fired() bool {
-	select {
-	case <-w.hit:
-		return true
-	default:
-		return false
-	}
 }
 
 // WithIdleTimeout sets how long an attachment download may wait for

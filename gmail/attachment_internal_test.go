@@ -10,13 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drivemail/drivemail/internal/stream"
 )
 
 // readAnswer decodes an attachments.get answer as OpenAttachment does,
 // for an attachment whose metadata gave want bytes.
 func readAnswer(body io.Reader, want int64) ([]byte, error) {
 	_, cancel := context.WithCancelCause(context.Background())
-	r := &attachmentReader{body: io.NopCloser(body), cancel: cancel, watch: newIdleWatch(cancel, time.Minute),
+	r := &attachmentReader{body: io.NopCloser(body), watch: stream.NewWatch(cancel, time.Minute),
 		sc: newScanner(body), want: want, size: -1}
 	defer r.Close()
 	return io.ReadAll(r)
@@ -130,7 +132,7 @@ func TestAttachmentDecodingHoldsNothingOfTheAttachment(t *testing.T) {
 	const size = 20 << 20
 	src := newAnswer(size)
 	_, cancel := context.WithCancelCause(context.Background())
-	r := &attachmentReader{body: io.NopCloser(src), cancel: cancel, watch: newIdleWatch(cancel, time.Minute),
+	r := &attachmentReader{body: io.NopCloser(src), watch: stream.NewWatch(cancel, time.Minute),
 		sc: newScanner(src), want: size, size: -1}
 	defer r.Close()
 	buf := make([]byte, 32<<10)
@@ -160,7 +162,7 @@ func TestAnswersAreBoundedAtTheEdge(t *testing.T) {
 		size int
 		err  error
 	}{{1000, nil}, {1001, ErrAnswerTooLarge}} {
-		b := &limitedBody{rc: io.NopCloser(strings.NewReader(strings.Repeat("x", tt.size))), left: 1000}
+		b := limitBody(io.NopCloser(strings.NewReader(strings.Repeat("x", tt.size))), 1000)
 		got, err := io.ReadAll(b)
 		if !errors.Is(err, tt.err) || tt.err == nil && len(got) != tt.size {
 			t.Errorf("%d bytes under a limit of 1000: read %d, %v; want %v", tt.size, len(got), err, tt.err)

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/stream"
 )
 
 // DefaultChunkSize is the largest upload chunk: the most memory one send
@@ -164,6 +165,12 @@ func ExpectedSize(n int64) UploadOption {
 func AtLeast(n int64) UploadOption {
 	return func(u *upload) { u.atLeast = n }
 }
+
+// UploadMemory is the most memory the upload of a message of about size
+// bytes (0: unknown) holds: its chunk buffer (chunkFor), allocated whole.
+// A sender reserves it before the message streams, so it must stay what
+// the upload allocates.
+func (c *Client) UploadMemory(size int64) int64 { return int64(c.chunkFor(size)) }
 
 // chunkFor is the chunk an upload of a message of about size bytes (0:
 // unknown) uses: it is allocated whole, and the message goes in one
@@ -452,14 +459,10 @@ func (f *uploadWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	return res, err
 }
 
-// errTimedOut cancels a request that took longer than the timeout.
-var errTimedOut = errors.New("gmail: request timeout")
-
 // timed runs r within f.timeout, its answer's body included. A request
 // the timeout ends fails with an error wrapping ErrStalled.
 func (f *uploadWatch) timed(r *http.Request) (*http.Response, error) {
-	ctx, cancel := context.WithCancelCause(r.Context())
-	t := time.AfterFunc(f.timeout, func() { cancel(errTimedOut) })
+	ctx, w := stream.Start(r.Context(), f.timeout)
 	if sb, ok := r.Body.(*streamBody); ok {
 		// A chunk sent while it is written waits on the writer too
 		// (Drive, which has its own idle timeout): the clock counts only
@@ -467,47 +470,23 @@ func (f *uploadWatch) timed(r *http.Request) (*http.Response, error) {
 		// the writer's bytes.
 		sb.onWait(func(onWriter bool) {
 			if onWriter {
-				t.Stop()
+				w.Pause()
 			} else {
-				t.Reset(f.timeout)
+				w.Resume()
 			}
 		})
 	}
-	end := func() bool {
-		t.Stop()
-		timedOut := errors.Is(context.Cause(ctx), errTimedOut)
-		cancel(nil)
-		return timedOut
-	}
 	res, err := f.base.RoundTrip(r.WithContext(ctx))
 	if err != nil {
-		if end() {
+		fired := w.Fired() != nil
+		w.Stop()
+		if fired {
 			return nil, fmt.Errorf("no answer within %s: %w", f.timeout, ErrStalled)
 		}
 		return nil, err
 	}
-	res.Body = &timedBody{rc: res.Body, ctx: ctx, end: end, timeout: f.timeout}
+	res.Body = stream.TimedBody(res.Body, w, func(error) error {
+		return fmt.Errorf("answer not read within %s: %w", f.timeout, ErrStalled)
+	})
 	return res, nil
-}
-
-// timedBody is an answer read under uploadWatch.timed's clock; Close
-// stops the clock.
-type timedBody struct {
-	rc      io.ReadCloser
-	ctx     context.Context
-	end     func() bool
-	timeout time.Duration
-}
-
-func (b *timedBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errTimedOut) {
-		err = fmt.Errorf("answer not read within %s: %w", b.timeout, ErrStalled)
-	}
-	return n, err
-}
-
-func (b *timedBody) Close() error {
-	b.end()
-	return b.rc.Close()
 }

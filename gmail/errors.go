@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"google.golang.org/api/googleapi"
@@ -100,12 +99,16 @@ func (e *Error) Unwrap() error { return e.Err }
 func wrapErr(op string, err error) *Error {
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
-		reason := google.ErrorReason(ge)
-		if svc, ok := serviceDisabled(ge); ok {
-			return &Error{Op: op, Code: ge.Code, Reason: reason, Service: svc, Err: ErrAPIDisabled}
+		a := google.ReadAnswer(ge)
+		if a.Disabled {
+			svc := a.Service
+			if svc == "" {
+				svc = Service
+			}
+			return &Error{Op: op, Code: ge.Code, Reason: a.Reason, Service: svc, Err: ErrAPIDisabled}
 		}
-		limit, retry := limitOf(ge)
-		return &Error{Op: op, Code: ge.Code, Reason: reason, Err: classify(ge.Code, reason, limit), Limit: limit, RetryAfter: retry}
+		limit, retry := limitIn(a)
+		return &Error{Op: op, Code: ge.Code, Reason: a.Reason, Err: classify(a, limit), Limit: limit, RetryAfter: retry}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return &Error{Op: op, Err: err}
@@ -125,67 +128,28 @@ func DisabledAPI(err error) (service string, ok bool) {
 	return ge.Service, true
 }
 
-// serviceDisabled reports whether ge is Google's "API not enabled" answer:
-// a 403 whose legacy reason is accessNotConfigured or whose ErrorInfo
-// says SERVICE_DISABLED (AIP-193; Google may send either or both). It
-// returns the service the ErrorInfo names, Gmail's when it names none.
-func serviceDisabled(ge *googleapi.Error) (string, bool) {
-	if ge.Code != http.StatusForbidden {
-		return "", false
-	}
-	disabled := false
-	for _, it := range ge.Errors {
-		disabled = disabled || it.Reason == "accessNotConfigured"
-	}
-	for _, d := range ge.Details {
-		m, _ := d.(map[string]any)
-		if m["reason"] != "SERVICE_DISABLED" {
-			continue
-		}
-		md, _ := m["metadata"].(map[string]any)
-		if s, _ := md["service"].(string); strings.HasSuffix(s, ".googleapis.com") && len(s) < 100 {
-			return s, true
-		}
-		disabled = true
-	}
-	if !disabled {
-		return "", false
-	}
-	return Service, true
+// limits are Gmail's sentinels for the limits it reports.
+var limits = map[Limit]error{
+	SendingLimit:     ErrSendingLimit,
+	DailyQuota:       ErrDailyQuota,
+	UserRateLimit:    ErrUserRateLimit,
+	ProjectRateLimit: ErrProjectRateLimit,
+	OtherRateLimit:   ErrRateLimited,
 }
 
-func classify(code int, reason string, limit Limit) error {
-	switch limit {
-	case SendingLimit:
-		return ErrSendingLimit
-	case DailyQuota:
-		return ErrDailyQuota
-	case UserRateLimit:
-		return ErrUserRateLimit
-	case ProjectRateLimit:
-		return ErrProjectRateLimit
-	case OtherRateLimit:
-		return ErrRateLimited
+// causes are Gmail's sentinels for what every Google API's answers mean.
+var causes = google.Sentinels{Disabled: ErrAPIDisabled, NotFound: ErrNotFound, Unauthorized: ErrUnauthorized,
+	Scope: ErrScope, RateLimited: ErrRateLimited, Unavailable: ErrUnavailable, Forbidden: ErrForbidden}
+
+func classify(a google.Answer, limit Limit) error {
+	if err, ok := limits[limit]; ok {
+		return err
 	}
-	switch {
-	case code == 400:
+	switch a.Code {
+	case http.StatusBadRequest:
 		return ErrRejected
-	case code == 401:
-		return ErrUnauthorized
-	case code == 404:
-		return ErrNotFound
-	case code == 413:
+	case http.StatusRequestEntityTooLarge:
 		return ErrTooLarge
-	case code == 429:
-		return ErrRateLimited
-	case code >= 500:
-		return ErrUnavailable
-	case code == 403:
-		switch reason {
-		case "insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT", "insufficientScopes":
-			return ErrScope
-		}
-		return ErrForbidden
 	}
-	return nil
+	return causes.Of(a.Cause())
 }

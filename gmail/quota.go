@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,98 +44,35 @@ func limitOf(ge *googleapi.Error) (Limit, time.Time) {
 	if ge == nil {
 		return NoLimit, time.Time{}
 	}
-	messages := []string{ge.Message}
-	for _, it := range ge.Errors {
-		messages = append(messages, it.Message)
-	}
-	retry := retryAfter(messages, ge.Header)
-	reasons := reasonsOf(ge)
+	return limitIn(google.ReadAnswer(ge))
+}
+
+// limitIn is limitOf for an answer already read.
+func limitIn(a google.Answer) (Limit, time.Time) {
+	retry := a.RetryAt
 	switch {
-	case anyContains(messages, "(Mail sending)"):
+	case a.Says("(Mail sending)"):
 		return SendingLimit, retry
-	case reasons["dailyLimitExceeded"]:
+	case a.Reasons["dailyLimitExceeded"]:
 		return DailyQuota, retry
-	case reasons["userRateLimitExceeded"]:
+	case a.Reasons["userRateLimitExceeded"]:
 		return UserRateLimit, retry
 	}
-	if q, ok := quotaInfo(ge); ok {
+	if q := a.Quota; q != nil {
 		if strings.Contains(q["quota_unit"], "{user}") || strings.Contains(strings.ToLower(q["quota_limit"]), "peruser") {
 			return UserRateLimit, retry
 		}
 		return ProjectRateLimit, retry
 	}
 	switch {
-	case anyContains(messages, "User-rate limit exceeded"):
+	case a.Says("User-rate limit exceeded"):
 		return UserRateLimit, retry
-	case reasons["rateLimitExceeded"] && ge.Code != http.StatusTooManyRequests:
+	case a.Reasons["rateLimitExceeded"] && a.Code != http.StatusTooManyRequests:
 		return ProjectRateLimit, retry
-	case reasons["rateLimitExceeded"] || ge.Code == http.StatusTooManyRequests:
+	case a.Reasons["rateLimitExceeded"] || a.Code == http.StatusTooManyRequests:
 		return OtherRateLimit, retry
 	}
 	return NoLimit, time.Time{}
-}
-
-// reasonsOf collects the reasons of errors[] and of ErrorInfo details.
-func reasonsOf(ge *googleapi.Error) map[string]bool {
-	out := map[string]bool{google.ErrorReason(ge): true}
-	for _, it := range ge.Errors {
-		out[it.Reason] = true
-	}
-	return out
-}
-
-// quotaInfo returns the metadata of a RATE_LIMIT_EXCEEDED ErrorInfo, the
-// quota system's account of which limit was hit.
-func quotaInfo(ge *googleapi.Error) (map[string]string, bool) {
-	for _, d := range ge.Details {
-		m, ok := d.(map[string]any)
-		if !ok || m["reason"] != "RATE_LIMIT_EXCEEDED" {
-			continue
-		}
-		out := map[string]string{}
-		if md, ok := m["metadata"].(map[string]any); ok {
-			for k, v := range md {
-				if s, ok := v.(string); ok {
-					out[k] = s
-				}
-			}
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-func anyContains(list []string, sub string) bool {
-	for _, s := range list {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
-}
-
-// retryAfter is the time Gmail names in "Retry after 2026-05-03T19:34:01.512Z",
-// or in a Retry-After header; zero when neither is there or it does not parse.
-func retryAfter(messages []string, h http.Header) time.Time {
-	for _, m := range messages {
-		_, rest, ok := strings.Cut(m, "Retry after ")
-		if !ok {
-			continue
-		}
-		stamp, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
-		if t, err := time.Parse(time.RFC3339Nano, strings.TrimRight(stamp, ".,;)")); err == nil {
-			return t
-		}
-	}
-	if v := h.Get("Retry-After"); v != "" {
-		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-			return time.Now().Add(time.Duration(secs) * time.Second)
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			return t
-		}
-	}
-	return time.Time{}
 }
 
 // DefaultRateLimitWait bounds how long a resumable chunk answered 429 for

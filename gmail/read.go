@@ -14,6 +14,8 @@ import (
 
 	gm "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
+
+	"github.com/drivemail/drivemail/internal/stream"
 )
 
 // Reading mail needs a Gmail read scope (gmail.readonly is the narrowest
@@ -348,7 +350,9 @@ func (c *Client) readErr(op string, err error) error {
 }
 
 // limitTransport cuts every answer off at limit bytes: the client
-// libraries decode an answer whole, so a bound here bounds the memory.
+// libraries decode an answer whole, so a bound here bounds the memory. A
+// body that goes on past them fails with ErrAnswerTooLarge, one that ends
+// there reads to its io.EOF.
 type limitTransport struct {
 	base  http.RoundTripper
 	limit int64
@@ -359,32 +363,13 @@ func (t limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Body = &limitedBody{rc: res.Body, left: t.limit}
+	res.Body = limitBody(res.Body, t.limit)
 	return res, nil
 }
 
-type limitedBody struct {
-	rc   io.ReadCloser
-	left int64
+func limitBody(rc io.ReadCloser, limit int64) io.ReadCloser {
+	return struct {
+		io.Reader
+		io.Closer
+	}{stream.Limit(rc, limit, ErrAnswerTooLarge), rc}
 }
-
-// Read passes at most limit bytes; a body that goes on past them fails
-// with ErrAnswerTooLarge, one that ends there reads to its io.EOF.
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		var one [1]byte
-		n, err := b.rc.Read(one[:])
-		if n > 0 {
-			return 0, ErrAnswerTooLarge
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *limitedBody) Close() error { return b.rc.Close() }

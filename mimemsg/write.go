@@ -20,6 +20,10 @@ const (
 	copyBufSize = 32 << 10
 )
 
+// StreamBuffers is the memory one Stream holds in its own buffers,
+// whatever the message's size.
+const StreamBuffers = outBufSize + copyBufSize
+
 // SizeError is a part whose stream did not yield the bytes its Size
 // promised: a download cut short, or a file that changed.
 type SizeError struct {

@@ -120,19 +120,35 @@ func bodyRefusal(w http.ResponseWriter, status int, description string) {
 }
 
 // readAtMost reads a body of at most limit bytes (and one more, to tell a
-// body over the limit). A body of announced length gets one buffer of that
-// size, filled as the bytes arrive, instead of growing through copies.
+// body over the limit). Memory follows the bytes that arrived, never the
+// length announced: the buffer starts at firstBodyBuffer and doubles as
+// it fills, up to the announced length, so a client that announces 4 MiB
+// and sends a byte holds a few KiB, and a whole body costs at most twice
+// its size while it grows.
 func readAtMost(body io.Reader, length, limit int64) ([]byte, error) {
-	if length < 0 || length > limit {
-		return io.ReadAll(io.LimitReader(body, limit+1))
+	most := limit + 1
+	if length >= 0 && length <= limit {
+		most = length
 	}
-	b := make([]byte, length)
-	n, err := io.ReadFull(body, b)
-	if err == io.ErrUnexpectedEOF {
-		err = io.EOF
+	buf := make([]byte, 0, min(firstBodyBuffer, most))
+	for int64(len(buf)) < most {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), most))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return nil, err
+		}
 	}
-	if err != nil && err != io.EOF {
-		return nil, err
-	}
-	return b[:n], nil
+	return buf, nil
 }
+
+// firstBodyBuffer is where a body's buffer starts: most MCP requests and
+// every OAuth form fit.
+const firstBodyBuffer = 8 << 10

@@ -29,7 +29,7 @@ const (
 type Config struct {
 	Addr               string
 	BaseURL            string
-	Store              string
+	Store              string   // "" only with Demo: a store in the demo's own folder, removed when it stops
 	Secrets            [][]byte // first encrypts and signs; all decrypt
 	GoogleClientID     string
 	GoogleClientSecret string
@@ -45,6 +45,7 @@ type Config struct {
 	Drafts             bool
 	ReadMail           bool // ask for gmail.readonly: search_mail, save_to_drive, reply_to, forward
 	MaxUploadBytes     int64
+	SendMemory         int64 // bytes the sends streaming at once may reserve; 0: compose's default
 	MaxConcurrentSends int
 	MaxSendsPerUser    int           // 0: compose's default
 	SendQueueTimeout   time.Duration // 0: compose's default
@@ -84,6 +85,10 @@ type Config struct {
 	// them from its emulator.
 	GoogleAPIKey string
 	GoogleAppID  string
+	// MaxMCPRequestsPerUser caps one user's /mcp requests in flight on
+	// this replica; past it a request is refused at once with 429. 0: the
+	// default.
+	MaxMCPRequestsPerUser int
 }
 
 // The ways drivemail reaches Drive (--drive-scope).
@@ -170,6 +175,8 @@ func (c Config) check() error {
 	switch {
 	case c.Addr == "":
 		return errors.New("--addr is empty: give a listen address such as 127.0.0.1:8080")
+	case c.Store == "" && !c.Demo:
+		return errors.New("--store is empty: give sqlite:PATH, or postgres://… for several replicas")
 	case !c.Demo && len(c.Secrets) == 0:
 		return errors.New("--secret is required (a base64 key of at least 32 bytes; make one with: openssl rand -base64 32), unless you run --demo")
 	case !c.Demo && (c.GoogleClientID == "" || c.GoogleClientSecret == ""):
@@ -188,6 +195,8 @@ func (c Config) check() error {
 	case c.Demo && !c.DemoPublic && c.DemoEmulatorAddr != "" && !loopbackListener(c.DemoEmulatorAddr):
 		return fmt.Errorf("--demo-emulator-addr %s would serve the demo's emulator (its consent page, its sent mail) to other machines: "+
 			"listen on loopback (127.0.0.1:9090), or add --demo-public if that is what you mean", c.DemoEmulatorAddr)
+	case c.SendMemory < 0 || c.SendMemory > 0 && c.SendMemory < compose.MaxSendMemory:
+		return fmt.Errorf("--send-memory is %d bytes: %s", c.SendMemory, SendMemoryFloor())
 	case c.MaxConcurrentSends < 1:
 		return fmt.Errorf("--max-concurrent-sends is %d: use 1 or more", c.MaxConcurrentSends)
 	case c.MaxSendsPerUser < 0:
@@ -206,6 +215,8 @@ func (c Config) check() error {
 	case c.uploadsPerUser() > c.concurrentUploads():
 		return fmt.Errorf("--max-uploads-per-user is %d, above --max-concurrent-uploads (%d): use %d or less, or raise --max-concurrent-uploads",
 			c.uploadsPerUser(), c.concurrentUploads(), c.concurrentUploads())
+	case c.MaxMCPRequestsPerUser < 0:
+		return fmt.Errorf("--max-mcp-requests-per-user is %d: use 1 or more", c.MaxMCPRequestsPerUser)
 	case c.ShutdownGrace < 0:
 		return fmt.Errorf("--shutdown-grace is %v: use 0 or more", c.ShutdownGrace)
 	case c.DriveIdleTimeout < 0 || c.DriveIdleTimeout > 0 && c.DriveIdleTimeout < time.Second:
@@ -228,6 +239,13 @@ func (c Config) check() error {
 		return err
 	}
 	return nil
+}
+
+// SendMemoryFloor says what --send-memory must be at least: room for the
+// largest send, so that every send can stream once the others are done.
+func SendMemoryFloor() string {
+	return fmt.Sprintf("use at least %d bytes (%.1f MiB; 18MiB will do), what the largest send holds, so that every send can go once the others are done",
+		int64(compose.MaxSendMemory), float64(compose.MaxSendMemory)/(1<<20))
 }
 
 // sendsPerUser is --max-sends-per-user, 0 read as compose's default.

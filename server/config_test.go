@@ -1,10 +1,14 @@
 package server
 
 import (
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
 )
 
@@ -41,7 +45,7 @@ func TestBaseURL(t *testing.T) {
 }
 
 func TestConfigCheck(t *testing.T) {
-	good := Config{Addr: "127.0.0.1:0", Secrets: [][]byte{make([]byte, 32)}, GoogleClientID: "id", GoogleClientSecret: "s",
+	good := Config{Addr: "127.0.0.1:0", Store: "sqlite:drivemail.db", Secrets: [][]byte{make([]byte, 32)}, GoogleClientID: "id", GoogleClientSecret: "s",
 		MaxConcurrentSends: 1, MaxSendsPerUser: 1, MaxUploadBytes: 1, ShutdownGrace: 0, LogLevel: "info"}
 	if err := good.check(); err != nil {
 		t.Fatalf("good config refused: %v", err)
@@ -65,6 +69,11 @@ func TestConfigCheck(t *testing.T) {
 	if err := sends.check(); err != nil {
 		t.Fatalf("a per-user send cap equal to the total refused: %v", err)
 	}
+	memory := good
+	memory.SendMemory = compose.MaxSendMemory // the largest send, alone
+	if err := memory.check(); err != nil {
+		t.Fatalf("a send budget of the largest send (the edge) refused: %v", err)
+	}
 	demo := Config{Addr: "127.0.0.1:0", Demo: true, DemoSeed: "seed", DemoEmulatorAddr: "127.0.0.1:0", MaxConcurrentSends: 8, MaxUploadBytes: 1 << 30, ShutdownGrace: time.Minute, LogLevel: "warn"}
 	if err := demo.check(); err != nil {
 		t.Fatalf("demo config refused: %v", err)
@@ -74,12 +83,15 @@ func TestConfigCheck(t *testing.T) {
 		want   string
 	}{
 		{func(c *Config) { c.Addr = "" }, "--addr is empty"},
+		{func(c *Config) { c.Store = "" }, "--store is empty: give sqlite:PATH"},
 		{func(c *Config) { c.Secrets = nil }, "openssl rand -base64 32"},
 		{func(c *Config) { c.GoogleClientSecret = "" }, "docs/google-cloud-setup.md"},
 		{func(c *Config) { c.Demo, c.GoogleEndpoint = true, "http://127.0.0.1:9090" }, "leave out --google-endpoint"},
 		{func(c *Config) { c.DemoEmulatorAddr = "127.0.0.1:9090" }, "add --demo, or leave them out"},
 		{func(c *Config) { c.DemoSeed = "seed" }, "add --demo, or leave them out"},
 		{func(c *Config) { c.MaxConcurrentSends = 0 }, "--max-concurrent-sends is 0"},
+		{func(c *Config) { c.SendMemory = compose.MaxSendMemory - 1 }, "--send-memory is 17924095 bytes: use at least 17924096 bytes (17.1 MiB; 18MiB will do)"},
+		{func(c *Config) { c.SendMemory = -1 }, "--send-memory is -1 bytes: use at least"},
 		{func(c *Config) { c.MaxUploadBytes = 0 }, "--max-upload-bytes is 0"},
 		{func(c *Config) { c.MaxConcurrentUploads = -1 }, "--max-concurrent-uploads is -1: use 1 or more"},
 		{func(c *Config) { c.MaxUploadsPerUser = -1 }, "--max-uploads-per-user is -1: use 1 or more"},
@@ -94,7 +106,7 @@ func TestConfigCheck(t *testing.T) {
 			"--max-sends-per-user is 3, above --max-concurrent-sends (2): use 2 or less, or raise --max-concurrent-sends"},
 		// The per-user cap left to compose's default (3), above the total.
 		{func(c *Config) { c.MaxConcurrentSends, c.MaxSendsPerUser = 2, 0 }, "--max-sends-per-user is 3, above --max-concurrent-sends (2)"},
-		// The total at serve's default (8), the per-user cap above it.
+		// A total given, the per-user cap above it.
 		{func(c *Config) { c.MaxConcurrentSends, c.MaxSendsPerUser = 8, 9 }, "--max-sends-per-user is 9, above --max-concurrent-sends (8)"},
 		{func(c *Config) { c.SendQueueTimeout = 999 * time.Millisecond }, "--send-queue-timeout is 999ms: use 1s or more"},
 		{func(c *Config) { c.ShutdownGrace = -time.Second }, "--shutdown-grace is -1s"},
@@ -195,5 +207,29 @@ func TestDemoConfigureFillsWhatNoOneSupplies(t *testing.T) {
 	given := [][]byte{make([]byte, 40)}
 	if got := d.configure(Config{Demo: true, Secrets: given}); len(got.Secrets[0]) != 40 {
 		t.Error("a given --secret was replaced")
+	}
+}
+
+// TestDemoStoreIsItsOwn: a demo given no store keeps one in its own
+// folder, which close removes; a store it is given is kept.
+func TestDemoStoreIsItsOwn(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	d, err := startDemoGoogle(Config{Demo: true}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := d.configure(Config{Demo: true})
+	if want := "sqlite:" + filepath.Join(d.dir, "demo.db"); cfg.Store != want {
+		t.Errorf("store %q, want %q", cfg.Store, want)
+	}
+	if got := d.configure(Config{Demo: true, Store: "sqlite:kept.db"}); got.Store != "sqlite:kept.db" {
+		t.Errorf("a given --store became %q", got.Store)
+	}
+	if err := os.WriteFile(filepath.Join(d.dir, "demo.db"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.close()
+	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
+		t.Errorf("the demo left %v in the temporary folder", left)
 	}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,15 +13,17 @@ import (
 	"github.com/drivemail/drivemail/upload"
 )
 
-// The MCP file-transfer draft (SEP-2631), behind --file-transfer. The MCP
-// library answers only the methods it knows, so this layer answers the
-// draft's upload method in both spellings (files/prepareUpload, the
-// first revision; files/authorizeUpload, later ones and Codex's client,
-// which targets the SEP at commit c3cf0eb: docs/clients.md)
-// and amends two of the library's answers: initialize gets the files
-// capability when the client declared it, and tools/list the inputFiles
-// sidecar the first revision declares file inputs with, which the
-// library's tool type has no field for.
+// The MCP file-transfer draft (SEP-2631), behind --file-transfer. It
+// stays in the transport because the MCP library cannot carry it: it
+// takes no handler for a method it does not know, its capabilities have
+// no place for a top-level "files" (only extensions and experimental),
+// and its tool type has no field for the inputFiles sidecar. So this layer
+// answers the draft's upload method in both spellings
+// (files/prepareUpload, the first revision; files/authorizeUpload, later
+// ones and Codex's client, which targets the SEP at commit c3cf0eb:
+// docs/clients.md) and amends two of the library's answers through
+// libWriter: initialize gets the files capability when the client
+// declared it, and tools/list the inputFiles sidecar.
 
 // Transfers issues file-transfer URIs; *upload.Service satisfies it.
 type Transfers interface {
@@ -44,7 +45,7 @@ type fileTransfer struct {
 
 // serve answers m if it is one of the draft's methods, and reports
 // whether it did.
-func (f *fileTransfer) serve(w http.ResponseWriter, r *http.Request, m message, body []byte) bool {
+func (f *fileTransfer) serve(ctx context.Context, w http.ResponseWriter, m message, body []byte) bool {
 	if m.Method != methodPrepareUpload && m.Method != methodAuthorizeUpload {
 		return false
 	}
@@ -52,7 +53,7 @@ func (f *fileTransfer) serve(w http.ResponseWriter, r *http.Request, m message, 
 		w.WriteHeader(http.StatusAccepted) // a notification: nothing to answer
 		return true
 	}
-	result, rpcErr := f.prepare(r.Context(), m, body)
+	result, rpcErr := f.prepare(ctx, m, body)
 	writeRPC(w, m.ID, result, rpcErr)
 	return true
 }
@@ -165,11 +166,12 @@ func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, e *rpcError
 // over https (transport "https", multipart or PUT); no file outputs.
 var filesCapability = json.RawMessage(`{"inputTransfer":true,"output":false,"transports":["https"]}`)
 
-// amend returns how to amend the library's answer to m, or nil.
-func (f *fileTransfer) amend(m message, body []byte) func(result map[string]json.RawMessage) {
+// amend returns how to amend the library's answer to m, or nil;
+// declared says whether an initialize declared the files capability.
+func (f *fileTransfer) amend(m message, declared bool) func(result map[string]json.RawMessage) {
 	switch m.Method {
 	case "initialize":
-		if !declaresFiles(body) {
+		if !declared {
 			return nil
 		}
 		return func(result map[string]json.RawMessage) {
@@ -197,66 +199,4 @@ func (f *fileTransfer) amend(m message, body []byte) func(result map[string]json
 		}
 	}
 	return nil
-}
-
-// declaresFiles reports whether an initialize request declares the
-// files capability.
-func declaresFiles(body []byte) bool {
-	var req struct {
-		Params struct {
-			Capabilities map[string]json.RawMessage `json:"capabilities"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &req) != nil {
-		return false
-	}
-	v, ok := req.Params.Capabilities["files"]
-	return ok && len(bytes.TrimSpace(v)) > 0 && bytes.TrimSpace(v)[0] == '{'
-}
-
-// amending holds the library's answer back, to amend its result before
-// it goes out. It has no Flush, so the library answers with one JSON
-// body, never an event stream.
-type amending struct {
-	w      http.ResponseWriter
-	status int
-	buf    bytes.Buffer
-}
-
-func (a *amending) Header() http.Header { return a.w.Header() }
-
-func (a *amending) WriteHeader(status int) {
-	if a.status == 0 {
-		a.status = status
-	}
-}
-
-func (a *amending) Write(b []byte) (int, error) {
-	a.WriteHeader(http.StatusOK)
-	return a.buf.Write(b)
-}
-
-// finish amends a successful JSON-RPC result with patch and sends the
-// answer; anything else goes out as the library wrote it.
-func (a *amending) finish(patch func(map[string]json.RawMessage)) {
-	if a.status == 0 {
-		a.status = http.StatusOK
-	}
-	body := a.buf.Bytes()
-	if a.status == http.StatusOK && strings.HasPrefix(a.Header().Get("Content-Type"), "application/json") {
-		var resp map[string]json.RawMessage
-		var result map[string]json.RawMessage
-		if json.Unmarshal(body, &resp) == nil && json.Unmarshal(resp["result"], &result) == nil && result != nil {
-			patch(result)
-			if b, err := json.Marshal(result); err == nil {
-				resp["result"] = b
-				if out, err := json.Marshal(resp); err == nil {
-					body = append(out, '\n')
-				}
-			}
-		}
-	}
-	a.w.Header().Del("Content-Length")
-	a.w.WriteHeader(a.status)
-	_, _ = a.w.Write(body)
 }

@@ -18,11 +18,11 @@ var layers = map[string][]string{
 	"cmd/drivemail": {"server", "clientfile", "compose", "oauth", "emulator"},
 	"server": {"tools", "account", "clientfile", "compose", "upload", "pick", "drive", "gmail", "oauth", "oauth/googleauth", "oauth/keyring",
 		"store", "store/backend", "emulator", "emulator/demoseed",
-		"internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial"},
+		"internal/ask", "internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial"},
 	// The tools, compose and upload are handed the caller as their
 	// account: none of them may read the identity in a context.
-	"tools":   {"account", "compose", "upload", "pick", "drive", "gmail", "exportfmt", "handle", "internal/ignorable", "internal/redact", "internal/refusal"},
-	"upload":  {"account", "clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/refusal"},
+	"tools":   {"account", "compose", "upload", "pick", "drive", "gmail", "exportfmt", "handle", "internal/ask", "internal/ignorable", "internal/redact", "internal/refusal"},
+	"upload":  {"account", "clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/refusal", "internal/stream"},
 	"compose": {"account", "drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/redact", "internal/refusal"},
 	// account is the one door to a user's Google account: who they are
 	// and their Drive and Gmail clients.
@@ -33,12 +33,12 @@ var layers = map[string][]string{
 	"account/accounttest": {"account", "emulator/emutest", "internal/identity"},
 	"handle":              {"drive"},
 	// clientfile fetches files a chat client hands over by signed URL.
-	"clientfile":                {"internal/refusal", "internal/safedial"},
+	"clientfile":                {"internal/refusal", "internal/safedial", "internal/stream"},
 	"clientfile/clientfiletest": {"clientfile", "internal/safedial"},
-	"drive":                     {"exportfmt", "internal/google"},
-	"gmail":                     {"internal/google"},
+	"drive":                     {"exportfmt", "internal/google", "internal/stream"},
+	"gmail":                     {"internal/google", "internal/stream"},
 	"mimemsg":                   {},
-	"blocked":                   {},
+	"blocked":                   {"internal/stream"},
 	"exportfmt":                 {},
 
 	"oauth":            {"oauth/cimd", "oauth/googleauth", "oauth/keyring", "store", "internal/identity", "internal/ignorable"},
@@ -54,6 +54,8 @@ var layers = map[string][]string{
 	"store/storetest":         {"store", "store/sqlite", "store/postgres"},
 
 	// The leaves: imported by many, importing nothing of the module.
+	"internal/ask":       {},
+	"internal/doctest":   {},
 	"internal/google":    {},
 	"internal/identity":  {},
 	"internal/ignorable": {},
@@ -62,6 +64,7 @@ var layers = map[string][]string{
 	"internal/redact":    {},
 	"internal/refusal":   {},
 	"internal/safedial":  {},
+	"internal/stream":    {},
 
 	// The emulator stands apart: the product imports it only to run
 	// --demo, and it imports nothing of the product.

@@ -19,8 +19,8 @@ const instructions = `drivemail sends email from the user's Gmail with Google Dr
 	`Where offered, search_mail finds the user's mail, to answer (reply_to), forward, or take attachments from.`
 
 // newMCPHandler builds the MCP server with every tool, served over
-// streamable HTTP. It keeps no session state and sees no session id
-// (mcpEndpoint decides what one means), so any replica answers any
+// streamable HTTP. It keeps no session state and sees no client's session
+// id (mcpEndpoint decides what one means), so any replica answers any
 // request, and 2026-07-28 clients need none at all.
 func newMCPHandler(d Deps) *mcpserver.StreamableHTTPServer {
 	s := mcpserver.NewMCPServer("drivemail", d.Version,
@@ -30,7 +30,11 @@ func newMCPHandler(d Deps) *mcpserver.StreamableHTTPServer {
 		mcpserver.WithToolHandlerMiddleware(observeTools(d.Metrics)),
 		mcpserver.WithToolFilter(tools.Filter(d.Tools)),
 	)
-	s.AddTools(tools.Tools(d.Tools)...)
+	s.AddTools(append(tools.Tools(d.Tools), d.testTools...)...)
+	if len(d.Resources) > 0 {
+		// Adding resources declares the capability, so only when there are some.
+		s.AddResources(d.Resources...)
+	}
 	return mcpserver.NewStreamableHTTPServer(s,
 		mcpserver.WithEndpointPath("/mcp"),
 		mcpserver.WithStreamableHTTPLogger(d.Logger),

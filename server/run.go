@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("uploads: %w", err)
 	}
-	ccfg := compose.Config{MaxConcurrentSends: cfg.MaxConcurrentSends,
+	ccfg := compose.Config{SendMemory: cfg.SendMemory, MaxConcurrentSends: cfg.MaxConcurrentSends,
 		MaxSendsPerUser: cfg.MaxSendsPerUser, SendQueueTimeout: cfg.SendQueueTimeout, Logger: logger,
 		Files: files}
 	var transfers Transfers
@@ -171,6 +171,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		ClientIP:       client,
 		SessionSecrets: cfg.Secrets,
 		FileTransfer:   transfers,
+		// check has refused a negative value; zero is the default.
+		MaxMCPRequestsPerUser: cfg.MaxMCPRequestsPerUser,
+		UseOnce:               st.UseOnce,
 	})
 	_, stopMetrics, err := serveMetrics(cfg.MetricsAddr, meter, logger)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"time"
 
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
 	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/internal/metrics"
 	"github.com/drivemail/drivemail/tools"
@@ -73,9 +75,23 @@ type Deps struct {
 	// --file-transfer); nil leaves them unknown, as the draft says a
 	// server without it answers (-32601).
 	FileTransfer Transfers
+	// MaxMCPRequestsPerUser caps one user's /mcp requests in flight on
+	// this replica (default DefaultMaxMCPRequestsPerUser); the bytes their
+	// bodies hold are capped at twice MaxMCPBodyBytes.
+	MaxMCPRequestsPerUser int
+	// UseOnce records a single-use key until it expires and fails for one
+	// already used (the store's): it holds a 2026-07-28 client's answer to
+	// one use across replicas. nil: not enforced (tests).
+	UseOnce func(ctx context.Context, key string, expires time.Time) error
+	// Resources are served by resources/list and resources/read (an MCP
+	// App's ui:// views); none: no resources capability is declared.
+	Resources []mcpserver.ServerResource
 	// Picks serves /pick/{ticket}, the page drive_pick's links open
 	// (serve --drive-scope file); nil: the route says there is none.
 	Picks http.Handler
+
+	// testTools are registered beside the product's tools (tests only).
+	testTools []mcpserver.ServerTool
 }
 
 // DefaultMaxMCPBodyBytes caps an MCP request: tool arguments carry ids, not
@@ -90,6 +106,7 @@ const maxFormBodyBytes = 32 << 10
 // Server is drivemail's HTTP surface.
 type Server struct {
 	http.Handler
+	mcp *mcpEndpoint // for the tests to look into
 }
 
 // NewServer builds the HTTP handler for every route.
@@ -116,17 +133,10 @@ func NewServer(d Deps) *Server {
 	d.Tools.Logger = d.Logger
 	d.Tools.RequestID = RequestID
 	d.Tools.FileTransfer = d.FileTransfer != nil
-	endpoint := &mcpEndpoint{
-		lib:         newMCPHandler(d),
-		ids:         newSessionIDs(d.SessionSecrets),
-		calls:       newInflight(),
-		maxBody:     d.MaxMCPBodyBytes,
-		bodyTimeout: d.MCPBodyTimeout,
-		logger:      d.Logger,
+	if d.MaxMCPRequestsPerUser <= 0 {
+		d.MaxMCPRequestsPerUser = DefaultMaxMCPRequestsPerUser
 	}
-	if d.FileTransfer != nil {
-		endpoint.files = &fileTransfer{transfers: d.FileTransfer, inputFiles: tools.InputFiles(), logger: d.Logger}
-	}
+	endpoint := newMCPEndpoint(d)
 	mux := http.NewServeMux()
 	addRoutes(mux, d, endpoint)
 	h := d.Metrics.InstrumentHTTP(mux) // innermost: it reads the pattern the mux matched
@@ -134,5 +144,5 @@ func NewServer(d Deps) *Server {
 	h = securityHeaders(h)
 	h = recoverPanics(d.Logger)(h)
 	h = logRequests(d.Logger, d.ClientIP)(h)
-	return &Server{Handler: h}
+	return &Server{Handler: h, mcp: endpoint}
 }

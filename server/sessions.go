@@ -14,19 +14,37 @@ import (
 // still gives an id on initialize, for clients that like one, and that id
 // carries a MAC of the user it was given to, under a key derived from
 // --secret: a replica checks it with no shared table, and another user's
-// token cannot use it.
+// token cannot use it. It also remembers the one thing of its initialize
+// a later request needs (whether the client can be asked a question, see
+// sessionFlags), since a stateless server has nowhere else to keep it.
 //
-//	dm_ms_ base64url( key id (4) | nonce (12) | MAC (16) )
+//	dm_ms_ base64url( key id (4) | nonce (12) | flags (1) | MAC (16) )
 const (
 	sessionIDPrefix = "dm_ms_"
 	// maxSessionIDLen refuses absurd ids before anything else looks at
-	// them; drivemail's own are 49 characters.
+	// them; drivemail's own are 50 characters.
 	maxSessionIDLen = 256
 	sessionKeyIDLen = 4
 	sessionNonceLen = 12
+	sessionFlagsLen = 1
 	sessionMACLen   = 16
-	sessionKeyInfo  = "drivemail mcp session ids v1"
+	sessionBodyLen  = sessionKeyIDLen + sessionNonceLen + sessionFlagsLen
+	sessionKeyInfo  = "drivemail mcp session ids v2"
 )
+
+// sessionFlags are what a session id says of the initialize that made it.
+type sessionFlags byte
+
+// flagElicitForm: the client declared form elicitation, at a protocol
+// version that has it (2025-06-18 and later), so a tool may ask its user
+// a question on a call's event stream.
+const flagElicitForm sessionFlags = 1
+
+// session is an honoured session id and what it says.
+type session struct {
+	id    string
+	flags sessionFlags
+}
 
 // sessionVerdict is what a request's Mcp-Session-Id header amounts to.
 type sessionVerdict int
@@ -67,8 +85,7 @@ func newSessionIDs(secrets [][]byte) *sessionIDs {
 	}
 	s := &sessionIDs{}
 	for _, secret := range secrets {
-		// HKDF-SHA-256 cannot fail for a 32-byte key.
-		mac, _ := hkdf.Key(sha256.New, secret, nil, sessionKeyInfo, 32)
+		mac := deriveKey(secret, sessionKeyInfo)
 		k := sessionKey{mac: mac}
 		copy(k.id[:], s.sum(mac, []byte("key id")))
 		s.keys = append(s.keys, k)
@@ -76,45 +93,46 @@ func newSessionIDs(secrets [][]byte) *sessionIDs {
 	return s
 }
 
-// mint returns a new session id bound to userID.
-func (s *sessionIDs) mint(userID string) string {
+// mint returns a new session id bound to userID, carrying flags.
+func (s *sessionIDs) mint(userID string, flags sessionFlags) string {
 	k := s.keys[0]
-	raw := make([]byte, sessionKeyIDLen+sessionNonceLen, sessionKeyIDLen+sessionNonceLen+sessionMACLen)
+	raw := make([]byte, sessionBodyLen, sessionBodyLen+sessionMACLen)
 	copy(raw, k.id[:])
-	_, _ = rand.Read(raw[sessionKeyIDLen:]) // crypto/rand.Read never fails
+	_, _ = rand.Read(raw[sessionKeyIDLen : sessionKeyIDLen+sessionNonceLen]) // crypto/rand.Read never fails
+	raw[sessionBodyLen-1] = byte(flags)
 	raw = append(raw, s.tag(k, raw, userID)...)
 	return sessionIDPrefix + base64.RawURLEncoding.EncodeToString(raw)
 }
 
 // check says what the Mcp-Session-Id values of a request from userID
-// amount to, and returns the id when it is honoured.
-func (s *sessionIDs) check(userID string, values []string) (string, sessionVerdict) {
+// amount to, and returns the session when it is honoured.
+func (s *sessionIDs) check(userID string, values []string) (session, sessionVerdict) {
 	switch {
 	case len(values) == 0:
-		return "", sessionNone
+		return session{}, sessionNone
 	case len(values) > 1 || !wellFormedSessionID(values[0]):
-		return "", sessionMalformed
+		return session{}, sessionMalformed
 	}
 	id := values[0]
 	enc, ok := strings.CutPrefix(id, sessionIDPrefix)
 	if !ok {
-		return "", sessionIgnored
+		return session{}, sessionIgnored
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(enc)
-	if err != nil || len(raw) != sessionKeyIDLen+sessionNonceLen+sessionMACLen {
-		return "", sessionIgnored
+	if err != nil || len(raw) != sessionBodyLen+sessionMACLen {
+		return session{}, sessionIgnored
 	}
-	body, tag := raw[:sessionKeyIDLen+sessionNonceLen], raw[sessionKeyIDLen+sessionNonceLen:]
+	body, tag := raw[:sessionBodyLen], raw[sessionBodyLen:]
 	for _, k := range s.keys {
 		if !hmac.Equal(k.id[:], raw[:sessionKeyIDLen]) {
 			continue
 		}
 		if hmac.Equal(tag, s.tag(k, body, userID)) {
-			return id, sessionHonoured
+			return session{id: id, flags: sessionFlags(body[sessionBodyLen-1])}, sessionHonoured
 		}
-		return "", sessionForeign
+		return session{}, sessionForeign
 	}
-	return "", sessionIgnored
+	return session{}, sessionIgnored
 }
 
 // tag is the MAC binding an id's key id and nonce to a user.
@@ -144,4 +162,13 @@ func wellFormedSessionID(id string) bool {
 		}
 	}
 	return true
+}
+
+// deriveKey derives a 32-byte key for one purpose from a --secret
+// (HKDF-SHA-256), so that keys for session ids and for a question's state
+// share nothing with each other or with token encryption.
+func deriveKey(secret []byte, purpose string) []byte {
+	// HKDF-SHA-256 cannot fail for a 32-byte key.
+	key, _ := hkdf.Key(sha256.New, secret, nil, purpose, 32)
+	return key
 }

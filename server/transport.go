@@ -2,10 +2,10 @@ package server
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -14,25 +14,76 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/drivemail/drivemail/internal/ask"
 	"github.com/drivemail/drivemail/internal/identity"
+	"github.com/drivemail/drivemail/tools"
 )
 
 // mcpEndpoint is /mcp in front of the MCP library, behind the Origin
-// guard, CORS and the bearer check. The library runs stateless and never
-// sees a session id; this layer decides what the id means, reads the body
-// (bounded in size and time), mends the protocol-version header mismatches
-// real clients send, keeps cancellations to their own user, and answers
-// every method but POST with 405 (there is no listening stream).
+// guard, CORS and the bearer check. Everything the protocol says is the
+// library's, reached through its Handle with the body as read here; this
+// layer keeps only what the library cannot do:
+//   - session ids: the library either keeps no session at all or holds
+//     every id it mints until DELETE or an idle sweep, and knows nothing
+//     of users; drivemail's ids cost nothing to hold and are bound to
+//     their user (sessions.go);
+//   - limits before the body: one user's requests in flight and the bytes
+//     they hold (userload.go), the body bounded in size and time, where
+//     the library reads any body whole;
+//   - the protocol-version header mismatches real clients send, which the
+//     library refuses before any hook of its own runs;
+//   - cancellations kept to their user, and a question's answer taken to
+//     its call: the library keys both by session id, which it does not
+//     have here (inflight.go, answers.go);
+//   - the file-transfer draft (filetransfer.go);
+//   - 405 for every method but POST: there is no listening stream.
 type mcpEndpoint struct {
-	lib         http.Handler
+	lib         *mcpserver.StreamableHTTPServer
 	ids         *sessionIDs
 	calls       *inflight
+	answers     *answerRoutes
+	load        *userLoad
+	asker       *ask.Asker
 	maxBody     int64
 	bodyTimeout time.Duration
 	logger      *slog.Logger
 	// files answers the file-transfer draft's methods (nil: off).
 	files *fileTransfer
+}
+
+// askStateInfo derives the key that seals a question's state.
+const askStateInfo = "drivemail ask state v1"
+
+// maxAnswerBytes is the largest body that may come past a user's limits
+// when a call of theirs waits for an answer (an answer is a form's values).
+const maxAnswerBytes = 64 << 10
+
+func newMCPEndpoint(d Deps) *mcpEndpoint {
+	secrets := d.SessionSecrets
+	if len(secrets) == 0 {
+		secrets = [][]byte{[]byte(rand.Text())} // ids and states hold for this process only
+	}
+	var askKeys [][]byte
+	for _, s := range secrets {
+		askKeys = append(askKeys, deriveKey(s, askStateInfo))
+	}
+	e := &mcpEndpoint{
+		lib:         newMCPHandler(d),
+		ids:         newSessionIDs(secrets),
+		calls:       newInflight(),
+		answers:     newAnswerRoutes(),
+		load:        newUserLoad(d.MaxMCPRequestsPerUser, 2*d.MaxMCPBodyBytes),
+		asker:       ask.New(askKeys, d.UseOnce),
+		maxBody:     d.MaxMCPBodyBytes,
+		bodyTimeout: d.MCPBodyTimeout,
+		logger:      d.Logger,
+	}
+	if d.FileTransfer != nil {
+		e.files = &fileTransfer{transfers: d.FileTransfer, inputFiles: tools.InputFiles(), logger: d.Logger}
+	}
+	return e
 }
 
 const methodCancelled = "notifications/cancelled"
@@ -48,17 +99,38 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "drivemail hit an internal error; try again.", http.StatusInternalServerError)
 		return
 	}
-	sid, verdict := e.ids.check(u.ID, r.Header.Values("Mcp-Session-Id"))
+	sess, verdict := e.ids.check(u.ID, r.Header.Values("Mcp-Session-Id"))
 	if verdict == sessionMalformed {
 		jsonRPCError(w, http.StatusBadRequest, -32600, fmt.Sprintf("The Mcp-Session-Id header is not one session id of at most %d visible ASCII characters. "+
 			"Send the request without it: drivemail needs no session id.", maxSessionIDLen))
 		return
 	}
+	if r.ContentLength > e.maxBody {
+		tooLarge(w, e.maxBody)
+		return
+	}
+	release, refused := e.load.admit(u.ID, e.heldBytes(r), false)
+	// A call of this user's that waits for an answer must not be refused it
+	// by its own place in the count: one small request more is read, and
+	// let through only if it is an answer.
+	answerOnly := refused != withinLimits && e.answers.open(u.ID, sess.id) && r.ContentLength >= 0 && r.ContentLength <= maxAnswerBytes
+	if answerOnly {
+		release, refused = e.load.admit(u.ID, e.heldBytes(r), true)
+	}
+	if refused != withinLimits {
+		e.load.refuse(w, refused)
+		return
+	}
+	defer release()
 	body, ok := e.readBody(w, r)
 	if !ok {
 		return
 	}
 	msg := parseMessage(body)
+	if answerOnly && !msg.isResponse() {
+		e.load.refuse(w, tooManyRequests)
+		return
+	}
 	// An initialize starts a new session whatever id came with it, so a
 	// client that switched accounts is never refused its first request.
 	if verdict == sessionForeign && msg.Method != string(mcp.MethodInitialize) {
@@ -68,57 +140,115 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Start a new session: send initialize without Mcp-Session-Id (or send requests without it).")
 		return
 	}
-	e.forward(w, r, u.ID, sid, msg, body)
+	switch {
+	case msg.Method == methodCancelled:
+		// The library would key it by a session id it does not have.
+		e.calls.cancel(callKey(u.ID, sess.id, msg.Params.RequestID))
+		w.WriteHeader(http.StatusAccepted)
+	case msg.isResponse():
+		e.deliverAnswer(w, r, u.ID, sess, msg, body)
+	case e.files != nil && e.files.serve(r.Context(), w, msg, body):
+	default:
+		e.forward(w, r, u.ID, sess, msg, body)
+	}
+}
+
+// heldBytes is what a request's body will hold at most: its announced
+// length, or the largest body when it announces none.
+func (e *mcpEndpoint) heldBytes(r *http.Request) int64 {
+	if r.ContentLength >= 0 {
+		return r.ContentLength
+	}
+	return e.maxBody
 }
 
 // forward hands an admitted message to the MCP library, as the library
-// should see it: no session id, a mended version header, a context this
-// layer can cancel. A cancellation is acted on here instead.
-func (e *mcpEndpoint) forward(w http.ResponseWriter, r *http.Request, userID, sid string, msg message, body []byte) {
-	if msg.Method == methodCancelled {
-		e.calls.cancel(callKey(userID, sid, msg.Params.RequestID))
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
+// should see it: no client session id, a mended version header, a
+// context this layer can cancel and that tells a tool whether it may ask
+// its user; and, for a call that may ask on its event stream, a session
+// id of that call's own (answerRoutes).
+func (e *mcpEndpoint) forward(w http.ResponseWriter, r *http.Request, userID string, sess session, msg message, body []byte) {
 	header := r.Header.Clone()
 	header.Del("Mcp-Session-Id")
 	tolerateProtocolHeader(header, msg)
+	modern := msg.modern(header)
 	ctx := r.Context()
 	if msg.isRequest() {
 		var done func()
-		ctx, done = e.calls.track(ctx, callKey(userID, sid, msg.ID))
+		ctx, done = e.calls.track(ctx, callKey(userID, sess.id, msg.ID))
 		defer done()
 	}
-	if msg.Method == string(mcp.MethodInitialize) && !msg.modern(header) {
-		w.Header().Set("Mcp-Session-Id", e.ids.mint(userID))
+	out := &libWriter{w: w, stream: acceptsEventStream(r.Header.Values("Accept"))}
+	declaredFiles := false
+	if msg.Method == string(mcp.MethodInitialize) && !modern {
+		info := readInitialize(body)
+		declaredFiles = info.files
+		w.Header().Set("Mcp-Session-Id", e.ids.mint(userID, info.flags))
 	}
-	inner := r.WithContext(ctx)
-	inner.Header = header
-	inner.Body = io.NopCloser(bytes.NewReader(body))
-	inner.ContentLength = int64(len(body))
 	if e.files != nil {
-		if e.files.serve(w, inner, msg, body) {
+		out.amend = e.files.amend(msg, declaredFiles)
+	}
+	stream := false
+	if msg.Method == string(mcp.MethodToolsCall) && !modern && sess.flags&flagElicitForm != 0 && out.CanStream() {
+		route := e.answers.begin(userID, sess.id)
+		defer route.end()
+		header.Set("Mcp-Session-Id", route.key)
+		out.sent = route.expect
+		stream = true
+	}
+	ctx = e.asker.For(ctx, userID, stream)
+	e.lib.Handle(out, &mcpserver.HTTPRequest{Method: http.MethodPost, URL: r.URL, Header: header, Body: body, Context: ctx})
+	out.finish()
+}
+
+// deliverAnswer hands a client's answer (a JSON-RPC response) to the call
+// of this user and session that asked for it.
+func (e *mcpEndpoint) deliverAnswer(w http.ResponseWriter, r *http.Request, userID string, sess session, msg message, body []byte) {
+	key, ok := e.answers.lookup(userID, sess.id, msg.ID)
+	if ok {
+		header := r.Header.Clone()
+		header.Set("Mcp-Session-Id", key)
+		tolerateProtocolHeader(header, msg)
+		took := &statusOnly{header: http.Header{}}
+		e.lib.Handle(took, &mcpserver.HTTPRequest{Method: http.MethodPost, URL: r.URL, Header: header, Body: body, Context: r.Context()})
+		if took.status == http.StatusAccepted {
+			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		if patch := e.files.amend(msg, body); patch != nil {
-			a := &amending{w: w}
-			defer a.finish(patch)
-			w = a
-		}
+		// The call ended between the lookup and the handing over.
 	}
-	if !acceptsEventStream(r.Header.Values("Accept")) {
-		w = jsonOnly{w}
-	}
-	e.lib.ServeHTTP(w, inner)
+	e.logger.InfoContext(r.Context(), "mcp: an answer found no call waiting for it", "user", userID, "session", sess.id != "")
+	// The error carries the answer's id: a client that reads it (the
+	// go-sdk) keeps its session, where a plain 400 ends it.
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
+		"code": -32600,
+		"message": "No call of yours on this server is waiting for this answer: it ended (its wait for the answer is bounded), " +
+			"or it is running on another server of this deployment. Nothing was done with the answer; call the tool again.",
+	}})
 }
+
+// statusOnly takes the library's answer to a client's answer: only
+// whether it was accepted matters.
+type statusOnly struct {
+	header http.Header
+	status int
+}
+
+func (s *statusOnly) Header() http.Header { return s.header }
+func (s *statusOnly) WriteHeader(status int) {
+	if s.status == 0 {
+		s.status = status
+	}
+}
+func (s *statusOnly) Write(b []byte) (int, error) { s.WriteHeader(http.StatusOK); return len(b), nil }
+func (s *statusOnly) Flush()                      {}
+func (s *statusOnly) CanStream() bool             { return false }
 
 // readBody reads an MCP request body whole (the library needs it so), at
 // most maxBody bytes within bodyTimeout. Its refusals close the connection.
 func (e *mcpEndpoint) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	if r.ContentLength > e.maxBody {
-		tooLarge(w, e.maxBody)
-		return nil, false
-	}
 	// Not every connection supports deadlines (test recorders); then the
 	// server's own timeouts apply.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(e.bodyTimeout))
@@ -159,6 +289,8 @@ func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 type message struct {
 	Method string          `json:"method"`
 	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
 	Params struct {
 		Meta      map[string]json.RawMessage `json:"_meta"`
 		RequestID json.RawMessage            `json:"requestId"`
@@ -178,6 +310,46 @@ func parseMessage(body []byte) message {
 
 func (m message) isRequest() bool {
 	return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
+}
+
+// isResponse reports whether m answers a request the server sent.
+func (m message) isResponse() bool {
+	return m.Method == "" && len(m.ID) > 0 && string(m.ID) != "null" && (len(m.Result) > 0 || len(m.Error) > 0)
+}
+
+// initializeInfo is what this layer reads of an initialize request.
+type initializeInfo struct {
+	flags sessionFlags // what its session id will carry
+	files bool         // it declares the file-transfer draft's capability
+}
+
+func readInitialize(body []byte) initializeInfo {
+	var req struct {
+		Params struct {
+			ProtocolVersion string                     `json:"protocolVersion"`
+			Capabilities    map[string]json.RawMessage `json:"capabilities"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return initializeInfo{}
+	}
+	var info initializeInfo
+	info.files = isObject(req.Params.Capabilities["files"])
+	var elicit struct {
+		Form, URL json.RawMessage
+	}
+	// Elicitation came with 2025-06-18; "elicitation": {} is form mode,
+	// from before the modes had names.
+	if v := req.Params.Capabilities["elicitation"]; isObject(v) && req.Params.ProtocolVersion >= "2025-06-18" &&
+		json.Unmarshal(v, &elicit) == nil && (isObject(elicit.Form) || len(elicit.URL) == 0) {
+		info.flags |= flagElicitForm
+	}
+	return info
+}
+
+func isObject(v json.RawMessage) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) > 0 && v[0] == '{'
 }
 
 // metaVersion is the protocol version a 2026-07-28 request states in _meta.
@@ -244,12 +416,6 @@ func acceptsEventStream(accept []string) bool {
 	}
 	return false
 }
-
-// jsonOnly hides Flush from the MCP library, which then cannot upgrade the
-// response to an event stream and answers with one JSON body.
-type jsonOnly struct{ http.ResponseWriter }
-
-func (w jsonOnly) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // jsonRPCError answers with a JSON-RPC error that has no id (the request
 // was not read, or not understood).

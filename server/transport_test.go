@@ -59,7 +59,7 @@ func initialize(version string) string {
 // place is a 404 (checklist E1; before, all of these were 404).
 func TestRequestsNeedNoSession(t *testing.T) {
 	ts := newTestServer(t, nil)
-	retired := newSessionIDs([][]byte{[]byte("a secret this server no longer has")}).mint("user-1")
+	retired := newSessionIDs([][]byte{[]byte("a secret this server no longer has")}).mint("user-1", 0)
 	for _, tc := range []struct {
 		name, session, body, want string
 	}{

@@ -217,7 +217,7 @@ func sendText(req compose.Request, res compose.Result, draft bool) string {
 	if len(res.Linked) > 0 {
 		parts := make([]string, len(res.Linked))
 		for i, l := range res.Linked {
-			parts[i] = field(l.Name, ";") + " " + field(l.URL, ";")
+			parts[i] = field(l.Name, ";") + " " + field(l.URL, ";") + accessText(l)
 		}
 		b.WriteString("\nLinked in the body: " + strings.Join(parts, "; ") + ".")
 	}
@@ -234,7 +234,11 @@ func threadNote(req compose.Request, res compose.Result) string {
 	case res.SubjectFromThread:
 		notes = append(notes, fmt.Sprintf("The subject went as %q, the thread's: Gmail keeps a reply in its thread only when the subjects match.", res.Subject))
 	case res.Subject != "" && strings.TrimSpace(res.Subject) != strings.TrimSpace(req.Subject):
-		notes = append(notes, fmt.Sprintf("The subject went as %q, as a reply's.", res.Subject))
+		as := "a reply's"
+		if req.Forward.ID != "" {
+			as = "a forward's"
+		}
+		notes = append(notes, fmt.Sprintf("The subject went as %q, as %s.", res.Subject, as))
 	}
 	asked := req.ThreadID
 	if res.AskedThread != "" {
@@ -268,4 +272,16 @@ func recipientsText(to []string) string {
 		out[i] = field(a, "")
 	}
 	return strings.Join(out, ", ")
+}
+
+// accessText says what drivemail did or knows of who can open a link:
+// whom it shared the file with, or that it could not check.
+func accessText(l compose.Linked) string {
+	switch {
+	case len(l.SharedWith) > 0:
+		return fmt.Sprintf(" (drivemail shared it with %s as %s)", recipientsText(l.SharedWith), l.SharedRole)
+	case l.Access == compose.AccessUnchecked:
+		return " (" + strings.TrimSuffix(field(l.AccessNote, ";"), ".") + ")"
+	}
+	return ""
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
-	"github.com/drivemail/drivemail/mimemsg"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -220,9 +219,6 @@ type sendSchema struct {
 				} `json:"anyOf"`
 			} `json:"items"`
 		} `json:"attachments"`
-		Subject struct {
-			MaxLength int `json:"maxLength"`
-		} `json:"subject"`
 		References struct {
 			MaxItems int `json:"maxItems"`
 		} `json:"references"`
@@ -268,8 +264,8 @@ func TestFileFieldsMarked(t *testing.T) {
 }
 
 // TestSchemasStateComposesLimits: every number a schema or description
-// gives a model is the one the code enforces (compose's limits, mimemsg's
-// subject, Drive's page size, the uploads folder), so they cannot drift.
+// gives a model is the one the code enforces (compose's limits, Drive's
+// page size, the uploads folder), so they cannot drift.
 func TestSchemasStateComposesLimits(t *testing.T) {
 	s := readSendSchema(t, schema("send_email.input"))
 	a := s.Properties.Attachments
@@ -289,9 +285,6 @@ func TestSchemasStateComposesLimits(t *testing.T) {
 	if cap := fmt.Sprintf("text, base64 and content: at most %d MiB per call", compose.MaxModelBytes>>20); !strings.Contains(text, cap) {
 		t.Errorf("text's description %q does not give the cap on model-written content: %q", text, cap)
 	}
-	if s.Properties.Subject.MaxLength != mimemsg.MaxSubjectChars {
-		t.Errorf("subject maxLength = %d; mimemsg takes %d", s.Properties.Subject.MaxLength, mimemsg.MaxSubjectChars)
-	}
 	// A chat client's files are files of the message: Gmail's count.
 	if s.Properties.Files.MaxItems != compose.MaxFiles {
 		t.Errorf("files maxItems = %d; a message takes %d files", s.Properties.Files.MaxItems, compose.MaxFiles)
@@ -303,24 +296,17 @@ func TestSchemasStateComposesLimits(t *testing.T) {
 		Properties struct {
 			PageSize struct {
 				Maximum int `json:"maximum"`
-				Default int `json:"default"`
 			} `json:"page_size"`
-			Query struct {
-				MaxLength int `json:"maxLength"`
-			} `json:"query"`
 		} `json:"properties"`
 	}
 	if err := json.Unmarshal(schema("drive_search.input"), &search); err != nil {
 		t.Fatal(err)
 	}
-	if p := search.Properties.PageSize; p.Maximum != drive.MaxPageSize || p.Default != drive.DefaultPageSize || search.Properties.Query.MaxLength != maxQueryRunes {
-		t.Errorf("drive_search page_size %+v, query maxLength %d; want %d, %d, %d", p, search.Properties.Query.MaxLength, drive.MaxPageSize, drive.DefaultPageSize, maxQueryRunes)
+	if p := search.Properties.PageSize; p.Maximum != drive.MaxPageSize {
+		t.Errorf("drive_search page_size maximum %d; Drive takes %d", p.Maximum, drive.MaxPageSize)
 	}
 	var up struct {
 		Properties struct {
-			Name struct {
-				MaxLength int `json:"maxLength"`
-			} `json:"name"`
 			FolderID struct {
 				Description string `json:"description"`
 			} `json:"folder_id"`
@@ -329,15 +315,18 @@ func TestSchemasStateComposesLimits(t *testing.T) {
 	if err := json.Unmarshal(schema("request_upload.input"), &up); err != nil {
 		t.Fatal(err)
 	}
-	if up.Properties.Name.MaxLength != maxUploadNameBytes || !strings.Contains(up.Properties.FolderID.Description, strconv.Quote(upload.DefaultFolderName)) {
-		t.Errorf("request_upload name maxLength %d, folder_id %q: want %d and the uploads folder %q", up.Properties.Name.MaxLength,
-			up.Properties.FolderID.Description, maxUploadNameBytes, upload.DefaultFolderName)
+	if !strings.Contains(up.Properties.FolderID.Description, strconv.Quote(upload.DefaultFolderName)) {
+		t.Errorf("request_upload folder_id %q: want the uploads folder %q", up.Properties.FolderID.Description, upload.DefaultFolderName)
 	}
 }
 
 // TestInputSchemasAcceptTheLenientForms makes sure a client that validates
-// arguments against our schema lets through every form we promise to
-// accept, and blocks unknown fields as the parser does.
+// arguments against our schema lets through the forms it declares, and
+// blocks unknown fields as the parser does. A lone string for a list
+// (to, cc, attachments) is not declared, since a type list is not
+// portable (TestSchemasArePortable), but the parser still reads it as a
+// list of one, for the clients that pass a model's arguments on as they
+// came (TestParseSendAccepts).
 func TestInputSchemasAcceptTheLenientForms(t *testing.T) {
 	send := compileSchema(t, "send_email input", schema("send_email.input"))
 	search := compileSchema(t, "drive_search input", schema("drive_search.input"))
@@ -346,18 +335,19 @@ func TestInputSchemasAcceptTheLenientForms(t *testing.T) {
 		args string
 		ok   bool
 	}{
-		{send, `{"to":"a@example.com","subject":"s","body_text":"b"}`, true},
-		{send, `{"to":["a@example.com","b@example.com"],"cc":"c@example.com","subject":"s","attachments":"1AbCdEfGhIjKlMnOpQrStUvWxYz012345"}`, true},
-		{send, `{"to":"a@example.com","subject":"s","attachments":["1AbC",{"file_id":"1AbC","as":".PDF"}]}`, true},
+		{send, `{"to":["a@example.com"],"subject":"s","body_text":"b"}`, true},
+		{send, `{"to":["a@example.com","b@example.com"],"cc":["c@example.com"],"subject":"s","attachments":["1AbCdEfGhIjKlMnOpQrStUvWxYz012345"]}`, true},
+		{send, `{"to":"a@example.com","subject":"s"}`, false},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":["1AbC",{"file_id":"1AbC","as":".PDF"}]}`, true},
 		// One object on its own reads (the parser takes it), but the schema
-		// offers only a list or one id: a free-form object branch confused
+		// offers only a list: a free-form object branch confused
 		// more than it helped.
-		{send, `{"to":"a@example.com","subject":"s","attachments":{"file_id":"1AbC"}}`, false},
-		{send, `{"to":"a@example.com","subject":"s","attachments":` + idList(compose.MaxEntries) + `}`, true},
-		{send, `{"to":"a@example.com","subject":"s","attachments":` + idList(compose.MaxEntries+1) + `}`, false},
-		{send, `{"to":"a@example.com","subject":"s","attachments":["1AbC",{"name":"n.csv","text":"a,b"},"{\"file_name\":\"x.txt\",\"mime_type\":\"text/plain\",\"base64\":\"eA==\"}"]}`, true},
-		{send, `{"to":"a@example.com","subject":"s","attachment":"1AbC"}`, false},
-		{send, `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"1AbC","format":"pdf"}]}`, false},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":{"file_id":"1AbC"}}`, false},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":` + idList(compose.MaxEntries) + `}`, true},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":` + idList(compose.MaxEntries+1) + `}`, false},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":["1AbC",{"name":"n.csv","text":"a,b"},"{\"file_name\":\"x.txt\",\"mime_type\":\"text/plain\",\"base64\":\"eA==\"}"]}`, true},
+		{send, `{"to":["a@example.com"],"subject":"s","attachment":"1AbC"}`, false},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":[{"file_id":"1AbC","format":"pdf"}]}`, false},
 		{send, `{"subject":"s"}`, false},
 		{search, `{"query":"q3","page_size":100}`, true},
 		{search, `{"query":"q3","page_size":101}`, false},

@@ -7,12 +7,15 @@ import (
 
 // toolsListBudget is the most the default tools/list may weigh on the
 // wire: every conversation carries it (about four bytes to a model
-// token). Issue 13 set it, and it holds with issue 16's file parameters
-// and save_to_drive, which every user sees, and with --file-transfer's
+// token). It holds with the chat-file parameters (files) and
+// save_to_drive, which every user sees, and with --file-transfer's
 // file_uris and inputFiles sidecars: room was made by saying each thing
 // once, in the tool's description or in its argument's, not in both,
-// and not what the schema says already.
-const toolsListBudget = 12_000
+// and not what the schema says already. A link's share option and its
+// access in the result (about 350 bytes over send_email and create_draft,
+// the option left to its name and enum: a refusal names it when needed)
+// raised it by 100.
+const toolsListBudget = 12_100
 
 // mailToolsListBudget is what tools/list may weigh for a user who reads
 // mail: the default list, search_mail, and the mail arguments of

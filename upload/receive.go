@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/drivemail/drivemail/exportfmt"
+	"github.com/drivemail/drivemail/internal/stream"
 )
 
 // Budgets for the parts of a request around the file's bytes.
@@ -55,7 +56,7 @@ func (q *request) name() string {
 // up to the file's first byte. A multipart/form-data body carries one file
 // part, after optional name and folder_id fields; any other body is the
 // file itself.
-func readRequest(r *http.Request, body io.Reader, b *budget, maxFile int64) (*request, error) {
+func readRequest(r *http.Request, body io.Reader, b *stream.Limited, maxFile int64) (*request, error) {
 	q := &request{}
 	query := r.URL.Query()
 	if err := q.addQuery(query); err != nil {
@@ -74,7 +75,7 @@ func readRequest(r *http.Request, body io.Reader, b *budget, maxFile int64) (*re
 	if strings.HasPrefix(mediaType, "multipart/") {
 		return nil, refuse(http.StatusUnsupportedMediaType, kindNotFormData, "A multipart upload must be multipart/form-data (curl -F file=@NAME). To send the raw file, use curl -T NAME or --data-binary @NAME.")
 	}
-	b.left = maxFile + 1 // one byte past the limit, so the limit is what trips
+	b.Extend(maxFile + 1) // the file, one byte past the limit, so the limit is what trips
 	if cd := r.Header.Get("Content-Disposition"); cd != "" {
 		if _, p, err := mime.ParseMediaType(cd); err == nil && p["filename"] != "" {
 			q.names = append(q.names, cleanName(p["filename"]))
@@ -105,7 +106,7 @@ func (q *request) addQuery(query url.Values) error {
 
 // readForm reads the fields before the file part and stops at its first
 // byte.
-func (q *request) readForm(body io.Reader, boundary string, b *budget, maxFile int64) error {
+func (q *request) readForm(body io.Reader, boundary string, b *stream.Limited, maxFile int64) error {
 	if boundary == "" {
 		return refuse(http.StatusBadRequest, kindFormMalformed, "The multipart form has no boundary in its Content-Type. Let curl build the form: curl -F file=@NAME URL.")
 	}
@@ -133,7 +134,7 @@ func (q *request) readForm(body io.Reader, boundary string, b *budget, maxFile i
 			}
 			q.token = fieldToken
 			q.mimeType = declaredType(p.Header.Get("Content-Type"))
-			b.left += maxFile + 1 + trailerBudget
+			b.Extend(maxFile + 1 + trailerBudget)
 			q.file = p
 			q.atEnd = func() error { return afterFile(mr) }
 			return nil

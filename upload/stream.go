@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/drivemail/drivemail/internal/stream"
 )
 
 // content is the file's bytes on their way to Drive: it counts and hashes
@@ -106,24 +108,11 @@ func readRefusal(err error) *Error {
 // errBudget: more bytes arrived than the budget for their place allows.
 var errBudget = errors.New("request body over budget")
 
-// budget caps the bytes read through it; the cap can be raised once the
-// file part starts, so the form fields before it stay small while the
-// file itself may be large.
-type budget struct {
-	r    io.Reader
-	left int64
-}
-
-func (b *budget) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		return 0, errBudget
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.r.Read(p)
-	b.left -= int64(n)
-	return n, err
+// newBudget caps the bytes read through it at n; the cap is raised
+// (Extend) once the file part starts, so the form fields before it stay
+// small while the file itself may be large.
+func newBudget(r io.Reader, n int64) *stream.Limited {
+	return stream.Limit(r, n, errBudget)
 }
 
 // paced enforces a minimum rate on a request body: each window must bring

@@ -37,7 +37,7 @@ func (s *Service) receive(w http.ResponseWriter, r *http.Request, p permit) (_ R
 	// A server-wide write timeout would cut a long upload's answer; the
 	// read side is paced instead, and MaxDuration caps the whole.
 	_ = rc.SetWriteDeadline(time.Time{})
-	b := &budget{r: r.Body, left: fieldsBudget}
+	b := newBudget(r.Body, fieldsBudget)
 	body := newPaced(b, rc, s.cfg.IdleTimeout, s.cfg.MinBytes)
 	q, err := readRequest(r, body, b, s.cfg.MaxBytes)
 	if err != nil {

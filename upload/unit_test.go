@@ -134,7 +134,7 @@ func TestContentChecks(t *testing.T) {
 }
 
 func TestBudget(t *testing.T) {
-	b := &budget{r: strings.NewReader("abcdef"), left: 4}
+	b := newBudget(strings.NewReader("abcdef"), 4)
 	got, err := io.ReadAll(b)
 	if string(got) != "abcd" || !errors.Is(err, errBudget) {
 		t.Errorf("read %q, %v", got, err)

@@ -1,24 +1,25 @@
-// Command fairbench shows that one user's slow sends do not starve
-// another's (issue 11 §2). Against an in-process emulator whose Gmail
-// answers every upload request after a delay, one user fires many large
-// sends at once while another sends small messages a few at a time. It
-// runs the same load twice, each phase on a fresh emulator:
+// Command fairbench shows that a quiet user's sends are not held up by
+// noisy users' slow ones. Against an in-process emulator under a WAN
+// profile (-wan, Google's latency and bandwidth), four noisy users each
+// fire several large sends at once, each of several files, and their
+// Gmail upload requests are each held -delay more (their slow link),
+// while a fifth, quiet user sends small messages a few at a time. The
+// same quiet load runs twice, each phase on a fresh emulator and
+// compose.Service with the server's sending defaults:
 //
-//	shared    the send slots as one pool with no per-user cap and no
-//	          bound on the wait (drivemail before the per-user cap)
-//	per-user  the caps as configured (--max-sends-per-user, --send-queue-timeout)
+//	alone   the quiet user's sends, no one else sending (the baseline)
+//	noisy   the same beside the four noisy users
 //
-// and prints, for each, how long the small user's sends waited for a
-// slot (from compose's queued_ms), their end-to-end time (which includes
-// Gmail's delay), and what became of the large user's sends; then the
-// small sends' p99 wait of the second phase against the first's.
+// and prints, for each, how long the quiet sends waited for their turn
+// (from compose's queued_ms) and took end to end, and what became of the
+// noisy users' sends; then the quiet sends' p99 beside the noisy users
+// against alone (goal: under 2 s).
 // Everything runs on loopback and ends within -timeout.
 package main
 
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -45,41 +46,48 @@ import (
 	"github.com/drivemail/drivemail/internal/identity"
 )
 
-const (
-	bigUser   = "big@example.com"
-	smallUser = "small@example.com"
-)
+const quietUser = "quiet@example.com"
+
+// goalQuietP99 is the bound on the quiet user's p99 beside the noisy users.
+const goalQuietP99 = 2 * time.Second
 
 var scopes = []string{drivesvc.ScopeDriveReadonly, "https://www.googleapis.com/auth/gmail.send"}
 
 type params struct {
-	delay      time.Duration
-	large      int
-	largeMiB   int
-	small      int
-	smallBytes int
-	smallConc  int
-	slots      int
-	perUser    int
-	queue      time.Duration
+	wan          string
+	delay        time.Duration
+	noisy        int
+	noisySends   int
+	noisyFiles   int
+	noisyFileMiB int
+	small        int
+	smallBytes   int
+	smallConc    int
+	memory       int64
+	sends        int
+	perUser      int
+	queue        time.Duration
 }
 
 func main() {
 	var p params
-	flag.DurationVar(&p.delay, "delay", 2*time.Second, "Gmail's delay on every upload request (an emulator fault)")
-	flag.IntVar(&p.large, "large", 20, "large sends the first user fires at once")
-	flag.IntVar(&p.largeMiB, "large-mib", 12, "size of each large send's attachment, MiB")
-	flag.IntVar(&p.small, "small", 20, "small sends of the second user")
-	flag.IntVar(&p.smallBytes, "small-bytes", 278, "size of each small send's attachment, bytes")
+	flag.StringVar(&p.wan, "wan", "google", "the emulator's WAN profile (a spec as drivemail emulator --wan takes it)")
+	flag.DurationVar(&p.delay, "delay", time.Second, "added wait on each Gmail upload request of a noisy user")
+	flag.IntVar(&p.noisy, "noisy", 4, "noisy users")
+	flag.IntVar(&p.noisySends, "noisy-sends", 5, "sends each noisy user fires at once")
+	flag.IntVar(&p.noisyFiles, "noisy-files", 3, "files in each noisy send")
+	flag.IntVar(&p.noisyFileMiB, "noisy-file-mib", 4, "size of each of those files, MiB")
+	flag.IntVar(&p.small, "small", 20, "small sends of the quiet user")
+	flag.IntVar(&p.smallBytes, "small-bytes", 50<<10, "size of each small send's attachment, bytes")
 	flag.IntVar(&p.smallConc, "small-concurrency", 2, "small sends in flight at once")
-	flag.IntVar(&p.slots, "slots", compose.DefaultMaxConcurrentSends, "--max-concurrent-sends")
-	flag.IntVar(&p.perUser, "per-user", compose.DefaultMaxSendsPerUser, "--max-sends-per-user of the second phase")
-	flag.DurationVar(&p.queue, "queue", compose.DefaultSendQueueTimeout, "--send-queue-timeout of the second phase")
+	flag.Int64Var(&p.memory, "send-memory", compose.DefaultSendMemory, "--send-memory, bytes")
+	flag.IntVar(&p.sends, "max-sends", compose.DefaultMaxConcurrentSends, "--max-concurrent-sends")
+	flag.IntVar(&p.perUser, "per-user", compose.DefaultMaxSendsPerUser, "--max-sends-per-user")
+	flag.DurationVar(&p.queue, "queue", compose.DefaultSendQueueTimeout, "--send-queue-timeout")
 	timeout := flag.Duration("timeout", 10*time.Minute, "the whole run's limit")
 	flag.Parse()
-	if p.perUser > p.slots {
-		// drivemail serve refuses it too: no user could reach the cap.
-		fmt.Fprintf(os.Stderr, "fairbench: -per-user %d is above -slots %d: use %d or less\n", p.perUser, p.slots, p.slots)
+	if err := p.check(); err != nil {
+		fmt.Fprintln(os.Stderr, "fairbench:", err)
 		os.Exit(2)
 	}
 
@@ -93,97 +101,131 @@ func main() {
 	}
 }
 
+func (p params) check() error {
+	switch {
+	case p.perUser > p.sends:
+		// drivemail serve refuses it too: no user could reach the cap.
+		return fmt.Errorf("-per-user %d is above -max-sends %d: use %d or less", p.perUser, p.sends, p.sends)
+	case p.noisy < 0 || p.noisy > 50 || p.noisySends < 1 || p.noisySends > 50:
+		return errors.New("-noisy and -noisy-sends: use 0 to 50 users, 1 to 50 sends each")
+	case p.noisyFiles < 1 || p.noisyFiles > compose.MaxFiles || p.noisyFileMiB < 1 || p.noisyFiles*p.noisyFileMiB > 25:
+		return fmt.Errorf("-noisy-files and -noisy-file-mib: 1 to %d files, 25 MiB in all at most (Gmail's limit)", compose.MaxFiles)
+	case p.small < 1 || p.small > 1000 || p.smallConc < 1 || p.smallBytes < 1 || p.smallBytes > 25<<20:
+		return errors.New("-small, -small-concurrency, -small-bytes: 1 to 1000 sends, 1 or more at once, 1 byte to 25 MiB")
+	}
+	return nil
+}
+
 func run(ctx context.Context, p params) error {
-	fmt.Printf("Gmail delay %v on every upload request; %d sends of %d MiB fired at once by one user; %d sends of %d bytes by another, %d at a time; %d send slots\n",
-		p.delay, p.large, p.largeMiB, p.small, p.smallBytes, p.smallConc, p.slots)
-	phases := []struct {
-		name    string
-		perUser int
-		queue   time.Duration
-	}{
-		{"shared pool (no per-user cap)", p.slots, time.Hour},
-		{fmt.Sprintf("per-user cap %d, queue timeout %v", p.perUser, p.queue), p.perUser, p.queue},
+	wan, err := emulator.ParseWAN(p.wan)
+	if err != nil {
+		return err
 	}
-	fmt.Printf("%-40s %27s %12s %26s %8s\n", "", "small sends' wait p50/p99/max", "small p99", "large sent/user_busy/other", "wall")
+	fmt.Printf("WAN %s; %d noisy users each firing %d sends of %d × %d MiB at once, their Gmail upload requests held %v more; "+
+		"a quiet user's %d sends of %d bytes, %d at a time; --send-memory %.1f MiB, --max-concurrent-sends %d, --max-sends-per-user %d, --send-queue-timeout %v\n",
+		wan.Spec(), p.noisy, p.noisySends, p.noisyFiles, p.noisyFileMiB, p.delay, p.small, p.smallBytes, p.smallConc,
+		float64(p.memory)/(1<<20), p.sends, p.perUser, p.queue)
+	fmt.Printf("%-26s %26s %22s %32s %8s\n", "", "quiet waited p50/p99/max", "quiet took p50/p99", "noisy sent/user_busy/server_busy/other", "wall")
 	var p99 []time.Duration
-	for _, ph := range phases {
-		f, err := runPhase(ctx, p, ph.perUser, ph.queue)
+	for _, noisy := range []int{0, p.noisy} {
+		name := "quiet user alone"
+		if noisy > 0 {
+			name = fmt.Sprintf("beside %d noisy users", noisy)
+		}
+		f, err := runPhase(ctx, p, wan, noisy)
 		if err != nil {
-			return fmt.Errorf("%s: %w", ph.name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		fmt.Printf("%-40s %9s %8s %8s %12s %12d/%d/%d %8s\n", ph.name,
-			round(pct(f.smallWait, 50)), round(pct(f.smallWait, 99)), round(pct(f.smallWait, 100)),
-			round(pct(f.smallTook, 99)), f.largeSent, f.largeBusy, f.largeOther, round(f.wall))
-		if f.smallFailed > 0 {
-			return fmt.Errorf("%s: %d small sends failed", ph.name, f.smallFailed)
+		fmt.Printf("%-26s %8s %8s %8s %11s %10s %20d/%d/%d/%d %8s\n", name,
+			round(pct(f.quietWait, 50)), round(pct(f.quietWait, 99)), round(pct(f.quietWait, 100)),
+			round(pct(f.quietTook, 50)), round(pct(f.quietTook, 99)), f.noisySent, f.noisyUserBusy, f.noisyServerBusy, f.noisyOther, round(f.wall))
+		if f.quietFailed > 0 {
+			return fmt.Errorf("%s: %d quiet sends failed", name, f.quietFailed)
 		}
-		p99 = append(p99, pct(f.smallWait, 99))
+		p99 = append(p99, pct(f.quietTook, 99))
 	}
-	fmt.Printf("small sends' p99 wait with the per-user cap: %v (goal < 1s), %.3f× the shared pool's %v\n",
-		round(p99[1]), float64(p99[1])/float64(max(p99[0], time.Millisecond)), round(p99[0]))
+	verdict := "ok"
+	if p99[1] >= goalQuietP99 {
+		verdict = "MISSED"
+	}
+	fmt.Printf("quiet sends' p99 beside the noisy users: %v (goal < %v) %s; %.2f× their p99 alone, %v\n",
+		round(p99[1]), goalQuietP99, verdict, float64(p99[1])/float64(max(p99[0], time.Millisecond)), round(p99[0]))
 	return nil
 }
 
 type figures struct {
-	smallWait, smallTook             []time.Duration
-	smallFailed                      int
-	largeSent, largeBusy, largeOther int
-	wall                             time.Duration
+	quietWait, quietTook                                  []time.Duration
+	quietFailed                                           int
+	noisySent, noisyUserBusy, noisyServerBusy, noisyOther int
+	wall                                                  time.Duration
 }
 
-// runPhase runs the load once on a fresh emulator and compose.Service.
-func runPhase(ctx context.Context, p params, perUser int, queue time.Duration) (figures, error) {
+// runPhase runs the quiet user's load, beside noisy users if any, on a
+// fresh emulator and compose.Service.
+func runPhase(ctx context.Context, p params, wan emulator.WANProfile, noisy int) (figures, error) {
 	var f figures
-	emu, err := emulator.New(emulator.Config{})
+	emu, err := emulator.New(emulator.Config{WAN: wan})
 	if err != nil {
 		return f, err
 	}
 	defer emu.Close()
-	bigToken, smallToken := emu.AccessToken(bigUser, scopes...), emu.AccessToken(smallUser, scopes...)
-	arrivals := &gmailArrivals{token: "Bearer " + bigToken}
+	slow := &slowUsers{delay: p.delay, tokens: map[string]bool{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return f, err
 	}
-	srv := &http.Server{Handler: arrivals.wrap(emu.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: slow.wrap(emu.Handler()), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	endpoints := google.Endpoints{Base: "http://" + ln.Addr().String()}
 
-	bigFile, err := putRandom(emu, bigUser, "large.bin", p.largeMiB<<20)
+	quietToken := emu.AccessToken(quietUser, scopes...)
+	quietFile, err := putRandom(emu, quietUser, "note.bin", p.smallBytes)
 	if err != nil {
 		return f, err
 	}
-	smallFile, err := putRandom(emu, smallUser, "note.bin", p.smallBytes)
-	if err != nil {
-		return f, err
-	}
-	var delay emulator.Fault
-	if err := json.Unmarshal(fmt.Appendf(nil, `{"path_prefix":"/upload/gmail/","times":1000000,"delay":%q}`, p.delay), &delay); err != nil {
-		return f, err
-	}
-	if err := emu.InjectFault(delay); err != nil {
-		return f, err
+	type noisyUser struct{ email, token string }
+	var users []noisyUser
+	var noisyFiles [][]string
+	for i := range noisy {
+		u := noisyUser{email: fmt.Sprintf("noisy%d@example.com", i)}
+		u.token = emu.AccessToken(u.email, scopes...)
+		slow.tokens["Bearer "+u.token] = true
+		var files []string
+		for j := range p.noisyFiles {
+			id, err := putRandom(emu, u.email, fmt.Sprintf("large-%d.bin", j), p.noisyFileMiB<<20)
+			if err != nil {
+				return f, err
+			}
+			files = append(files, id)
+		}
+		users = append(users, u)
+		noisyFiles = append(noisyFiles, files)
 	}
 
 	logs := &outcomes{}
-	svc := compose.New(compose.Config{MaxConcurrentSends: p.slots, MaxSendsPerUser: perUser,
-		SendQueueTimeout: queue, Logger: slog.New(logs)})
-	send := func(user, token, fileID string) error {
+	svc := compose.New(compose.Config{SendMemory: p.memory, MaxConcurrentSends: p.sends, MaxSendsPerUser: p.perUser,
+		SendQueueTimeout: p.queue, Logger: slog.New(logs)})
+	send := func(user, token string, fileIDs []string) error {
 		hc := oauth2.NewClient(ctx, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token, TokenType: "Bearer"}))
 		acct := accounttest.Over(identity.User{ID: user, Email: user}, hc, account.Options{Endpoints: endpoints})
-		_, err := svc.Send(ctx, acct, compose.Request{To: []string{"zoe@example.org"}, Subject: "fairbench", BodyText: "hi",
-			Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(fileID)}}}}, compose.Options{})
+		var atts []compose.Attachment
+		for _, id := range fileIDs {
+			atts = append(atts, compose.Attachment{Source: compose.DriveFile{Handle: handle.MustParse(id)}})
+		}
+		_, err := svc.Send(ctx, acct, compose.Request{To: []string{"zoe@example.org"}, Subject: "fairbench", BodyText: "hi", Attachments: atts}, compose.Options{})
 		return err
 	}
 
 	start := time.Now()
 	var wg sync.WaitGroup
-	for range p.large {
-		wg.Go(func() { send(bigUser, bigToken, bigFile) })
+	for i, u := range users {
+		for range p.noisySends {
+			wg.Go(func() { _ = send(u.email, u.token, noisyFiles[i]) })
+		}
 	}
-	// The small user starts once the large user holds every slot it can.
-	if err := arrivals.await(ctx, min(perUser, p.slots, p.large)); err != nil {
+	// The quiet user starts once every noisy user has a send at Gmail.
+	if err := slow.await(ctx, noisy); err != nil {
 		return f, err
 	}
 	var mu sync.Mutex
@@ -193,12 +235,12 @@ func runPhase(ctx context.Context, p params, perUser int, queue time.Duration) (
 		wg.Go(func() {
 			defer func() { <-sem }()
 			t0 := time.Now()
-			err := send(smallUser, smallToken, smallFile)
+			err := send(quietUser, quietToken, []string{quietFile})
 			mu.Lock()
 			defer mu.Unlock()
-			f.smallTook = append(f.smallTook, time.Since(t0))
+			f.quietTook = append(f.quietTook, time.Since(t0))
 			if err != nil {
-				f.smallFailed++
+				f.quietFailed++
 			}
 		})
 	}
@@ -209,14 +251,16 @@ func runPhase(ctx context.Context, p params, perUser int, queue time.Duration) (
 	}
 	for _, o := range logs.all() {
 		switch {
-		case o.user == smallUser:
-			f.smallWait = append(f.smallWait, o.queued)
+		case o.user == quietUser:
+			f.quietWait = append(f.quietWait, o.queued)
 		case o.sent:
-			f.largeSent++
+			f.noisySent++
 		case o.refusal == "user_busy":
-			f.largeBusy++
+			f.noisyUserBusy++
+		case o.refusal == "server_busy":
+			f.noisyServerBusy++
 		default:
-			f.largeOther++
+			f.noisyOther++
 		}
 	}
 	return f, nil
@@ -230,28 +274,55 @@ func putRandom(emu *emulator.Emulator, owner, name string, n int) (string, error
 	return file.ID, err
 }
 
-// gmailArrivals counts the large user's Gmail upload requests as they
-// arrive (before the delay), to start the small user once the large one
-// holds its slots.
-type gmailArrivals struct {
-	token string
-	n     atomic.Int64
+// slowUsers holds each Gmail upload request of the noisy users (by their
+// tokens) for delay before the emulator sees it, as their slow link
+// would, and counts the users who have opened an upload session, to
+// start the quiet user once every noisy one is sending.
+type slowUsers struct {
+	delay  time.Duration
+	tokens map[string]bool // set before the first request, read only after
+
+	mu      sync.Mutex
+	opened  map[string]bool
+	nOpened atomic.Int64
 }
 
-func (a *gmailArrivals) wrap(next http.Handler) http.Handler {
+func (s *slowUsers) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/upload/gmail/") && r.URL.Query().Get("upload_id") == "" && r.Header.Get("Authorization") == a.token {
-			a.n.Add(1) // a session opening: one send at Gmail
+		auth := r.Header.Get("Authorization")
+		if strings.HasPrefix(r.URL.Path, "/upload/gmail/") && s.tokens[auth] {
+			if r.URL.Query().Get("upload_id") == "" {
+				s.sessionOpened(auth)
+			}
+			t := time.NewTimer(s.delay)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-func (a *gmailArrivals) await(ctx context.Context, n int) error {
-	for a.n.Load() < int64(n) {
+func (s *slowUsers) sessionOpened(auth string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opened == nil {
+		s.opened = map[string]bool{}
+	}
+	if !s.opened[auth] {
+		s.opened[auth] = true
+		s.nOpened.Add(1)
+	}
+}
+
+func (s *slowUsers) await(ctx context.Context, users int) error {
+	for s.nOpened.Load() < int64(users) {
 		select {
 		case <-ctx.Done():
-			return errors.New("the large sends never reached Gmail")
+			return errors.New("the noisy users' sends never reached Gmail")
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
@@ -259,7 +330,7 @@ func (a *gmailArrivals) await(ctx context.Context, n int) error {
 }
 
 // outcome is one send's log line: whose, whether it went, its refusal
-// kind, and how long it waited for its slots.
+// kind, and how long it waited for its turn.
 type outcome struct {
 	user, refusal string
 	sent          bool

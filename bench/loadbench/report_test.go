@@ -61,16 +61,18 @@ func TestMixPicksByWeight(t *testing.T) {
 }
 
 func TestConfigBounds(t *testing.T) {
-	ok := config{users: maxUsers, duration: maxDuration, searches: 1, largeSize: 25 << 20, maxSends: 8, replicas: []string{"1", "2"}}
+	ok := config{users: maxUsers, duration: maxDuration, searches: 1, sends: 1000, largeSize: 25 << 20, maxSends: 1000, replicas: []string{"1", "2"}}
 	if err := ok.check(); err != nil {
 		t.Fatalf("the largest run was refused: %v", err)
 	}
 	for name, change := range map[string]func(*config){
-		"users":    func(c *config) { c.users = maxUsers + 1 },
-		"no users": func(c *config) { c.users = 0 },
-		"duration": func(c *config) { c.duration = maxDuration + time.Nanosecond },
-		"large":    func(c *config) { c.largeSize = 25<<20 + 1 },
-		"replicas": func(c *config) { c.replicas = []string{"3"} },
+		"users":     func(c *config) { c.users = maxUsers + 1 },
+		"no users":  func(c *config) { c.users = 0 },
+		"duration":  func(c *config) { c.duration = maxDuration + time.Nanosecond },
+		"large":     func(c *config) { c.largeSize = 25<<20 + 1 },
+		"replicas":  func(c *config) { c.replicas = []string{"3"} },
+		"sends":     func(c *config) { c.sends = 1001 },
+		"max-sends": func(c *config) { c.maxSends = -1 },
 	} {
 		c := ok
 		change(&c)

@@ -17,16 +17,24 @@ import (
 // long and sent a byte at a time.
 type slowRoute struct {
 	name, method, path, contentType string
-	length                          int // the Content-Length announced
+	length                          int    // the Content-Length announced
+	token                           string // a bearer token to send, if any
 }
 
-// The routes of issue 11 §1, each with the largest body its server
-// accepts, which is what a client wasting the server's memory would pick.
+// The routes a slow client can reach before any token, each with the
+// largest body its server accepts, which is what a client wasting the
+// server's memory would pick.
 var slowRoutes = []slowRoute{
-	{"POST /mcp without a token", "POST", "/mcp", "application/json", 4 << 20},
-	{"POST /oauth/token", "POST", "/oauth/token", "application/x-www-form-urlencoded", 32 << 10},
-	{"POST /oauth/register", "POST", "/oauth/register", "application/json", 32 << 10},
-	{"PUT /upload/<forged ticket>", "PUT", "/upload/dmut_forged-ticket-for-slowload", "application/pdf", 100 << 20},
+	{"POST /mcp without a token", "POST", "/mcp", "application/json", 4 << 20, ""},
+	{"POST /oauth/token", "POST", "/oauth/token", "application/x-www-form-urlencoded", 32 << 10, ""},
+	{"POST /oauth/register", "POST", "/oauth/register", "application/json", 32 << 10, ""},
+	{"PUT /upload/<forged ticket>", "PUT", "/upload/dmut_forged-ticket-for-slowload", "application/pdf", 100 << 20, ""},
+}
+
+// signedInRoute is one signed-in user's slow MCP request: the largest
+// body /mcp takes, with the user's token.
+func signedInRoute(token string) slowRoute {
+	return slowRoute{"POST /mcp with one user's token", "POST", "/mcp", "application/json", 4 << 20, token}
 }
 
 // slowResult is what happened to one slow client.
@@ -38,23 +46,23 @@ type slowResult struct {
 	err    error         // a failure to connect or to send the head
 }
 
-// runSlowClients opens n slow clients at once, spread over slowRoutes,
-// each sending a body byte every interval (with burst, after all but the
-// last byte of the body at once) until the server closes its connection or
+// runSlowClients opens n slow clients at once, spread over routes, each
+// sending a body byte every interval (with burst, after all but the last
+// byte of the body at once) until the server closes its connection or
 // limit passes, and returns what happened to each. No body ever ends.
-func runSlowClients(ctx context.Context, base string, n int, interval, limit time.Duration, burst bool) []slowResult {
+func runSlowClients(ctx context.Context, base string, routes []slowRoute, n int, interval, limit time.Duration, burst bool) []slowResult {
 	u, _ := url.Parse(base)
 	results := make([]slowResult, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { results[i] = slowClient(ctx, u.Host, i%len(slowRoutes), interval, limit, burst) })
+		wg.Go(func() { results[i] = slowClient(ctx, u.Host, routes, i%len(routes), interval, limit, burst) })
 	}
 	wg.Wait()
 	return results
 }
 
-func slowClient(ctx context.Context, addr string, route int, interval, limit time.Duration, burst bool) slowResult {
-	r := slowRoutes[route]
+func slowClient(ctx context.Context, addr string, routes []slowRoute, route int, interval, limit time.Duration, burst bool) slowResult {
+	r := routes[route]
 	res := slowResult{route: route}
 	start := time.Now()
 	c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", addr)
@@ -63,8 +71,12 @@ func slowClient(ctx context.Context, addr string, route int, interval, limit tim
 		return res
 	}
 	defer c.Close()
-	head := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nUser-Agent: slowload\r\n\r\n{",
-		r.method, r.path, addr, r.contentType, r.length)
+	auth := ""
+	if r.token != "" {
+		auth = "Authorization: Bearer " + r.token + "\r\n"
+	}
+	head := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n%sUser-Agent: slowload\r\n\r\n{",
+		r.method, r.path, addr, r.contentType, r.length, auth)
 	if _, err := io.WriteString(c, head); err != nil {
 		res.err = err
 		return res
@@ -111,14 +123,16 @@ func slowClient(ctx context.Context, addr string, route int, interval, limit tim
 }
 
 // reportSlow prints, per route, how the server ended its slow clients, and
-// says whether every one was closed within closeDeadline.
-func reportSlow(results []slowResult) bool {
-	fmt.Printf("slow clients (body deadline %s, target: closed within %s):\n", bodyDeadline, closeDeadline)
+// says whether every one was closed within closeBy (their body deadline,
+// deadline, and slack).
+func reportSlow(results []slowResult, routes []slowRoute, deadline, closeBy time.Duration) bool {
+	fmt.Printf("slow clients (body deadline %s, target: closed within %s):\n", deadline, closeBy)
 	ok := true
-	for i, r := range slowRoutes {
+	for i, r := range routes {
 		var n, closed, failed int
 		var worst time.Duration
 		var statuses []string
+		count := map[string]int{}
 		for _, s := range results {
 			if s.route != i {
 				continue
@@ -135,11 +149,15 @@ func reportSlow(results []slowResult) bool {
 			if status == "" {
 				status = "none"
 			}
-			if !slices.Contains(statuses, status) {
+			if count[status]++; count[status] == 1 {
 				statuses = append(statuses, status)
 			}
 		}
-		routeOK := closed == n && worst <= closeDeadline
+		slices.Sort(statuses)
+		for j, st := range statuses {
+			statuses[j] = fmt.Sprintf("%d×%s", count[st], st)
+		}
+		routeOK := closed == n && worst <= closeBy
 		ok = ok && routeOK
 		fmt.Printf("  %-30s %3d opened, %3d closed by the server, slowest after %6.2f s, answered %s: %s\n",
 			r.name, n, closed, worst.Seconds(), strings.Join(statuses, ","), verdict(routeOK))

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drivemail/drivemail/compose"
 )
 
 func env(m map[string]string) func(string) string {
@@ -115,7 +117,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if def.Addr != "127.0.0.1:8080" || def.Store != "sqlite:drivemail.db" || def.MaxConcurrentSends != 8 ||
+	if def.Addr != "127.0.0.1:8080" || def.Store != "sqlite:drivemail.db" || def.MaxConcurrentSends != compose.DefaultMaxConcurrentSends || def.SendMemory != compose.DefaultSendMemory ||
 		def.MaxSendsPerUser != 3 || def.SendQueueTimeout != 30*time.Second ||
 		def.ShutdownGrace != 2*time.Minute || def.LogLevel != "info" || def.Demo || def.Drafts || def.Secrets != nil ||
 		def.TrustedProxies != "" || def.DriveIdleTimeout != time.Minute || def.GmailChunkTimeout != 2*time.Minute ||
@@ -125,6 +127,27 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 	}
 	if flagged, err := serveConfig([]string{"--refresh-grace", "90s"}, env(nil), &bytes.Buffer{}); err != nil || flagged.RefreshGrace != 90*time.Second {
 		t.Errorf("--refresh-grace 90s: %v, %v", flagged.RefreshGrace, err)
+	}
+}
+
+// TestServeDemoDefaults: a demo told nothing keeps a store of its own
+// ("" here) and logs warnings only; a store or level given as a flag or
+// in the environment is kept.
+func TestServeDemoDefaults(t *testing.T) {
+	for _, c := range []struct {
+		args         []string
+		env          map[string]string
+		store, level string
+	}{
+		{[]string{"--demo"}, nil, "", "warn"},
+		{[]string{"--demo", "--store", "sqlite:kept.db", "--log-level", "debug"}, nil, "sqlite:kept.db", "debug"},
+		{[]string{"--demo"}, map[string]string{"DRIVEMAIL_STORE": "sqlite:env.db", "DRIVEMAIL_LOG_LEVEL": "info"}, "sqlite:env.db", "info"},
+		{nil, nil, "sqlite:drivemail.db", "info"},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.Store != c.store || cfg.LogLevel != c.level {
+			t.Errorf("%v %v: store %q, log level %q, %v; want %q, %q", c.args, c.env, cfg.Store, cfg.LogLevel, err, c.store, c.level)
+		}
 	}
 }
 
@@ -148,6 +171,25 @@ func TestServeUploadSlots(t *testing.T) {
 	}
 }
 
+// One user's MCP requests in flight: 16 unless told, from the
+// environment or a flag, the flag winning.
+func TestServeMCPRequestsPerUser(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want int
+	}{
+		{nil, nil, 16},
+		{nil, map[string]string{"DRIVEMAIL_MAX_MCP_REQUESTS_PER_USER": "40"}, 40},
+		{[]string{"--max-mcp-requests-per-user", "1"}, map[string]string{"DRIVEMAIL_MAX_MCP_REQUESTS_PER_USER": "40"}, 1},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.MaxMCPRequestsPerUser != c.want {
+			t.Errorf("%v %v: %d (%v), want %d", c.args, c.env, cfg.MaxMCPRequestsPerUser, err, c.want)
+		}
+	}
+}
+
 // TestServeSlotDefaultsFollowTheTotal: a per-user cap left to its
 // default is at most the total, so lowering the total alone starts; one
 // given (flag or environment) is kept, for server.Config to judge.
@@ -166,6 +208,31 @@ func TestServeSlotDefaultsFollowTheTotal(t *testing.T) {
 		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
 		if err != nil || cfg.MaxSendsPerUser != c.sendsUser || cfg.MaxUploadsPerUser != c.uploadUser {
 			t.Errorf("%v %v: %d sends and %d uploads per user (%v); want %d, %d", c.args, c.env, cfg.MaxSendsPerUser, cfg.MaxUploadsPerUser, err, c.sendsUser, c.uploadUser)
+		}
+	}
+}
+
+// TestServeSendMemory: --send-memory (DRIVEMAIL_SEND_MEMORY) takes bytes
+// or KiB, MiB, GiB; left unset it is compose's default, unless a count
+// of sends is given, which then keeps the memory it bounded before there
+// was a budget: that many of the largest sends.
+func TestServeSendMemory(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want int64
+	}{
+		{nil, nil, compose.DefaultSendMemory},
+		{[]string{"--send-memory", "256MiB"}, nil, 256 << 20},
+		{nil, map[string]string{"DRIVEMAIL_SEND_MEMORY": "300000000"}, 300000000},
+		{[]string{"--max-concurrent-sends", "16"}, nil, 16 * compose.MaxSendMemory},
+		{nil, map[string]string{"DRIVEMAIL_MAX_CONCURRENT_SENDS": "1"}, compose.MaxSendMemory},
+		{[]string{"--max-concurrent-sends", "16", "--send-memory", "64MiB"}, nil, 64 << 20},
+		{[]string{"--max-concurrent-sends", "16"}, map[string]string{"DRIVEMAIL_SEND_MEMORY": "1GiB"}, 1 << 30},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.SendMemory != c.want {
+			t.Errorf("%v %v: --send-memory %d (%v), want %d", c.args, c.env, cfg.SendMemory, err, c.want)
 		}
 	}
 }
@@ -252,8 +319,12 @@ func TestServeConfigRefuses(t *testing.T) {
 		{nil, map[string]string{"DRIVEMAIL_MAX_UPLOAD_BYTES": "1GB"}, "is not a whole number"},
 		{[]string{"--max-sends-per-user", "0"}, nil, "--max-sends-per-user is 0"},
 		{nil, map[string]string{"DRIVEMAIL_SEND_QUEUE_TIMEOUT": "0s"}, "--send-queue-timeout is 0s"},
+		{[]string{"--send-memory", "0"}, nil, "--send-memory is 0: use at least 17924096 bytes"},
+		{[]string{"--send-memory", "lots"}, nil, `invalid value "lots" for flag -send-memory: not a size`},
+		{nil, map[string]string{"DRIVEMAIL_SEND_MEMORY": "128MB"}, `DRIVEMAIL_SEND_MEMORY="128MB" is not a size: give whole bytes, or KiB, MiB or GiB`},
 		{[]string{"--max-concurrent-uploads", "0"}, nil, "--max-concurrent-uploads is 0: use 1 or more"},
 		{nil, map[string]string{"DRIVEMAIL_MAX_UPLOADS_PER_USER": "0"}, "--max-uploads-per-user is 0: use 1 or more"},
+		{[]string{"--max-mcp-requests-per-user", "0"}, nil, "--max-mcp-requests-per-user is 0: use 1 or more"},
 		{nil, map[string]string{"DRIVEMAIL_MAX_CONCURRENT_UPLOADS": "many"}, `DRIVEMAIL_MAX_CONCURRENT_UPLOADS="many" is not a whole number`},
 		{[]string{"--secret", "not base64!"}, nil, "--secret key 1 is not base64"},
 		{[]string{"--secret", base64.StdEncoding.EncodeToString(make([]byte, 31))}, nil, "has 31 bytes; it needs at least 32"},

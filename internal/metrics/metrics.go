@@ -75,7 +75,7 @@ func New(version string) *Metrics {
 		}, []string{"tool"}),
 		sendsRunning: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "drivemail_sends_in_flight",
-			Help: "send_email and create_draft calls running now, including those waiting for a streaming slot (--max-concurrent-sends).",
+			Help: "send_email and create_draft calls running now, including those waiting for their turn to stream (--send-memory, --max-concurrent-sends).",
 		}),
 		googleRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "drivemail_google_requests_total",

@@ -46,7 +46,8 @@ func RegisterClient(ctx context.Context, base, name string) (string, error) {
 // emulated Google (run with --auto-approve) approve, and trade the code
 // for a drivemail access token. The browser adds login_hint=email to
 // Google's authorization URL, as a user picking an account would, so the
-// emulator signs that user in; an empty email signs in its demo user.
+// emulator signs that user in; an empty email signs in its demo user. An
+// emulator that asks (serve --demo's) is answered as email.
 func SignIn(ctx context.Context, base, clientID, email string) (string, error) {
 	conf := &oauth2.Config{ClientID: clientID, RedirectURL: redirectURI, Scopes: []string{"drivemail"},
 		Endpoint: oauth2.Endpoint{AuthURL: base + "/oauth/authorize", TokenURL: base + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams}}
@@ -84,6 +85,14 @@ func SignIn(ctx context.Context, base, clientID, email string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("approve: %w", err)
 	}
+	if resp.StatusCode == http.StatusOK {
+		// An emulator without --auto-approve (serve --demo's) shows its
+		// Google consent page: choose email there and allow every scope.
+		resp, err = approveAtGoogle(ctx, browser, resp, email)
+		if err != nil {
+			return "", err
+		}
+	}
 	resp.Body.Close()
 	back, err := url.Parse(resp.Header.Get("Location"))
 	if err != nil || back.Query().Get("code") == "" {
@@ -94,6 +103,33 @@ func SignIn(ctx context.Context, base, clientID, email string) (string, error) {
 		return "", fmt.Errorf("token: %w", err)
 	}
 	return tok.AccessToken, nil
+}
+
+// approveAtGoogle answers the emulated Google's consent page, the body of
+// page, as a user choosing email and leaving every permission ticked.
+func approveAtGoogle(ctx context.Context, browser *http.Client, page *http.Response, email string) (*http.Response, error) {
+	b, err := io.ReadAll(io.LimitReader(page.Body, 1<<20))
+	page.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("the emulated Google's consent page: %w", err)
+	}
+	m := regexp.MustCompile(`name="request_id" value="([^"]+)"`).FindSubmatch(b)
+	if m == nil || email == "" {
+		return nil, fmt.Errorf("approve: ended at %d %s, not at Google's consent page for an email to choose", page.StatusCode, page.Request.URL.Path)
+	}
+	form := url.Values{"request_id": {string(m[1])}, "action": {"approve"}, "typed_email": {email}}
+	for _, sc := range regexp.MustCompile(`data-scope="([^"]+)"`).FindAllSubmatch(b, -1) {
+		form.Add("scope", string(sc[1]))
+	}
+	consent := *page.Request.URL
+	consent.Path, consent.RawQuery = "/o/oauth2/consent", ""
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, consent.String(), strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := browser.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("approve at Google: %w", err)
+	}
+	return resp, nil
 }
 
 func get(ctx context.Context, c *http.Client, u string) (string, error) {
