@@ -22,23 +22,32 @@ const toolsListBudget = 12_100
 // send_email, create_draft and save_to_drive.
 const mailToolsListBudget = 17_000
 
+// fileModeToolsListExtra is what --drive-scope file may add to the
+// default tools/list: drive_pick, and drive_search's longer description
+// with its pick_url.
+const fileModeToolsListExtra = 1_500
+
 // TestToolsListSize prints what tools/list weighs, as a client receives
 // it, in each configuration that changes it, and fails above the budget.
 // Run: go test ./tools -run TestToolsListSize -v
 func TestToolsListSize(t *testing.T) {
 	for _, tt := range []struct {
-		name               string
-		readMail, transfer bool
-		budget             int
+		name                      string
+		readMail, transfer, picks bool
+		budget                    int
 	}{
-		{"default", false, false, toolsListBudget},
-		{"file transfer", false, true, toolsListBudget},
-		{"read mail", true, false, mailToolsListBudget},
-		{"read mail and file transfer", true, true, mailToolsListBudget},
+		{"default", false, false, false, toolsListBudget},
+		{"file transfer", false, true, false, toolsListBudget},
+		{"read mail", true, false, false, mailToolsListBudget},
+		{"read mail and file transfer", true, true, false, mailToolsListBudget},
+		{"drive scope file", false, false, true, toolsListBudget + fileModeToolsListExtra},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, func(d *Deps) {
 				d.ReadMailEnabled, d.MailReader, d.Saver, d.FileTransfer = tt.readMail, &fakeMailReader{}, &fakeSaver{}, tt.transfer
+				if tt.picks {
+					d.Picks = &fakePicks{}
+				}
 			})
 			if tt.readMail {
 				h.user.GoogleScopes = append(h.user.GoogleScopes, scopeReadonly)
