@@ -1,0 +1,204 @@
+package compose
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/drivemail/drivemail/account"
+)
+
+// Preview runs every phase of a send that comes before the first
+// download (validate, resolve, plan, check) and returns the message's
+// Summary, having downloaded, queued and sent nothing: what a view that
+// shows the message before it goes needs. Sending it later is a Send
+// whose Confirm holds the Summary's Revision to the one the user saw, so
+// that a file changed in between is shown again rather than sent.
+func (s *Service) Preview(ctx context.Context, acct *account.Account, req Request, opts Options) (Summary, error) {
+	var sum Summary
+	opts.Confirm = func(_ context.Context, got Summary) error {
+		sum = got
+		return errPreviewed
+	}
+	if _, err := s.Send(ctx, acct, req, opts); !errors.Is(err, errPreviewed) {
+		return Summary{}, err
+	}
+	return sum, nil
+}
+
+// errPreviewed ends a Preview's send where the user would be asked.
+var errPreviewed = errors.New("compose: previewed")
+
+// Summary is a message as it will go, once every check has passed and
+// before any of it is downloaded: what Options.Confirm is shown, for the
+// user to say yes or no to. Its values are exact, as the caller, Drive
+// and Gmail gave them (anyone may name a file anything): whoever shows
+// them makes them safe to show.
+type Summary struct {
+	Draft   bool
+	From    string
+	To      []string
+	Cc      []string
+	Bcc     []string
+	Subject string
+	// Body is the first lines of the text body (of the HTML body's text
+	// when there is no text body), at most SummaryLines non-blank lines
+	// of at most SummaryLineRunes each; BodyMore says there is more.
+	Body     []string
+	BodyMore bool
+	// Files are the message's files in request order: attachments,
+	// inline images and links.
+	Files []SummaryFile
+	// Revision names everything the summary describes, down to each
+	// file's version (Drive's checksum and modification time, a Gmail
+	// message's part, the bytes the call wrote): two summaries with the
+	// same Revision describe the same message. An answer given to one
+	// summary is bound to it (ask.Question's Bind).
+	Revision string
+}
+
+// How a file goes into the message.
+const (
+	GoesAttached = "attached"
+	GoesInline   = "inline"
+	GoesLinked   = "linked"
+)
+
+// Where a file's bytes come from.
+const (
+	FromDrive  = "drive"  // a Drive file, or a Google file exported
+	FromGmail  = "gmail"  // an attachment of a message in the user's Gmail
+	FromClient = "client" // a file the chat client holds (ChatGPT's files)
+	FromCall   = "call"   // content the model wrote into the call
+)
+
+// SummaryFile is one file of a Summary.
+type SummaryFile struct {
+	Name     string // the file name the recipient sees
+	MimeType string // "" for a link
+	// Bytes is the file's size, or -1 when it is known only as it streams
+	// (an export, a client file its host did not size); 0 for a link.
+	Bytes int64
+	Goes  string // GoesAttached, GoesInline or GoesLinked
+	From  string // FromDrive, FromGmail, FromClient or FromCall
+	// ExportedAs is the format a Google Doc, Sheet or Slides goes in as
+	// ("pdf"), and Sheet the tab a csv or tsv holds.
+	ExportedAs string
+	Sheet      string
+	FileID     string // the Drive file, when it is one
+	URL        string // a link's
+	// Access says who can open a link, once the link's Drive permissions
+	// have been read; "" when they have not, and then the file's own
+	// sharing in Drive decides, whoever receives the link.
+	Access string
+}
+
+// The body's share of a Summary.
+const (
+	SummaryLines     = 6
+	SummaryLineRunes = 160
+)
+
+// summarize describes the checked, planned message: its header as
+// validate completed it (a reply's recipients and subject), each planned
+// file, and the first lines of its body.
+func summarize(c *checked, mp *msgPlan, draft bool) Summary {
+	s := Summary{
+		Draft: draft, From: c.from, Subject: c.req.Subject,
+		To: c.req.To, Cc: c.req.Cc, Bcc: c.req.Bcc,
+	}
+	body := c.req.BodyText
+	if strings.TrimSpace(body) == "" {
+		body = htmlText(c.req.BodyHTML)
+	}
+	s.Body, s.BodyMore = firstLines(body, SummaryLines, SummaryLineRunes)
+	versions := make([]string, 0, len(mp.items))
+	for _, it := range mp.items {
+		s.Files = append(s.Files, summaryFile(it))
+		versions = append(versions, it.version())
+	}
+	s.Revision = revision(s, versions)
+	return s
+}
+
+func summaryFile(it *item) SummaryFile {
+	p := it.plan
+	f := SummaryFile{Name: p.name, MimeType: p.mimeType, Bytes: p.size, Goes: GoesAttached, FileID: it.ref.ID}
+	switch {
+	case p.action == actLink:
+		f.Goes, f.URL, f.MimeType, f.Bytes = GoesLinked, p.url, "", 0
+	case p.inline:
+		f.Goes = GoesInline
+	}
+	switch p.action {
+	case actMail:
+		f.From = FromGmail
+	case actClient:
+		f.From = FromClient
+	case actData:
+		f.From = FromCall
+	default:
+		f.From = FromDrive
+	}
+	if p.action == actExport {
+		f.ExportedAs = p.format.Name
+		if p.tab != nil {
+			f.Sheet = p.tab.Title
+		}
+	}
+	return f
+}
+
+// version names the bytes an entry will send, beyond what its summary
+// shows: a Drive file's checksum and modification time, a Gmail
+// attachment's message and part, the digest of what the call wrote.
+func (it *item) version() string {
+	switch it.plan.action {
+	case actData:
+		sum := sha256.Sum256(it.data)
+		return "call:" + hex.EncodeToString(sum[:])
+	case actMail:
+		return "gmail:" + it.mail.msgID + "/" + it.mail.att.PartID
+	case actClient:
+		return "client:" + it.client.url
+	}
+	return "drive:" + it.file.ID + "/" + it.file.MD5 + "/" + it.file.ModifiedTime.UTC().Format(time.RFC3339Nano)
+}
+
+// revision digests a summary and its files' versions.
+func revision(s Summary, versions []string) string {
+	b, _ := json.Marshal(struct {
+		Summary  Summary
+		Versions []string
+	}{s, versions}) // plain strings and numbers: Marshal cannot fail
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// firstLines returns the first n non-blank lines of text, each cut to
+// runes (an ellipsis marks a cut), and whether any text is left out.
+func firstLines(text string, n, runes int) ([]string, bool) {
+	var lines []string
+	rest := strings.ReplaceAll(text, "\r\n", "\n")
+	for rest != "" {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if len(lines) == n {
+			return lines, true
+		}
+		if utf8.RuneCountInString(line) > runes {
+			line = string([]rune(line)[:runes-1]) + "…"
+		}
+		lines = append(lines, line)
+	}
+	return lines, false
+}
