@@ -59,7 +59,7 @@ func (accountDrive) Get(ctx context.Context, acct *account.Account, ref drive.Re
 type accountMail struct{ compose *compose.Service }
 
 func (m accountMail) Send(ctx context.Context, acct *account.Account, req compose.Request, opts tools.SendOptions) (compose.Result, error) {
-	return m.compose.Send(ctx, acct, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail})
+	return m.compose.Send(ctx, acct, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail, Confirm: opts.Confirm})
 }
 
 // accountMailReader is tools.MailReader over the account's Gmail client.

@@ -46,9 +46,14 @@ func askTool() mcpserver.ServerTool {
 // withAskTool registers askTool, and a single-use store for answers.
 func withAskTool(d *Deps) {
 	d.testTools = append(d.testTools, askTool())
+	d.UseOnce = singleUse()
+}
+
+// singleUse is a store's UseOnce, in memory.
+func singleUse() func(ctx context.Context, key string, expires time.Time) error {
 	var mu sync.Mutex
 	used := map[string]bool{}
-	d.UseOnce = func(ctx context.Context, key string, expires time.Time) error {
+	return func(ctx context.Context, key string, expires time.Time) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if used[key] {

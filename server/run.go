@@ -141,6 +141,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		ccfg.Transfers, transfers = uploads, callerTransfers{uploads: uploads, door: accounts}
 	}
 	mail := compose.New(ccfg)
+	confirmSends, _ := tools.ParseConfirmSends(cfg.ConfirmSends) // check has read it
 
 	s := NewServer(Deps{
 		Logger:   logger,
@@ -155,6 +156,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Saver:           uploads,
 			DraftsEnabled:   cfg.Drafts,
 			ReadMailEnabled: cfg.ReadMail,
+			ConfirmSends:    confirmSends,
 			MailReader:      accountMailReader{},
 		},
 		Uploads:        uploads,

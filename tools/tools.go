@@ -48,6 +48,10 @@ type SendOptions struct {
 	// granted it: a thread_id reply may then read its thread (its latest
 	// message, when thread_id comes alone, and its subject).
 	ReadMail bool
+	// Confirm, when set, is shown the message once every check has
+	// passed, before anything is downloaded: nil sends, an error ends the
+	// send with it, nothing sent (compose.Options.Confirm).
+	Confirm func(ctx context.Context, s compose.Summary) error
 }
 
 // SearchResult is drive_search's structuredContent.
@@ -105,6 +109,9 @@ type Deps struct {
 	// gmail.readonly (serve --read-mail): the mail tools are listed to a
 	// user who granted it (Filter).
 	ReadMailEnabled bool
+	// ConfirmSends says when send_email asks its user before sending
+	// (serve --confirm-sends; the zero value is auto).
+	ConfirmSends ConfirmSends
 	// MailReader reads the caller's Gmail (search_mail, save_to_drive).
 	MailReader MailReader
 	// RequestID returns the id the HTTP layer gave the current request, for

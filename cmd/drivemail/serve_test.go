@@ -284,6 +284,7 @@ func TestServeRefusesWhatCannotWork(t *testing.T) {
 		// starts at the edge).
 		{[]string{"--demo", "--send-memory", "17924095"}, "--send-memory is 17924095 bytes: use at least 17924096 bytes (17.1 MiB; 18MiB will do)"},
 		{[]string{"--demo", "--max-uploads-per-user", "17"}, "--max-uploads-per-user is 17, above --max-concurrent-uploads (16)"},
+		{[]string{"--demo", "--confirm-sends", "sometimes"}, `--confirm-sends "sometimes": want auto`},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer
