@@ -11,6 +11,7 @@ import (
 	"net/mail"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -35,6 +36,25 @@ type confirmGoogle struct {
 	pdf     drivesvc.File
 	pdfData []byte
 	eleven  []any
+
+	mu      sync.Mutex
+	answers []string // Deps.Confirmed's, in order
+}
+
+func (g *confirmGoogle) confirmed(answer string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.answers = append(g.answers, answer)
+}
+
+// lastAnswer is how the last question ended, as Deps.Confirmed heard it.
+func (g *confirmGoogle) lastAnswer() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.answers) == 0 {
+		return ""
+	}
+	return g.answers[len(g.answers)-1]
 }
 
 const confirmUser = "demo@example.com" // testToken's user
@@ -63,7 +83,8 @@ func (g *confirmGoogle) Client(_ context.Context, userID string) (*http.Client, 
 func (g *confirmGoogle) server(mode tools.ConfirmSends) http.Handler {
 	return bubbleServer(func(d *Deps) {
 		d.Accounts = account.NewDoor(g, account.Options{Endpoints: g.env.Endpoints})
-		d.Tools = tools.Deps{Drive: fakeDrive{}, Mail: accountMail{compose: compose.New(compose.Config{})}, ConfirmSends: mode, DraftsEnabled: true}
+		d.Tools = tools.Deps{Drive: fakeDrive{}, Mail: accountMail{compose: compose.New(compose.Config{})}, ConfirmSends: mode, DraftsEnabled: true,
+			Confirmed: g.confirmed}
 		d.UseOnce = singleUse()
 	})
 }
@@ -90,7 +111,6 @@ func (g *confirmGoogle) checkSent(t *testing.T, id string) {
 		t.Error("the PDF sent is not the bytes Drive holds")
 	}
 }
-
 
 func sendArgs(g *confirmGoogle) map[string]any {
 	return map[string]any{"to": "ana@example.com", "subject": "Q3 figures", "body_text": "Hi Ana,\nthe Q3 report is attached.", "attachments": []any{g.pdf.ID}}
@@ -127,11 +147,12 @@ func TestSendEmailAsksItsUser(t *testing.T) {
 			content map[string]any
 			sends   bool
 			says    string
+			counted string
 		}{
-			{"accept", "accept", map[string]any{"send": true}, true, "Sent to ana@example.com"},
-			{"accept, unticked", "accept", map[string]any{"send": false}, false, "did not confirm sending this email"},
-			{"decline", "decline", nil, false, "The user declined to send this email, so nothing was sent. Do not send it again unless the user asks you to. To keep the message, offer create_draft"},
-			{"cancel", "cancel", nil, false, "closed the question whether to send this email without answering, so nothing was sent"},
+			{"accept", "accept", map[string]any{"send": true}, true, "Sent to ana@example.com", "accepted"},
+			{"accept, unticked", "accept", map[string]any{"send": false}, false, "did not confirm sending this email", "declined"},
+			{"decline", "decline", nil, false, "The user declined to send this email, so nothing was sent. Do not send it again unless the user asks you to. To keep the message, offer create_draft", "declined"},
+			{"cancel", "cancel", nil, false, "closed the question whether to send this email without answering, so nothing was sent", "cancelled"},
 		} {
 			t.Run(version+"/"+tc.name, func(t *testing.T) {
 				var id string
@@ -165,6 +186,9 @@ func TestSendEmailAsksItsUser(t *testing.T) {
 				if tc.sends {
 					g.checkSent(t, id)
 				}
+				if got := g.lastAnswer(); got != tc.counted {
+					t.Errorf("counted as %q, want %q", got, tc.counted)
+				}
 			})
 		}
 	}
@@ -192,20 +216,22 @@ func TestSendEmailWithoutAnAnswer(t *testing.T) {
 		close(never)
 		synctest.Wait()
 	})
-	if n := g.sent() - before; n != 0 {
-		t.Fatalf("%d messages sent without an answer", n)
+	if n := g.sent() - before; n != 0 || g.lastAnswer() != "unanswered" {
+		t.Fatalf("%d messages sent without an answer (counted as %q)", n, g.lastAnswer())
 	}
 
 	for _, tc := range []struct {
-		mode  tools.ConfirmSends
-		sends bool
-		says  string
+		mode    tools.ConfirmSends
+		sends   bool
+		says    string
+		counted string
 	}{
-		{tools.ConfirmAuto, true, "Sent to ana@example.com"},
-		{tools.ConfirmOff, true, "Sent to ana@example.com"},
-		{tools.ConfirmAlways, false, "sends an email only once its user has confirmed it, and this client cannot ask its user"},
+		{tools.ConfirmAuto, true, "Sent to ana@example.com", "unaskable"},
+		{tools.ConfirmOff, true, "Sent to ana@example.com", ""},
+		{tools.ConfirmAlways, false, "sends an email only once its user has confirmed it, and this client cannot ask its user", "unaskable"},
 	} {
 		before := g.sent()
+		g.answers = nil
 		synctest.Test(t, func(t *testing.T) {
 			cs := askingClient(t, g.server(tc.mode), "2025-11-25", nil)
 			defer cs.Close()
@@ -213,8 +239,8 @@ func TestSendEmailWithoutAnAnswer(t *testing.T) {
 				t.Errorf("%s, a client that cannot ask: %v %s", tc.mode, isError, text)
 			}
 		})
-		if n := g.sent() - before; tc.sends != (n == 1) {
-			t.Errorf("%s, a client that cannot ask: %d sent", tc.mode, n)
+		if n := g.sent() - before; tc.sends != (n == 1) || g.lastAnswer() != tc.counted {
+			t.Errorf("%s, a client that cannot ask: %d sent, counted as %q", tc.mode, n, g.lastAnswer())
 		}
 	}
 

@@ -157,6 +157,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			DraftsEnabled:   cfg.Drafts,
 			ReadMailEnabled: cfg.ReadMail,
 			ConfirmSends:    confirmSends,
+			Confirmed:       meter.SendConfirmation,
 			MailReader:      accountMailReader{},
 		},
 		Uploads:        uploads,

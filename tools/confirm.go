@@ -87,12 +87,21 @@ func (h *handlers) confirmation(ctx context.Context, req mcp.CallToolRequest, dr
 	switch {
 	case draft || mode == ConfirmOff:
 		return nil, nil
-	case !ask.Possible(ctx) && mode == ConfirmAlways:
-		return nil, h.cannotAsk()
 	case !ask.Possible(ctx):
+		h.confirmed(ask.Unaskable.String())
+		if mode == ConfirmAlways {
+			return nil, h.cannotAsk()
+		}
 		return nil, nil
 	}
 	return &confirmer{h: h, req: req, mode: mode}, nil
+}
+
+// confirmed counts a question by how it ended (Deps.Confirmed).
+func (h *handlers) confirmed(answer string) {
+	if h.deps.Confirmed != nil {
+		h.deps.Confirmed(answer)
+	}
 }
 
 // confirm puts the summary to the user and says what became of it: nil
@@ -105,7 +114,13 @@ func (c *confirmer) confirm(ctx context.Context, s compose.Summary) error {
 		// "send not confirmed" line, why this call sent nothing.
 		return refusal.New(kindConfirmAsked, "The user is being asked whether to send this email.")
 	}
-	return c.h.answered(answer, c.mode)
+	err := c.h.answered(answer, c.mode)
+	if answer.Outcome == ask.Accepted && err != nil {
+		c.h.confirmed(ask.Declined.String()) // accepted unticked
+	} else {
+		c.h.confirmed(answer.Outcome.String())
+	}
+	return err
 }
 
 // answered turns the user's answer into what the send does.

@@ -112,6 +112,10 @@ type Deps struct {
 	// ConfirmSends says when send_email asks its user before sending
 	// (serve --confirm-sends; the zero value is auto).
 	ConfirmSends ConfirmSends
+	// Confirmed, when set, counts each send_email question by how it
+	// ended: accepted, declined, cancelled, unanswered, or unaskable (the
+	// client could not be asked).
+	Confirmed func(answer string)
 	// MailReader reads the caller's Gmail (search_mail, save_to_drive).
 	MailReader MailReader
 	// RequestID returns the id the HTTP layer gave the current request, for
