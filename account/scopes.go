@@ -26,7 +26,29 @@ var (
 		"https://www.googleapis.com/auth/gmail.modify",
 		"https://mail.google.com/",
 	}
+	// sendAsScopes let drivemail read the user's send-as addresses and
+	// their signatures (from, signature): users.settings.sendAs.list
+	// takes these, never gmail.send or gmail.compose.
+	sendAsScopes = []string{
+		"https://www.googleapis.com/auth/gmail.readonly",
+		"https://www.googleapis.com/auth/gmail.settings.basic",
+		"https://www.googleapis.com/auth/gmail.modify",
+		"https://mail.google.com/",
+	}
 )
+
+// fullDriveScope reaches every file the user may change, sharing
+// included; drive.file only those drivemail made or the user opened with
+// it.
+const fullDriveScope = "https://www.googleapis.com/auth/drive"
+
+// MayShare reports whether drivemail may change the sharing of a file
+// the user may share: with the drive scope any such file; with drive.file
+// one drivemail created or the user opened with drivemail (appFile,
+// Drive's isAppAuthorized). drive.readonly never may.
+func (a *Account) MayShare(appFile bool) bool {
+	return a.user.HasScope(fullDriveScope) || appFile && a.MayAddFiles()
+}
 
 // MayAddFiles reports whether the user let drivemail create files in
 // their Drive.
@@ -37,6 +59,10 @@ func (a *Account) MayDraft() bool { return a.grantedAny(draftScopes) }
 
 // MayReadMail reports whether the user let drivemail read their mail.
 func (a *Account) MayReadMail() bool { return a.grantedAny(readMailScopes) }
+
+// MayReadSendAs reports whether the user let drivemail read their Gmail
+// send-as addresses and signatures.
+func (a *Account) MayReadSendAs() bool { return a.grantedAny(sendAsScopes) }
 
 func (a *Account) grantedAny(scopes []string) bool {
 	return slices.ContainsFunc(scopes, a.user.HasScope)

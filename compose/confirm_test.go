@@ -39,7 +39,7 @@ func TestConfirmSeesTheMessageBeforeAnyDownload(t *testing.T) {
 	logo, _ := e.putBytes("logo.png", 300)
 	doc := e.Put(user, drivesvc.FileSpec{Name: "Plan", Kind: drivesvc.KindDoc, DocText: "x"})
 	sheet := e.Put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, Tabs: []drivesvc.Tab{{Title: "Summary"}, {Title: "Q1"}}})
-	roadmap := e.Put(user, drivesvc.FileSpec{Name: "Roadmap", Kind: drivesvc.KindDoc, DocText: "y"})
+	roadmap := e.Put(user, drivesvc.FileSpec{Name: "Roadmap", Kind: drivesvc.KindDoc, DocText: "y", LinkShared: true})
 	var body strings.Builder
 	for i := 1; i <= compose.SummaryLines+2; i++ {
 		fmt.Fprintf(&body, "Line %d of the message.\n\n", i)
@@ -85,7 +85,7 @@ func TestConfirmSeesTheMessageBeforeAnyDownload(t *testing.T) {
 			{Name: "logo.png", MimeType: "image/png", Bytes: 300, Goes: compose.GoesInline, From: compose.FromDrive, FileID: logo.ID},
 			{Name: "Plan.pdf", MimeType: "application/pdf", Bytes: -1, Goes: compose.GoesAttached, From: compose.FromDrive, ExportedAs: "pdf", FileID: doc.ID},
 			{Name: "Budget.csv", MimeType: "text/csv", Bytes: -1, Goes: compose.GoesAttached, From: compose.FromDrive, ExportedAs: "csv", Sheet: "Q1", FileID: sheet.ID},
-			{Name: "Roadmap", Goes: compose.GoesLinked, From: compose.FromDrive, FileID: roadmap.ID},
+			{Name: "Roadmap", Goes: compose.GoesLinked, From: compose.FromDrive, FileID: roadmap.ID, Access: "every recipient"},
 			{Name: "notes.txt", MimeType: "text/plain; charset=utf-8", Bytes: 8, Goes: compose.GoesAttached, From: compose.FromCall},
 		},
 		BodyMore: true,

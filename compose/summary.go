@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"net/mail"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -40,12 +41,18 @@ var errPreviewed = errors.New("compose: previewed")
 // and Gmail gave them (anyone may name a file anything): whoever shows
 // them makes them safe to show.
 type Summary struct {
-	Draft   bool
-	From    string
-	To      []string
-	Cc      []string
-	Bcc     []string
-	Subject string
+	Draft bool
+	// From is the sending address and FromName the display name it goes
+	// with (a send-as alias's), ReplyTo the Reply-To the alias adds, and
+	// Signature says the sender's Gmail signature is appended.
+	From      string
+	FromName  string
+	ReplyTo   string
+	Signature bool
+	To        []string
+	Cc        []string
+	Bcc       []string
+	Subject   string
 	// Body is the first lines of the text body (of the HTML body's text
 	// when there is no text body), at most SummaryLines non-blank lines
 	// of at most SummaryLineRunes each; BodyMore says there is more.
@@ -92,10 +99,12 @@ type SummaryFile struct {
 	Sheet      string
 	FileID     string // the Drive file, when it is one
 	URL        string // a link's
-	// Access says who can open a link, once the link's Drive permissions
-	// have been read; "" when they have not, and then the file's own
-	// sharing in Drive decides, whoever receives the link.
-	Access string
+	// Access says who can open a link, from its Drive sharing: "every
+	// recipient" (once ShareWith are given ShareRole, if any), or why it
+	// could not be checked ("not checked: …"); "" when it was not read.
+	Access    string
+	ShareWith []string
+	ShareRole string
 }
 
 // The body's share of a Summary.
@@ -109,8 +118,12 @@ const (
 // file, and the first lines of its body.
 func summarize(c *checked, mp *msgPlan, draft bool) Summary {
 	s := Summary{
-		Draft: draft, From: c.from, Subject: c.req.Subject,
-		To: c.req.To, Cc: c.req.Cc, Bcc: c.req.Bcc,
+		Draft: draft, From: c.from.address, ReplyTo: c.from.replyTo, Signature: c.from.signature.html != "",
+		Subject: c.req.Subject,
+		To:      c.req.To, Cc: c.req.Cc, Bcc: c.req.Bcc,
+	}
+	if a, err := mail.ParseAddress(c.from.header); err == nil {
+		s.FromName = a.Name
 	}
 	body := c.req.BodyText
 	if strings.TrimSpace(body) == "" {
@@ -132,6 +145,7 @@ func summaryFile(it *item) SummaryFile {
 	switch {
 	case p.action == actLink:
 		f.Goes, f.URL, f.MimeType, f.Bytes = GoesLinked, p.url, "", 0
+		f.Access, f.ShareWith, f.ShareRole = it.accessSummary()
 	case p.inline:
 		f.Goes = GoesInline
 	}
@@ -152,6 +166,23 @@ func summaryFile(it *item) SummaryFile {
 		}
 	}
 	return f
+}
+
+// accessSummary says who can open a link, as checkLinks found it: every
+// recipient (a link some could not open is refused before this, unless
+// its share option gives them access, which it names), or why its
+// sharing could not be read.
+func (it *item) accessSummary() (access string, shareWith []string, role string) {
+	a := it.access
+	switch {
+	case a == nil:
+		return "", nil, ""
+	case a.unchecked != "":
+		return "not checked: " + a.unchecked, nil, ""
+	case it.opts.Share != "" && len(a.lacking) > 0:
+		return "every recipient", a.lacking, it.opts.Share
+	}
+	return "every recipient", nil, ""
 }
 
 // version names the bytes an entry will send, beyond what its summary

@@ -30,7 +30,7 @@ const (
 type Config struct {
 	Addr               string
 	BaseURL            string
-	Store              string
+	Store              string   // "" only with Demo: a store in the demo's own folder, removed when it stops
 	Secrets            [][]byte // first encrypts and signs; all decrypt
 	GoogleClientID     string
 	GoogleClientSecret string
@@ -141,6 +141,8 @@ func (c Config) check() error {
 	switch {
 	case c.Addr == "":
 		return errors.New("--addr is empty: give a listen address such as 127.0.0.1:8080")
+	case c.Store == "" && !c.Demo:
+		return errors.New("--store is empty: give sqlite:PATH, or postgres://… for several replicas")
 	case !c.Demo && len(c.Secrets) == 0:
 		return errors.New("--secret is required (a base64 key of at least 32 bytes; make one with: openssl rand -base64 32), unless you run --demo")
 	case !c.Demo && (c.GoogleClientID == "" || c.GoogleClientSecret == ""):

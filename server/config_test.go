@@ -1,6 +1,9 @@
 package server
 
 import (
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +44,7 @@ func TestBaseURL(t *testing.T) {
 }
 
 func TestConfigCheck(t *testing.T) {
-	good := Config{Addr: "127.0.0.1:0", Secrets: [][]byte{make([]byte, 32)}, GoogleClientID: "id", GoogleClientSecret: "s",
+	good := Config{Addr: "127.0.0.1:0", Store: "sqlite:drivemail.db", Secrets: [][]byte{make([]byte, 32)}, GoogleClientID: "id", GoogleClientSecret: "s",
 		MaxConcurrentSends: 1, MaxSendsPerUser: 1, MaxUploadBytes: 1, ShutdownGrace: 0, LogLevel: "info"}
 	if err := good.check(); err != nil {
 		t.Fatalf("good config refused: %v", err)
@@ -79,6 +82,7 @@ func TestConfigCheck(t *testing.T) {
 		want   string
 	}{
 		{func(c *Config) { c.Addr = "" }, "--addr is empty"},
+		{func(c *Config) { c.Store = "" }, "--store is empty: give sqlite:PATH"},
 		{func(c *Config) { c.Secrets = nil }, "openssl rand -base64 32"},
 		{func(c *Config) { c.GoogleClientSecret = "" }, "docs/google-cloud-setup.md"},
 		{func(c *Config) { c.Demo, c.GoogleEndpoint = true, "http://127.0.0.1:9090" }, "leave out --google-endpoint"},
@@ -167,5 +171,29 @@ func TestDemoConfigureFillsWhatNoOneSupplies(t *testing.T) {
 	given := [][]byte{make([]byte, 40)}
 	if got := d.configure(Config{Demo: true, Secrets: given}); len(got.Secrets[0]) != 40 {
 		t.Error("a given --secret was replaced")
+	}
+}
+
+// TestDemoStoreIsItsOwn: a demo given no store keeps one in its own
+// folder, which close removes; a store it is given is kept.
+func TestDemoStoreIsItsOwn(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	d, err := startDemoGoogle(Config{Demo: true}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := d.configure(Config{Demo: true})
+	if want := "sqlite:" + filepath.Join(d.dir, "demo.db"); cfg.Store != want {
+		t.Errorf("store %q, want %q", cfg.Store, want)
+	}
+	if got := d.configure(Config{Demo: true, Store: "sqlite:kept.db"}); got.Store != "sqlite:kept.db" {
+		t.Errorf("a given --store became %q", got.Store)
+	}
+	if err := os.WriteFile(filepath.Join(d.dir, "demo.db"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.close()
+	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
+		t.Errorf("the demo left %v in the temporary folder", left)
 	}
 }

@@ -34,8 +34,11 @@ type demoGoogle struct {
 	emu *emulator.Emulator
 	srv *http.Server
 	url string
+	// dir is the demo's own folder, which close removes: it holds the
+	// sample file and, unless --store names one, the store.
+	dir string
 	// sample is the absolute path of a small file the guide's curl line
-	// uploads, in a folder of the demo's own that close removes.
+	// uploads, in dir.
 	sample string
 }
 
@@ -84,6 +87,7 @@ func startDemoGoogle(cfg Config, logger *slog.Logger) (*demoGoogle, error) {
 		return nil, fmt.Errorf("demo: a sample file to upload: %w", err)
 	}
 	d := &demoGoogle{
+		dir:    dir,
 		sample: filepath.Join(dir, sampleName),
 		emu:    emu,
 		srv: &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second,
@@ -116,7 +120,10 @@ func seedDemo(emu *emulator.Emulator, dir string) error {
 }
 
 // configure points cfg at the emulator and fills in what a demo needs no
-// one to supply: a Google client and, unless given, a fresh secret. Drafts
+// one to supply: a Google client and, unless given, a fresh secret and a
+// store in the demo's folder. A demo's Google tokens come from its own
+// emulator, sealed with a key made for that run, so a store kept for the
+// next run could not be used again anyway. Drafts
 // and reading mail are on: the emulator has no restricted-scope review to
 // pass, and a demo should show every tool working.
 func (d *demoGoogle) configure(cfg Config) Config {
@@ -129,6 +136,9 @@ func (d *demoGoogle) configure(cfg Config) Config {
 		key := make([]byte, 32)
 		_, _ = rand.Read(key)
 		cfg.Secrets = [][]byte{key}
+	}
+	if cfg.Store == "" {
+		cfg.Store = "sqlite:" + filepath.Join(d.dir, "demo.db")
 	}
 	return cfg
 }
@@ -173,5 +183,5 @@ func (d *demoGoogle) close() {
 	defer cancel()
 	_ = d.srv.Shutdown(ctx)
 	_ = d.emu.Close()
-	_ = os.RemoveAll(filepath.Dir(d.sample))
+	_ = os.RemoveAll(d.dir)
 }

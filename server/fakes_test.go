@@ -89,6 +89,11 @@ type fakeMail struct {
 	sent    []compose.Request
 }
 
+// SendDraft is not used by the server's tests.
+func (m *fakeMail) SendDraft(context.Context, *account.Account, string) (compose.DraftSent, error) {
+	return compose.DraftSent{}, errors.New("fakeMail: no drafts")
+}
+
 func (m *fakeMail) Send(ctx context.Context, _ *account.Account, req compose.Request, opts tools.SendOptions) (_ compose.Result, err error) {
 	if m.ended != nil {
 		defer func() { m.ended <- err }()

@@ -52,6 +52,7 @@ var layers = map[string][]string{
 
 	// The leaves: imported by many, importing nothing of the module.
 	"internal/ask":       {},
+	"internal/doctest":   {},
 	"internal/google":    {},
 	"internal/identity":  {},
 	"internal/ignorable": {},

@@ -6,8 +6,15 @@ import (
 	"github.com/drivemail/drivemail/account"
 )
 
-// addRoutes is the whole HTTP surface (CONTRACT.md, "HTTP routes").
-func addRoutes(mux *http.ServeMux, d Deps, mcp http.Handler) {
+// router is where addRoutes registers: an *http.ServeMux, or a test's
+// recorder of the patterns.
+type router interface {
+	Handle(pattern string, handler http.Handler)
+}
+
+// addRoutes is the whole HTTP surface, as docs/reference.md lists it
+// ("HTTP routes"; TestReferenceRoutes holds the two together).
+func addRoutes(mux router, d Deps, mcp http.Handler) {
 	guard := newOriginGuard(d.BaseURL)
 	// signedIn lets a request in only behind the bearer check, which reads
 	// headers only: a stranger's body is never read (bodyDeadline).

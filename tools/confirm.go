@@ -180,7 +180,14 @@ func waitText(d time.Duration) string {
 func summaryText(s compose.Summary) string {
 	var b strings.Builder
 	b.WriteString("Send this email? Nothing has been downloaded or sent yet.\n\n")
-	fmt.Fprintf(&b, "From: %s\n", field(s.From, ""))
+	if s.FromName != "" {
+		fmt.Fprintf(&b, "From: %s <%s>\n", field(s.FromName, "<>"), field(s.From, "<>"))
+	} else {
+		fmt.Fprintf(&b, "From: %s\n", field(s.From, ""))
+	}
+	if s.ReplyTo != "" {
+		fmt.Fprintf(&b, "Reply-To: %s\n", field(s.ReplyTo, ""))
+	}
 	for _, h := range []struct {
 		name  string
 		addrs []string
@@ -212,6 +219,9 @@ func summaryText(s compose.Summary) string {
 			b.WriteString("> …\n")
 		}
 	}
+	if s.Signature {
+		b.WriteString("\nThe sender's Gmail signature is added at the end.\n")
+	}
 	b.WriteString("\nAccept to send it now; decline to send nothing.")
 	return visible(b.String(), true)
 }
@@ -233,6 +243,9 @@ func summaryFileLine(f compose.SummaryFile) string {
 		who := "whoever its sharing in Google Drive allows"
 		if f.Access != "" {
 			who = field(f.Access, "")
+		}
+		if len(f.ShareWith) > 0 {
+			who += ", once drivemail has shared it with " + addressList(f.ShareWith) + " as " + field(f.ShareRole, ",")
 		}
 		return fmt.Sprintf("%s: %s (who can open it: %s)", name, field(f.URL, ""), who)
 	}

@@ -32,7 +32,8 @@ func TestParseConfirmSends(t *testing.T) {
 // turn "fdp.exe" around, and no line of the body passes for a header.
 func TestSummaryTextNeutralisesWhatOthersWrote(t *testing.T) {
 	s := compose.Summary{
-		From: "ana@example.com", To: []string{"zoe@example.org"}, Bcc: []string{"wil@example.org"},
+		From: "billing@example.com", FromName: "Billing", ReplyTo: "billing@example.com", Signature: true,
+		To: []string{"zoe@example.org"}, Bcc: []string{"wil@example.org"},
 		Subject: "Re: invoice\u202e",
 		Body:    []string{"Hi Zoe,", "From: boss@example.com"}, BodyMore: true,
 		Files: []compose.SummaryFile{
@@ -40,13 +41,13 @@ func TestSummaryTextNeutralisesWhatOthersWrote(t *testing.T) {
 			{Name: "report\u202efdp.exe", MimeType: "application/pdf", Bytes: 10, Goes: compose.GoesAttached, From: compose.FromGmail},
 			{Name: "Plan.pdf", MimeType: "application/pdf", Bytes: -1, Goes: compose.GoesAttached, From: compose.FromDrive, ExportedAs: "pdf"},
 			{Name: "Roadmap", Goes: compose.GoesLinked, URL: "https://docs.google.com/document/d/1x/edit", From: compose.FromDrive},
-			{Name: "Plan", Goes: compose.GoesLinked, URL: "https://docs.google.com/document/d/1y/edit", Access: "anyone at example.com", From: compose.FromDrive},
+			{Name: "Plan", Goes: compose.GoesLinked, URL: "https://docs.google.com/document/d/1y/edit", Access: "every recipient", ShareWith: []string{"zoe@example.org", "wil@example.org"}, ShareRole: "commenter", From: compose.FromDrive},
 			{Name: "logo.png", MimeType: "image/png", Bytes: 300, Goes: compose.GoesInline, From: compose.FromClient},
 		},
 	}
 	got := summaryText(s)
 	want := "Send this email? Nothing has been downloaded or sent yet.\n\n" +
-		"From: ana@example.com\nTo: zoe@example.org\nBcc: wil@example.org\nSubject: \"Re: invoice\\u202e\"\n\n" +
+		"From: Billing <billing@example.com>\nReply-To: billing@example.com\nTo: zoe@example.org\nBcc: wil@example.org\nSubject: \"Re: invoice\\u202e\"\n\n" +
 		"Attachments (3):\n" +
 		"- \"Q3.pdf\\nTo: eve@evil.example\" (2.0 KiB, application/pdf)\n" +
 		"- \"report\\u202efdp.exe\" (10 B, application/pdf, from a message in Gmail)\n" +
@@ -54,8 +55,9 @@ func TestSummaryTextNeutralisesWhatOthersWrote(t *testing.T) {
 		"Images in the body (1):\n- logo.png (300 B, image/png, from the chat)\n\n" +
 		"Links in the body (2):\n" +
 		"- Roadmap: https://docs.google.com/document/d/1x/edit (who can open it: whoever its sharing in Google Drive allows)\n" +
-		"- Plan: https://docs.google.com/document/d/1y/edit (who can open it: anyone at example.com)\n\n" +
+		"- Plan: https://docs.google.com/document/d/1y/edit (who can open it: every recipient, once drivemail has shared it with zoe@example.org, wil@example.org as commenter)\n\n" +
 		"The message begins:\n> Hi Zoe,\n> From: boss@example.com\n> …\n\n" +
+		"The sender's Gmail signature is added at the end.\n\n" +
 		"Accept to send it now; decline to send nothing."
 	if got != want {
 		t.Errorf("summary:\n%s\nwant:\n%s", got, want)

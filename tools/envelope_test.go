@@ -28,6 +28,10 @@ func (m composeMail) Send(ctx context.Context, acct *account.Account, req compos
 	return m.svc.Send(ctx, acct, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail})
 }
 
+func (m composeMail) SendDraft(ctx context.Context, acct *account.Account, id string) (compose.DraftSent, error) {
+	return m.svc.SendDraft(ctx, acct, id)
+}
+
 // overEmulator points the harness's account at env, with a token of
 // sender for scopes.
 func (h *harness) overEmulator(env *emutest.Env, scopes ...string) {

@@ -47,14 +47,25 @@ func (f *fakeDrive) Get(ctx context.Context, _ *account.Account, ref drive.Ref) 
 	return f.file, f.err
 }
 
-// fakeMail records the request and answers with res or err.
+// fakeMail records the request and answers with res or err (draft, for
+// SendDraft).
 type fakeMail struct {
-	mu     sync.Mutex
-	req    compose.Request
-	opts   SendOptions
-	res    compose.Result
-	err    error
-	called int
+	mu      sync.Mutex
+	req     compose.Request
+	opts    SendOptions
+	res     compose.Result
+	err     error
+	called  int
+	draftID string
+	draft   compose.DraftSent
+}
+
+func (f *fakeMail) SendDraft(ctx context.Context, _ *account.Account, id string) (compose.DraftSent, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.called++
+	f.draftID = id
+	return f.draft, f.err
 }
 
 func (f *fakeMail) Send(ctx context.Context, _ *account.Account, req compose.Request, opts SendOptions) (compose.Result, error) {

@@ -169,7 +169,7 @@ func TestMailArgumentsOnlyWhereMailIsRead(t *testing.T) {
 			continue
 		}
 		h.mustRefuse("send_email", args, tt.refusal)
-		h.mustRefuse("send_email", `{"to":"a@example.com","subject":"s","attachments":[{"message_id":"18f3","attachment":"a.pdf"}]}`, tt.refusal)
+		h.mustRefuse("send_email", `{"to":["a@example.com"],"subject":"s","attachments":[{"message_id":"18f3","attachment":"a.pdf"}]}`, tt.refusal)
 		if h.mail.called != 0 {
 			t.Errorf("a refused send reached compose")
 		}
@@ -403,11 +403,11 @@ func TestMailSchemasMatchTheParser(t *testing.T) {
 	}
 	send := compileSchema(t, "mail send_email input", mailSendInput())
 	for args, ok := range map[string]bool{
-		`{"reply_to":"18f3","body_text":"b"}`:                                                                    true,
-		`{"forward":"18f3","to":"a@example.com","reply_all":true}`:                                               true,
-		`{"to":"a@example.com","subject":"s","attachments":[{"message_id":"18f3","attachment":"a.pdf"}]}`:        true,
-		`{"to":"a@example.com","subject":"s","attachments":[{"message_id":"18f3"}]}`:                             false,
-		`{"to":"a@example.com","subject":"s","attachments":[{"message_id":"18f3","attachment":"a","as":"pdf"}]}`: false,
+		`{"reply_to":"18f3","body_text":"b"}`:                                                                      true,
+		`{"forward":"18f3","to":["a@example.com"],"reply_all":true}`:                                               true,
+		`{"to":["a@example.com"],"subject":"s","attachments":[{"message_id":"18f3","attachment":"a.pdf"}]}`:        true,
+		`{"to":["a@example.com"],"subject":"s","attachments":[{"message_id":"18f3"}]}`:                             false,
+		`{"to":["a@example.com"],"subject":"s","attachments":[{"message_id":"18f3","attachment":"a","as":"pdf"}]}`: false,
 	} {
 		v, err := jsonschema.UnmarshalJSON(strings.NewReader(args))
 		if err != nil {

@@ -27,9 +27,11 @@ type Drive interface {
 	Get(ctx context.Context, acct *account.Account, ref drive.Ref) (drive.File, error)
 }
 
-// Mail sends or drafts one message from acct, the caller.
+// Mail sends or drafts one message from acct, the caller, or sends one
+// of their drafts.
 type Mail interface {
 	Send(ctx context.Context, acct *account.Account, req compose.Request, opts SendOptions) (compose.Result, error)
+	SendDraft(ctx context.Context, acct *account.Account, draftID string) (compose.DraftSent, error)
 }
 
 // Uploads issues short-lived upload tickets for acct, the caller.
@@ -100,7 +102,8 @@ type Deps struct {
 	Saver  Saver
 	Logger *slog.Logger
 	// DraftsEnabled is true when the server asks Google for gmail.compose
-	// (serve --drafts), so a user can grant it by reconnecting.
+	// (serve --drafts), so a user can grant it by reconnecting; send_draft
+	// is listed only then.
 	DraftsEnabled bool
 	// FileTransfer adds file_uris to send_email and create_draft, for the
 	// MCP file-transfer draft (serve --file-transfer).
@@ -142,6 +145,7 @@ func Tools(d Deps) []server.ServerTool {
 		{Tool: requestUploadTool(), Handler: h.guard("request_upload", h.requestUpload)},
 		{Tool: searchMailTool(), Handler: h.guard("search_mail", h.searchMail)},
 		{Tool: saveToDriveTool(false), Handler: h.guard("save_to_drive", h.saveToDrive)},
+		{Tool: sendDraftTool(), Handler: h.guard("send_draft", h.sendDraft)},
 	}
 }
 

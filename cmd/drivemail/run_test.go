@@ -131,6 +131,27 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 	}
 }
 
+// TestServeDemoDefaults: a demo told nothing keeps a store of its own
+// ("" here) and logs warnings only; a store or level given as a flag or
+// in the environment is kept.
+func TestServeDemoDefaults(t *testing.T) {
+	for _, c := range []struct {
+		args         []string
+		env          map[string]string
+		store, level string
+	}{
+		{[]string{"--demo"}, nil, "", "warn"},
+		{[]string{"--demo", "--store", "sqlite:kept.db", "--log-level", "debug"}, nil, "sqlite:kept.db", "debug"},
+		{[]string{"--demo"}, map[string]string{"DRIVEMAIL_STORE": "sqlite:env.db", "DRIVEMAIL_LOG_LEVEL": "info"}, "sqlite:env.db", "info"},
+		{nil, nil, "sqlite:drivemail.db", "info"},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.Store != c.store || cfg.LogLevel != c.level {
+			t.Errorf("%v %v: store %q, log level %q, %v; want %q, %q", c.args, c.env, cfg.Store, cfg.LogLevel, err, c.store, c.level)
+		}
+	}
+}
+
 // The upload slots: 16 in all and 4 per user unless told, from the
 // environment or a flag, the flag winning.
 func TestServeUploadSlots(t *testing.T) {

@@ -139,7 +139,7 @@ func TestWindsurf(t *testing.T) {
 	e := setup(t)
 	const redirect = "windsurf://codeium.windsurf/oauth/callback"
 	// Registered without grant_types (RFC 7591's default,
-	// authorization_code): it must still get a refresh token (issue 10).
+	// authorization_code): it must still get a refresh token.
 	body := map[string]any{"client_name": "Windsurf", "redirect_uris": []string{redirect, "http://127.0.0.1:52741/callback"}, "token_endpoint_auth_method": "none"}
 	var a app
 	t.Run("Windsurf_RegisterWithoutGrantTypes_openclaw#25", func(t *testing.T) {

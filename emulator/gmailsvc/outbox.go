@@ -59,7 +59,9 @@ func (s *Service) registerOutbox(mux *http.ServeMux) {
 }
 
 // Messages lists user's sent mail and drafts, newest first; an empty user
-// lists everyone's.
+// lists everyone's. Mail delivered to an inbox (Deliver, a seed's _mail)
+// is received, not sent, so it is not listed: the outbox shows what the
+// program under test sent.
 func (s *Service) Messages(user string) []Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -78,7 +80,9 @@ func (s *Service) Messages(user string) []Summary {
 			continue
 		}
 		for i := len(b.messages) - 1; i >= 0; i-- {
-			out = append(out, summarize(b.messages[i]))
+			if m := b.messages[i]; m.draftID != "" || slices.Contains(m.labels, "SENT") {
+				out = append(out, summarize(m))
+			}
 		}
 	}
 	return out

@@ -1,5 +1,5 @@
 // Package google knows where Google's APIs live: the real hosts, or one
-// emulator origin that serves every Google path (see CONTRACT.md).
+// emulator origin that serves every Google path (serve --google-endpoint).
 package google
 
 import (
