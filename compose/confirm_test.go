@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -266,5 +267,34 @@ func rename(t *testing.T, e *emutest.Env, id, name string) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("rename: %s", resp.Status)
+	}
+}
+
+// send_draft's Confirm is shown the draft by its headers before Gmail is
+// asked to send it; a no leaves the draft in Drafts and sends nothing.
+func TestSendDraftIsConfirmed(t *testing.T) {
+	e := newEnv(t, compose.Config{})
+	d := e.saveDraft(compose.Request{})
+	acct := e.as(identity.User{ID: "u1", Email: user}, nil)
+	var got compose.Summary
+	no := refusal.New("send_declined", "The user declined.")
+	before := e.Emu.Stats()
+	_, err := e.svc.SendDraft(context.Background(), acct, d.DraftID, func(_ context.Context, s compose.Summary) error {
+		got = s
+		return no
+	})
+	if err != no {
+		t.Fatalf("SendDraft = %v, want Confirm's refusal", err)
+	}
+	if st := e.Emu.Stats(); st.MessagesSent != before.MessagesSent || !slices.Contains(e.draftIDs(), d.DraftID) {
+		t.Fatalf("a declined draft: sent %d, drafts %v", st.MessagesSent-before.MessagesSent, e.draftIDs())
+	}
+	want := compose.Summary{From: user, To: []string{"Zoe <zoe@example.org>"}, Subject: "Q3 figures", SavedDraft: d.DraftID, Revision: got.Revision}
+	if !reflect.DeepEqual(got, want) || len(got.Revision) != 32 {
+		t.Errorf("summary %+v, want %+v", got, want)
+	}
+	res, err := e.svc.SendDraft(context.Background(), acct, d.DraftID, func(context.Context, compose.Summary) error { return nil })
+	if err != nil || res.ID == "" || e.Emu.Stats().MessagesSent != before.MessagesSent+1 {
+		t.Fatalf("the confirmed draft: %+v %v", res, err)
 	}
 }

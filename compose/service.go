@@ -136,7 +136,8 @@ func (s *Service) Send(ctx context.Context, acct *account.Account, req Request, 
 	var nc *notConfirmed
 	if errors.As(err, &nc) {
 		if nc.err != errPreviewed {
-			s.logNotConfirmed(ctx, acct, req, opts, nc.err, s.cfg.Now().Sub(start))
+			s.logNotConfirmed(ctx, acct, nc.err, s.cfg.Now().Sub(start),
+				"draft", opts.Draft, "recipients", len(req.To)+len(req.Cc)+len(req.Bcc), "entries", len(req.Attachments))
 		}
 		return Result{}, nc.err
 	}
@@ -403,16 +404,11 @@ func (s *Service) logOutcome(ctx context.Context, acct *account.Account, req Req
 	}
 }
 
-// logNotConfirmed writes the line of a send its Confirm ended: by the
-// refusal's kind (declined, unanswered…), like a refusal, never by its
-// sentence.
-func (s *Service) logNotConfirmed(ctx context.Context, acct *account.Account, req Request, opts Options, err error, took time.Duration) {
-	attrs := []any{
-		"draft", opts.Draft,
-		"recipients", len(req.To) + len(req.Cc) + len(req.Bcc),
-		"entries", len(req.Attachments),
-		"took_ms", took.Milliseconds(),
-	}
+// logNotConfirmed writes the line of a send its Confirm ended, with the
+// send's own attrs: by the refusal's kind (declined, unanswered…), like a
+// refusal, never by its sentence.
+func (s *Service) logNotConfirmed(ctx context.Context, acct *account.Account, err error, took time.Duration, attrs ...any) {
+	attrs = append(attrs, "took_ms", took.Milliseconds())
 	if acct.ID() != "" {
 		attrs = append(attrs, "user", acct.ID())
 	}

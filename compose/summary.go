@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/drivemail/drivemail/account"
+	"github.com/drivemail/drivemail/gmail"
 )
 
 // Preview runs every phase of a send that comes before the first
@@ -61,6 +62,10 @@ type Summary struct {
 	// Files are the message's files in request order: attachments,
 	// inline images and links.
 	Files []SummaryFile
+	// SavedDraft is the id of the Gmail draft sent as it is (SendDraft):
+	// its text and files are the draft's, as Gmail's Drafts shows them,
+	// and Body and Files are empty.
+	SavedDraft string
 	// Revision names everything the summary describes, down to each
 	// file's version (Drive's checksum and modification time, a Gmail
 	// message's part, the bytes the call wrote): two summaries with the
@@ -166,6 +171,30 @@ func summaryFile(it *item) SummaryFile {
 		}
 	}
 	return f
+}
+
+// draftSummary describes a saved draft as drafts.send will send it,
+// from its headers, from the address checked for it. Its revision is the
+// draft's message, which Gmail replaces whenever the draft is edited.
+func draftSummary(d gmail.Draft, from string) Summary {
+	s := Summary{From: from, Subject: d.Subject, SavedDraft: d.ID}
+	if a, err := mail.ParseAddress(d.From); err == nil {
+		s.FromName = a.Name
+	}
+	for _, h := range []struct {
+		dst *[]string
+		v   string
+	}{{&s.To, d.To}, {&s.Cc, d.Cc}, {&s.Bcc, d.Bcc}} {
+		for _, a := range parseAddrs(h.v) {
+			if a.Name != "" {
+				*h.dst = append(*h.dst, a.Name+" <"+a.Address+">")
+			} else {
+				*h.dst = append(*h.dst, a.Address)
+			}
+		}
+	}
+	s.Revision = revision(s, []string{"draft:" + d.ID + "/" + d.MessageID})
+	return s
 }
 
 // accessSummary says who can open a link, as checkLinks found it: every

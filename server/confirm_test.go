@@ -63,7 +63,7 @@ func newConfirmGoogle(t *testing.T) *confirmGoogle {
 	t.Helper()
 	env := emutest.Start(t)
 	g := &confirmGoogle{env: env, handler: env.Emu.Handler(), pdfData: bytes.Repeat([]byte("%PDF-1.7 Q3 "), 400)}
-	g.token = env.Token(confirmUser, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend)
+	g.token = env.Token(confirmUser, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend, emutest.ScopeGmailCompose)
 	g.pdf = env.Put(confirmUser, drivesvc.FileSpec{Name: "Q3 Report.pdf", Content: g.pdfData})
 	for i := range 11 {
 		f := env.Put(confirmUser, drivesvc.FileSpec{Name: fmt.Sprintf("f%02d.pdf", i), Content: []byte("%PDF")})
@@ -339,6 +339,53 @@ func TestSendEmailAsksA2026Client(t *testing.T) {
 	_, again := asked(call(args, answer(state, "accept")))
 	if !strings.Contains(again, "Q3 Report (final).pdf") || g.sent() != before+1 {
 		t.Fatalf("a retry whose summary changed: sent %d, asked %s", g.sent()-before-1, again)
+	}
+}
+
+// send_draft asks too, or create_draft and send_draft would send what no
+// one confirmed: the question names the draft's From, To and subject;
+// declined, the draft stays and nothing is sent; accepted, it goes.
+// create_draft itself never asks.
+func TestSendDraftAsksItsUser(t *testing.T) {
+	g := newConfirmGoogle(t)
+	before := g.sent()
+	synctest.Test(t, func(t *testing.T) {
+		var asked []string
+		answer := "decline"
+		cs := askingClientAs(t, g.server(tools.ConfirmAuto), draftsToken, "2025-11-25", func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			return &sdk.ElicitResult{Action: answer, Content: map[string]any{"send": true}}, nil
+		})
+		defer cs.Close()
+		call := func(tool string, args map[string]any) (string, bool, map[string]any) {
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
+			if err != nil {
+				t.Fatalf("%s: %v", tool, err)
+			}
+			sc, _ := res.StructuredContent.(map[string]any)
+			return res.Content[0].(*sdk.TextContent).Text, res.IsError, sc
+		}
+		text, isError, draft := call("create_draft", sendArgs(g))
+		if isError || len(asked) != 0 {
+			t.Fatalf("create_draft (asked %d): %s", len(asked), text)
+		}
+		id, _ := draft["draft_id"].(string)
+		text, isError, _ = call("send_draft", map[string]any{"draft_id": id})
+		if !isError || !strings.Contains(text, "The user declined to send this email, so nothing was sent") || len(asked) != 1 {
+			t.Fatalf("send_draft declined: %v %s", isError, text)
+		}
+		for _, want := range []string{"Send this Gmail draft as it is saved now?", "From: demo@example.com", "To: ana@example.com", "Subject: Q3 figures", "(id " + id + ")"} {
+			if !strings.Contains(asked[0], want) {
+				t.Errorf("the question lacks %q:\n%s", want, asked[0])
+			}
+		}
+		answer = "accept"
+		if text, isError, _ = call("send_draft", map[string]any{"draft_id": id}); isError || !strings.Contains(text, "Sent the draft to ana@example.com") {
+			t.Errorf("send_draft accepted: %s", text)
+		}
+	})
+	if n := g.sent() - before; n != 1 {
+		t.Errorf("%d messages sent, want the accepted draft alone", n)
 	}
 }
 

@@ -13,9 +13,10 @@ import (
 	"github.com/drivemail/drivemail/internal/refusal"
 )
 
-// ConfirmSends says when send_email asks its user before sending
-// (serve --confirm-sends). create_draft never asks: a draft sends
-// nothing, and the user reviews it in Gmail before it goes.
+// ConfirmSends says when send_email and send_draft ask their user
+// before sending (serve --confirm-sends). create_draft never asks: a
+// draft sends nothing. send_draft asks, or a model could send by
+// create_draft and send_draft what no one confirmed.
 type ConfirmSends int
 
 const (
@@ -179,7 +180,11 @@ func waitText(d time.Duration) string {
 // lines are marked as quoted, so no line of it can pass for a header.
 func summaryText(s compose.Summary) string {
 	var b strings.Builder
-	b.WriteString("Send this email? Nothing has been downloaded or sent yet.\n\n")
+	if s.SavedDraft != "" {
+		b.WriteString("Send this Gmail draft as it is saved now? Nothing has been sent yet.\n\n")
+	} else {
+		b.WriteString("Send this email? Nothing has been downloaded or sent yet.\n\n")
+	}
 	if s.FromName != "" {
 		fmt.Fprintf(&b, "From: %s <%s>\n", field(s.FromName, "<>"), field(s.From, "<>"))
 	} else {
@@ -197,6 +202,9 @@ func summaryText(s compose.Summary) string {
 		}
 	}
 	fmt.Fprintf(&b, "Subject: %s\n", field(s.Subject, ""))
+	if s.SavedDraft != "" {
+		fmt.Fprintf(&b, "\nIts text and files are the draft's (id %s), as Drafts in Gmail shows them.\n", field(s.SavedDraft, ""))
+	}
 	for _, group := range []struct{ goes, title string }{
 		{compose.GoesAttached, "Attachments"}, {compose.GoesInline, "Images in the body"}, {compose.GoesLinked, "Links in the body"},
 	} {

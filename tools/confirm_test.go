@@ -64,6 +64,19 @@ func TestSummaryTextNeutralisesWhatOthersWrote(t *testing.T) {
 	}
 }
 
+// A saved draft is asked about by its headers: its text and files are
+// the draft's, which the user can read in Gmail.
+func TestSummaryTextOfASavedDraft(t *testing.T) {
+	got := summaryText(compose.Summary{From: "ana@example.com", To: []string{"Zoe <zoe@example.org>"}, Subject: "Q3", SavedDraft: "r-123"})
+	want := "Send this Gmail draft as it is saved now? Nothing has been sent yet.\n\n" +
+		"From: ana@example.com\nTo: Zoe <zoe@example.org>\nSubject: Q3\n\n" +
+		"Its text and files are the draft's (id r-123), as Drafts in Gmail shows them.\n\n" +
+		"Accept to send it now; decline to send nothing."
+	if got != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 // Each way a question ends: a plain yes sends; anything else sends
 // nothing, with its kind and a sentence that says what to do next (never
 // retry unasked; keep it as a draft where drafts can be saved).

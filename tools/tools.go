@@ -28,10 +28,11 @@ type Drive interface {
 }
 
 // Mail sends or drafts one message from acct, the caller, or sends one
-// of their drafts.
+// of their drafts; confirm, when set, is shown the draft before Gmail
+// sends it (compose.Service.SendDraft).
 type Mail interface {
 	Send(ctx context.Context, acct *account.Account, req compose.Request, opts SendOptions) (compose.Result, error)
-	SendDraft(ctx context.Context, acct *account.Account, draftID string) (compose.DraftSent, error)
+	SendDraft(ctx context.Context, acct *account.Account, draftID string, confirm func(context.Context, compose.Summary) error) (compose.DraftSent, error)
 }
 
 // Uploads issues short-lived upload tickets for acct, the caller.
