@@ -13,6 +13,15 @@ var (
 		"https://www.googleapis.com/auth/drive.file",
 		"https://www.googleapis.com/auth/drive",
 	}
+	// readDriveScopes let drivemail read any file in the user's Drive;
+	// without one, drive.file reaches only the files the user handed it.
+	readDriveScopes = []string{
+		"https://www.googleapis.com/auth/drive.readonly",
+		"https://www.googleapis.com/auth/drive",
+	}
+	// pickScope lets Google's Picker hand drivemail the files the user
+	// chooses (drive_pick), and drivemail read them.
+	pickScope = "https://www.googleapis.com/auth/drive.file"
 	// draftScopes let drivemail save Gmail drafts (create_draft).
 	draftScopes = []string{
 		"https://www.googleapis.com/auth/gmail.compose",
@@ -53,6 +62,15 @@ func (a *Account) MayShare(appFile bool) bool {
 // MayAddFiles reports whether the user let drivemail create files in
 // their Drive.
 func (a *Account) MayAddFiles() bool { return a.grantedAny(addFilesScopes) }
+
+// MayPick reports whether the user let drivemail open the Drive files
+// they choose in Google's Picker (drive.file).
+func (a *Account) MayPick() bool { return a.user.HasScope(pickScope) }
+
+// SeesOnlyHandedFiles reports whether drivemail sees only the Drive
+// files the user handed it (picked, uploaded, saved, made by drivemail):
+// drive.file, and no scope that reads the rest of their Drive.
+func (a *Account) SeesOnlyHandedFiles() bool { return a.MayPick() && !a.grantedAny(readDriveScopes) }
 
 // MayDraft reports whether the user let drivemail save Gmail drafts.
 func (a *Account) MayDraft() bool { return a.grantedAny(draftScopes) }

@@ -41,7 +41,10 @@ var pdfBytes = []byte("%PDF-1.4\n1 0 obj <</Type /Catalog /Pages 2 0 R>> endobj\
 
 // startDemo seeds a demo Drive, runs the server until the test ends, and
 // returns where it listens and the demo token it printed.
-func startDemo(t *testing.T) running {
+func startDemo(t *testing.T) running { return startDemoWith(t, nil) }
+
+// startDemoWith is startDemo with the settings change makes.
+func startDemoWith(t *testing.T, change func(*server.Config)) running {
 	t.Helper()
 	dir := t.TempDir()
 	user := filepath.Join(dir, "seed", "demo@example.com")
@@ -73,6 +76,9 @@ func startDemo(t *testing.T) running {
 		Demo: true, DemoSeed: filepath.Join(dir, "seed"), Drafts: true,
 		MaxUploadBytes: 1 << 20, MaxConcurrentSends: 4, ShutdownGrace: 5 * time.Second,
 		LogLevel: "warn", Version: "e2e",
+	}
+	if change != nil {
+		change(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator"
 )
 
 func TestBaseURL(t *testing.T) {
@@ -116,6 +117,33 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.RefreshGrace = time.Hour + time.Second }, "--refresh-grace is 1h0m1s"},
 		{func(c *Config) { c.ClientFileHosts = "https://files.example.com/x" }, "--client-file-hosts"},
 		{func(c *Config) { c.DemoPublic = true }, "--demo-public lets --demo listen beyond loopback: add --demo"},
+		{func(c *Config) { c.DriveScope = "full" }, `--drive-scope "full": use readonly`},
+		{func(c *Config) { c.DriveScope = DriveFile }, "--drive-scope file needs --google-api-key and --google-app-id"},
+		{func(c *Config) { c.DriveScope, c.GoogleAPIKey = DriveFile, "AIzaKey" }, "--drive-scope file needs --google-api-key and --google-app-id"},
+		{func(c *Config) { c.DriveScope, c.GoogleAppID = DriveFile, "123456789012" }, "--drive-scope file needs --google-api-key and --google-app-id"},
+		{func(c *Config) { c.DriveScope, c.GoogleAPIKey, c.GoogleAppID = DriveFile, "AIzaKey", "drivemail-prod" },
+			`--google-app-id "drivemail-prod": give the Cloud project number`},
+		{func(c *Config) { c.DriveScope, c.GoogleAPIKey, c.GoogleAppID = DriveFile, "AIza Key", "123" }, "--google-api-key: give the browser API key"},
+	}
+	// File mode starts with the Picker's key and App ID; a demo fills
+	// them in; readonly mode ignores them (GOOGLE_API_KEY serves other
+	// Google tools too).
+	for _, c := range []Config{
+		func() Config {
+			c := good
+			c.DriveScope, c.GoogleAPIKey, c.GoogleAppID = DriveFile, "AIzaKey", "123456789012"
+			return c
+		}(),
+		func() Config { c := demo; c.DriveScope = DriveFile; return c }(),
+		func() Config {
+			c := good
+			c.DriveScope, c.GoogleAPIKey, c.GoogleAppID = DriveReadonly, "any key", "not a number"
+			return c
+		}(),
+	} {
+		if err := c.check(); err != nil {
+			t.Errorf("--drive-scope %s refused: %v", c.DriveScope, err)
+		}
 	}
 	// A demo listens on loopback, unless --demo-public says otherwise.
 	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "192.168.1.20:8080", "example.com:8080", "8080"} {
@@ -154,10 +182,15 @@ func TestConfigCheck(t *testing.T) {
 	}
 }
 
-// The demo needs no Google client, secret or drafts flag from its user,
-// and shows every tool working, create_draft included.
+// The demo needs no Google client, secret, drafts flag or Picker project
+// from its user, and shows every tool working, create_draft included.
 func TestDemoConfigureFillsWhatNoOneSupplies(t *testing.T) {
-	d := &demoGoogle{url: "http://127.0.0.1:1"}
+	emu, err := emulator.New(emulator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	d := &demoGoogle{url: "http://127.0.0.1:1", emu: emu}
 	cfg := d.configure(Config{Demo: true})
 	if cfg.GoogleEndpoint != d.url || cfg.GoogleClientID == "" || cfg.GoogleClientSecret == "" {
 		t.Errorf("Google client not filled in: %+v", cfg)
@@ -167,6 +200,9 @@ func TestDemoConfigureFillsWhatNoOneSupplies(t *testing.T) {
 	}
 	if !cfg.Drafts {
 		t.Error("drafts are off in the demo; create_draft would refuse")
+	}
+	if cfg.GoogleAPIKey != emulator.DemoAPIKey || cfg.GoogleAppID != emulator.DemoProjectNumber {
+		t.Errorf("the Picker's key and App ID are not the emulator's: %q %q", cfg.GoogleAPIKey, cfg.GoogleAppID)
 	}
 	given := [][]byte{make([]byte, 40)}
 	if got := d.configure(Config{Demo: true, Secrets: given}); len(got.Secrets[0]) != 40 {

@@ -60,7 +60,9 @@ func startDemoGoogle(cfg Config, logger *slog.Logger) (*demoGoogle, error) {
 	}
 	// The emulator's consent page is shown, as Google's would be, so a demo
 	// sign-in through OAuth looks like the real one (DEMO_TOKEN needs none).
-	emu, err := emulator.New(emulator.Config{WAN: wan})
+	// Its Picker plays the project given (--google-app-id and
+	// --google-api-key), else the emulator's own.
+	emu, err := emulator.New(emulator.Config{WAN: wan, ProjectNumber: cfg.GoogleAppID, APIKey: cfg.GoogleAPIKey})
 	if err != nil {
 		return nil, fmt.Errorf("demo emulator: %w", err)
 	}
@@ -120,10 +122,10 @@ func seedDemo(emu *emulator.Emulator, dir string) error {
 }
 
 // configure points cfg at the emulator and fills in what a demo needs no
-// one to supply: a Google client and, unless given, a fresh secret and a
-// store in the demo's folder. A demo's Google tokens come from its own
-// emulator, sealed with a key made for that run, so a store kept for the
-// next run could not be used again anyway. Drafts
+// one to supply: a Google client, the Picker's project and, unless
+// given, a fresh secret and a store in the demo's folder. A demo's Google
+// tokens come from its own emulator, sealed with a key made for that run,
+// so a store kept for the next run could not be used again anyway. Drafts
 // and reading mail are on: the emulator has no restricted-scope review to
 // pass, and a demo should show every tool working.
 func (d *demoGoogle) configure(cfg Config) Config {
@@ -132,6 +134,7 @@ func (d *demoGoogle) configure(cfg Config) Config {
 	cfg.ReadMail = true
 	cfg.GoogleClientID = demoClientID
 	cfg.GoogleClientSecret = "demo-secret"
+	cfg.GoogleAppID, cfg.GoogleAPIKey = d.emu.ProjectNumber(), d.emu.APIKey()
 	if len(cfg.Secrets) == 0 {
 		key := make([]byte, 32)
 		_, _ = rand.Read(key)
@@ -156,8 +159,10 @@ func (d *demoGoogle) signIn(ctx context.Context, g *googleauth.Service, auth *oa
 		}
 		scopes = append(scopes, sc)
 	}
+	// Both tokens are the demo client's, as Google's are the OAuth
+	// client's that signed in: drive.file reaches the files of one client.
 	tok := &oauth2.Token{
-		AccessToken:  d.emu.AccessToken(emulator.DemoUser, scopes...),
+		AccessToken:  d.emu.AccessTokenFor(emulator.DemoUser, demoClientID, scopes...),
 		RefreshToken: d.emu.RefreshToken(emulator.DemoUser, demoClientID, scopes...),
 		TokenType:    "Bearer",
 		Expiry:       time.Now().Add(50 * time.Minute),

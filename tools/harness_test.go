@@ -103,6 +103,7 @@ type harness struct {
 	user    identity.User
 	hc      *http.Client
 	google  account.Options
+	deps    Deps // as the tools were given them
 }
 
 func newHarness(t *testing.T, mutate func(*Deps)) *harness {
@@ -127,6 +128,7 @@ func newHarness(t *testing.T, mutate func(*Deps)) *harness {
 	if mutate != nil {
 		mutate(&d)
 	}
+	h.deps = d
 	h.srv = server.NewMCPServer("drivemail", "test", server.WithToolCapabilities(false), server.WithToolFilter(Filter(d)))
 	h.srv.AddTools(Tools(d)...)
 	return h
@@ -232,7 +234,7 @@ func (h *harness) checkOutput(tool string, structured json.RawMessage) {
 		h.t.Fatalf("%s: success without structuredContent", tool)
 	}
 	var def mcp.Tool
-	for _, st := range Tools(Deps{}) {
+	for _, st := range Tools(h.deps) {
 		if st.Tool.Name == tool {
 			def = st.Tool
 		}

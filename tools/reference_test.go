@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/drivemail/drivemail/internal/doctest"
 )
@@ -36,7 +37,7 @@ func TestReferenceTools(t *testing.T) {
 }
 
 // toolsReference renders every tool: the default definition, with what
-// --read-mail and --file-transfer change in it.
+// --read-mail, --file-transfer and --drive-scope file change in it.
 func toolsReference(t *testing.T) string {
 	mail := map[string]mcp.Tool{}
 	for _, tool := range []mcp.Tool{sendEmailTool(false, true), createDraftTool(false, true), saveToDriveTool(true)} {
@@ -46,9 +47,10 @@ func toolsReference(t *testing.T) string {
 	for _, tool := range []mcp.Tool{sendEmailTool(true, false), createDraftTool(true, false)} {
 		transfer[tool.Name] = tool
 	}
+	fileMode := map[string]mcp.Tool{"drive_search": driveSearchFileTool()}
 	var b strings.Builder
 	var send, sendResult []argRow // send_email's, which create_draft's repeat
-	for _, st := range Tools(Deps{}) {
+	for _, st := range withFileMode(Tools(Deps{})) {
 		tool := st.Tool
 		fmt.Fprintf(&b, "### `%s`: %s\n\n", tool.Name, tool.Title)
 		if mailOnly[tool.Name] {
@@ -57,6 +59,9 @@ func toolsReference(t *testing.T) string {
 		if draftsOnly[tool.Name] {
 			b.WriteString("Listed with `--drafts`.\n\n")
 		}
+		if tool.Name == "drive_pick" {
+			b.WriteString("Listed with `--drive-scope file`.\n\n")
+		}
 		b.WriteString(quote(tool.Description))
 		if mt, ok := mail[tool.Name]; ok && mt.Description != tool.Description {
 			if extra, ok := strings.CutPrefix(mt.Description, tool.Description); ok {
@@ -64,6 +69,9 @@ func toolsReference(t *testing.T) string {
 			} else {
 				b.WriteString("\nWith `--read-mail`, it reads instead:\n\n" + quote(mt.Description))
 			}
+		}
+		if ft, ok := fileMode[tool.Name]; ok {
+			b.WriteString("\nWith `--drive-scope file`, it reads instead:\n\n" + quote(ft.Description))
 		}
 		fmt.Fprintf(&b, "\n%s.\n\n", hintsText(tool.Annotations))
 
@@ -77,6 +85,7 @@ func toolsReference(t *testing.T) string {
 		}
 		if len(tool.RawOutputSchema) > 0 {
 			result := mergeRows(argRows(t, tool.RawOutputSchema), argRows(t, mail[tool.Name].RawOutputSchema), "--read-mail")
+			result = mergeRows(result, argRows(t, fileMode[tool.Name].RawOutputSchema), "--drive-scope file")
 			b.WriteString("\nResult (`structuredContent`):\n\n")
 			if extra, ok := beyond(result, sendResult); ok && tool.Name == "create_draft" {
 				fmt.Fprintf(&b, "`send_email`'s fields, and:\n\n%s", fieldTable(extra))
@@ -373,7 +382,7 @@ func toolTable(t *testing.T) string {
 	for _, tool := range []mcp.Tool{sendEmailTool(false, true), createDraftTool(false, true), saveToDriveTool(true)} {
 		withMail[tool.Name] = tool
 	}
-	for _, st := range Tools(Deps{}) {
+	for _, st := range withFileMode(Tools(Deps{})) {
 		var in struct {
 			Properties map[string]json.RawMessage `json:"properties"`
 			Required   []string                   `json:"required"`
@@ -400,6 +409,9 @@ func toolTable(t *testing.T) string {
 		if draftsOnly[st.Tool.Name] {
 			what += " Listed with `--drafts`."
 		}
+		if st.Tool.Name == "drive_pick" {
+			what += " Listed with `--drive-scope file`."
+		}
 		if mt, ok := withMail[st.Tool.Name]; ok {
 			var mail struct {
 				Properties map[string]json.RawMessage `json:"properties"`
@@ -416,7 +428,16 @@ func toolTable(t *testing.T) string {
 			slices.Sort(extra)
 			args = append(args, "and with `--read-mail` "+strings.Join(extra, ", "))
 		}
+		if len(args) == 0 {
+			args = []string{"none"}
+		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", st.Tool.Name, strings.ReplaceAll(what, "|", `\|`), strings.Join(args, ", "))
 	}
 	return b.String()
+}
+
+// withFileMode is the default tools with drive_pick, which is listed in
+// file mode only, after drive_get_file.
+func withFileMode(list []server.ServerTool) []server.ServerTool {
+	return slices.Insert(list, 2, server.ServerTool{Tool: drivePickTool()})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,34 +47,69 @@ func TestSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		seen[head.Name] = true
-		var pretty bytes.Buffer
-		if err := json.Indent(&pretty, raw, "", "  "); err != nil {
-			t.Fatal(err)
-		}
-		pretty.WriteByte('\n')
-		path := filepath.Join(dir, head.Name+".json")
-		if *update {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run: go test ./tools -run TestSnapshots -update)", err)
-		}
-		if !bytes.Equal(got, pretty.Bytes()) {
-			t.Errorf("%s differs from its snapshot %s; if the change is intended, run: go test ./tools -run TestSnapshots -update\ngot:\n%s", head.Name, path, pretty.String())
-		}
+		matchSnapshot(t, filepath.Join(dir, head.Name+".json"), raw, "TestSnapshots")
 	}
 	for _, n := range want {
 		if !seen[n] {
 			t.Errorf("tools/list lacks %s", n)
 		}
 	}
+}
+
+// matchSnapshot compares a tool as tools/list returns it (raw) with its
+// snapshot at path, or rewrites the snapshot with -update; test names
+// the test that rewrites it.
+func matchSnapshot(t *testing.T, path string, raw json.RawMessage, test string) {
+	t.Helper()
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, raw, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	pretty.WriteByte('\n')
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, pretty.Bytes()) {
+		t.Errorf("%s differs from its snapshot (%v); if the change is intended, run: go test ./tools -run %s -update\ngot:\n%s", path, err, test, pretty.String())
+	}
+}
+
+// checkVariantSnapshots compares each tool h lists that differs from the
+// default tools/list with its snapshot in testdata/tools/dir (test names
+// the test that rewrites them with -update), and returns their names.
+func checkVariantSnapshots(t *testing.T, h *harness, dir, test string) []string {
+	t.Helper()
+	var list, defaults struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(h.rpc("tools/list", map[string]any{}), &list); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(newHarness(t, nil).rpc("tools/list", map[string]any{}), &defaults); err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join("..", "testdata", "tools", dir)
+	var written []string
+	for _, raw := range list.Tools {
+		if slices.ContainsFunc(defaults.Tools, func(d json.RawMessage) bool { return bytes.Equal(d, raw) }) {
+			continue
+		}
+		var head struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(raw, &head)
+		written = append(written, head.Name)
+		matchSnapshot(t, filepath.Join(dir, head.Name+".json"), raw, test)
+	}
+	slices.Sort(written)
+	return written
 }
 
 // TestDefinitions checks what a model and a client rely on in every tool:
@@ -85,6 +121,8 @@ func TestDefinitions(t *testing.T) {
 	}
 	// The definitions Filter swaps in where mail is read.
 	defs = append(defs, sendEmailTool(true, true), createDraftTool(true, true), saveToDriveTool(true))
+	// And file mode's.
+	defs = append(defs, drivePickTool(), driveSearchFileTool())
 	for _, tool := range defs {
 		t.Run(tool.Name, func(t *testing.T) {
 			compileSchema(t, tool.Name+" input", tool.RawInputSchema)

@@ -29,26 +29,35 @@ const mailToolsListBudget = 17_000
 // started with --drafts, the only one that lists it.
 const sendDraftBudget = 900
 
+// fileModeToolsListExtra is what --drive-scope file may add to the
+// default tools/list: drive_pick, and drive_search's longer description
+// with its pick_url.
+const fileModeToolsListExtra = 1_500
+
 // TestToolsListSize prints what tools/list weighs, as a client receives
 // it, in each configuration that changes it, and fails above the budget.
 // Run: go test ./tools -run TestToolsListSize -v
 func TestToolsListSize(t *testing.T) {
 	for _, tt := range []struct {
-		name                       string
-		readMail, transfer, drafts bool
-		budget                     int
+		name                              string
+		readMail, transfer, drafts, picks bool
+		budget                            int
 	}{
-		{"default", false, false, false, toolsListBudget},
-		{"file transfer", false, true, false, toolsListBudget},
-		{"drafts and file transfer", false, true, true, toolsListBudget + sendDraftBudget},
-		{"read mail", true, false, false, mailToolsListBudget},
-		{"read mail and file transfer", true, true, false, mailToolsListBudget},
-		{"read mail, drafts and file transfer", true, true, true, mailToolsListBudget + sendDraftBudget},
+		{"default", false, false, false, false, toolsListBudget},
+		{"file transfer", false, true, false, false, toolsListBudget},
+		{"drafts and file transfer", false, true, true, false, toolsListBudget + sendDraftBudget},
+		{"read mail", true, false, false, false, mailToolsListBudget},
+		{"read mail and file transfer", true, true, false, false, mailToolsListBudget},
+		{"read mail, drafts and file transfer", true, true, true, false, mailToolsListBudget + sendDraftBudget},
+		{"drive scope file", false, false, false, true, toolsListBudget + fileModeToolsListExtra},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, func(d *Deps) {
 				d.ReadMailEnabled, d.MailReader, d.Saver, d.FileTransfer = tt.readMail, &fakeMailReader{}, &fakeSaver{}, tt.transfer
 				d.DraftsEnabled = tt.drafts
+				if tt.picks {
+					d.Picks = &fakePicks{}
+				}
 			})
 			if tt.readMail {
 				h.user.GoogleScopes = append(h.user.GoogleScopes, scopeReadonly)

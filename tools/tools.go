@@ -9,6 +9,7 @@ package tools
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -61,6 +62,9 @@ type SendOptions struct {
 type SearchResult struct {
 	Files         []File `json:"files"`
 	NextPageToken string `json:"next_page_token,omitempty"`
+	// PickURL, in file mode when nothing matched, is a link for the user
+	// to choose files with Google's Picker.
+	PickURL string `json:"pick_url,omitempty"`
 }
 
 // File is a Drive file as the tools show it.
@@ -122,6 +126,12 @@ type Deps struct {
 	Confirmed func(answer string)
 	// MailReader reads the caller's Gmail (search_mail, save_to_drive).
 	MailReader MailReader
+	// Picks gives links to Google's Picker (serve --drive-scope file):
+	// with it drive_pick is listed, drive_search says it searches the
+	// files the user handed drivemail, and an answer that finds no file,
+	// or names one drivemail cannot see, carries a link. nil: drivemail
+	// reads the user's whole Drive.
+	Picks Picks
 	// RequestID returns the id the HTTP layer gave the current request, for
 	// error messages a user can quote and logs an operator can find.
 	RequestID func(ctx context.Context) string
@@ -136,7 +146,7 @@ func Tools(d Deps) []server.ServerTool {
 		d.RequestID = func(context.Context) string { return "" }
 	}
 	h := &handlers{deps: d}
-	return []server.ServerTool{
+	list := []server.ServerTool{
 		{Tool: driveSearchTool(), Handler: h.guard("drive_search", h.driveSearch)},
 		{Tool: driveGetFileTool(), Handler: h.guard("drive_get_file", h.driveGetFile)},
 		// Filter swaps in send_email's, create_draft's and save_to_drive's
@@ -148,6 +158,13 @@ func Tools(d Deps) []server.ServerTool {
 		{Tool: saveToDriveTool(false), Handler: h.guard("save_to_drive", h.saveToDrive)},
 		{Tool: sendDraftTool(), Handler: h.guard("send_draft", h.sendDraft)},
 	}
+	if d.Picks != nil {
+		// File mode: drive_search searches the files handed to drivemail,
+		// and drive_pick hands it more.
+		list[0].Tool = driveSearchFileTool()
+		list = slices.Insert(list, 2, server.ServerTool{Tool: drivePickTool(), Handler: h.guard("drive_pick", h.drivePick)})
+	}
+	return list
 }
 
 // handlers holds the tool handlers' shared dependencies.

@@ -68,6 +68,9 @@ func serveFlags(fs *flag.FlagSet, getenv func(string) string) (finish func() (se
 		return nil, err
 	}
 	fs.BoolVar(&cfg.ReadMail, "read-mail", readMail, "also ask Google for gmail.readonly so search_mail, save_to_drive, reply_to, forward and Gmail attachments work (a restricted scope) [DRIVEMAIL_READ_MAIL]")
+	fs.StringVar(&cfg.DriveScope, "drive-scope", envString(getenv, "DRIVEMAIL_DRIVE_SCOPE", server.DriveReadonly), "how drivemail reaches Drive: readonly (drive.readonly, a restricted scope; drive_search sees the whole Drive) or file (drive.file alone, not restricted; drivemail sees only the files the user picks with drive_pick, uploads or saves; needs --google-api-key and --google-app-id) [DRIVEMAIL_DRIVE_SCOPE]")
+	fs.StringVar(&cfg.GoogleAPIKey, "google-api-key", envString(getenv, "GOOGLE_API_KEY", ""), "the browser API key Google's file picker runs with, for --drive-scope file; restrict it to the Google Picker API and to this server's origin (--demo: its emulator's) [GOOGLE_API_KEY]")
+	fs.StringVar(&cfg.GoogleAppID, "google-app-id", envString(getenv, "GOOGLE_APP_ID", ""), "the Google Cloud project number (the picker's App ID, which makes the files picked this app's), for --drive-scope file (--demo: its emulator's) [GOOGLE_APP_ID]")
 	maxUpload, err := envInt64(getenv, "DRIVEMAIL_MAX_UPLOAD_BYTES", 1<<30)
 	if err != nil {
 		return nil, err
