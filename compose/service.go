@@ -266,7 +266,7 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 	res.SubjectFromThread = c.req.subjectFromThread
 	res.From, res.Signed, res.Signature = from.address, from.signed, from.signature.html != ""
 	if opts.Draft {
-		res.Link = gmail.DraftLink(own, res.ThreadID)
+		res.Link = gc.DraftLink(own, res.ThreadID)
 	}
 	return res, nil
 }
