@@ -40,20 +40,29 @@ type DraftSent struct {
 // answer was lost went.
 const settleTimeout = 15 * time.Second
 
-// SendDraft sends acct's Gmail draft id as it is. Its errors are those
-// of Send: a *refusal.Refusal for the model, any other internal.
-func (s *Service) SendDraft(ctx context.Context, acct *account.Account, id string) (DraftSent, error) {
+// SendDraft sends acct's Gmail draft id as it is. confirm, when set, is
+// shown the draft's Summary once it has been read and checked, before
+// Gmail is asked to send it, as Options.Confirm is for Send. Its errors
+// are those of Send: a *refusal.Refusal for the model, any other
+// internal.
+func (s *Service) SendDraft(ctx context.Context, acct *account.Account, id string, confirm func(context.Context, Summary) error) (DraftSent, error) {
 	gc, err := acct.Gmail(ctx)
 	if err != nil {
 		return DraftSent{}, &refusal.Unsent{Err: err}
 	}
 	start := s.cfg.Now()
-	res, err := s.sendDraft(ctx, acct, gc, id)
-	s.logDraftOutcome(ctx, acct, res, err, s.cfg.Now().Sub(start))
+	res, err := s.sendDraft(ctx, acct, gc, id, confirm)
+	took := s.cfg.Now().Sub(start)
+	var nc *notConfirmed
+	if errors.As(err, &nc) {
+		s.logNotConfirmed(ctx, acct, nc.err, took, "from_draft", true)
+		return DraftSent{}, nc.err
+	}
+	s.logDraftOutcome(ctx, acct, res, err, took)
 	return res, err
 }
 
-func (s *Service) sendDraft(ctx context.Context, acct *account.Account, gc *gmail.Client, id string) (DraftSent, error) {
+func (s *Service) sendDraft(ctx context.Context, acct *account.Account, gc *gmail.Client, id string, confirm func(context.Context, Summary) error) (DraftSent, error) {
 	d, err := mailRetry(ctx, func() (gmail.Draft, error) { return gc.Draft(ctx, id) })
 	if err != nil {
 		return DraftSent{}, draftError(err, id)
@@ -73,6 +82,11 @@ func (s *Service) sendDraft(ctx context.Context, acct *account.Account, gc *gmai
 	if !strings.EqualFold(from, own) && !unchecked {
 		if _, err := senderFor(ctx, gc, own, Request{From: from}, false); err != nil {
 			return DraftSent{}, err
+		}
+	}
+	if confirm != nil {
+		if err := confirm(ctx, draftSummary(d, from)); err != nil {
+			return DraftSent{}, &notConfirmed{err}
 		}
 	}
 	sent, err := gc.SendDraft(ctx, id)

@@ -55,7 +55,7 @@ func TestSendDraftSendsItAsItIs(t *testing.T) {
 	e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	d := e.saveDraft(compose.Request{})
 	acct := e.as(identity.User{ID: "u1", Email: user}, nil)
-	res, err := e.svc.SendDraft(context.Background(), acct, d.DraftID)
+	res, err := e.svc.SendDraft(context.Background(), acct, d.DraftID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestSendDraftSendsItAsItIs(t *testing.T) {
 	}
 
 	// A second call finds no draft: a draft goes once.
-	_, err = e.svc.SendDraft(context.Background(), acct, d.DraftID)
+	_, err = e.svc.SendDraft(context.Background(), acct, d.DraftID, nil)
 	if r, ok := refusal.As(err); !ok || r.Kind != "unknown_draft" || !strings.Contains(r.Error(), "it was sent already, deleted, or is another account's. Nothing was sent.") {
 		t.Errorf("a second send: %v, want unknown_draft", err)
 	}
@@ -93,7 +93,7 @@ func TestSendDraftOfAnotherAccountReadsAsUnknown(t *testing.T) {
 	d := e.saveDraft(compose.Request{})
 	bob := e.as(identity.User{ID: "u2", Email: other}, e.Client(other, emutest.ScopeGmailCompose))
 	for _, id := range []string{d.DraftID, "r1234567890123456789"} {
-		_, err := e.svc.SendDraft(context.Background(), bob, id)
+		_, err := e.svc.SendDraft(context.Background(), bob, id, nil)
 		if r, ok := refusal.As(err); !ok || r.Kind != "unknown_draft" {
 			t.Errorf("draft %s as bob: %v, want unknown_draft", id, err)
 		}
@@ -119,7 +119,7 @@ func TestSendDraftFromAnAliasNoLongerVerified(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.withAliases() // sales@example.org is pending now
-	_, err = e.svc.SendDraft(context.Background(), acct, d.DraftID)
+	_, err = e.svc.SendDraft(context.Background(), acct, d.DraftID, nil)
 	if r, ok := refusal.As(err); !ok || r.Kind != "unverified_alias" {
 		t.Errorf("a draft from a pending alias: %v, want unverified_alias", err)
 	}
@@ -129,7 +129,7 @@ func TestSendDraftFromAnAliasNoLongerVerified(t *testing.T) {
 	// Without a scope that reads settings it goes, and Gmail sends it from
 	// the default address.
 	noRead := e.as(identity.User{ID: "u1", Email: user, GoogleScopes: []string{emutest.ScopeGmailCompose}}, e.Client(user, emutest.ScopeGmailCompose))
-	res, err := e.svc.SendDraft(context.Background(), noRead, d.DraftID)
+	res, err := e.svc.SendDraft(context.Background(), noRead, d.DraftID, nil)
 	if err != nil || res.From != "sales@example.org" || !res.FromUnchecked {
 		t.Fatalf("SendDraft without a read scope: %+v, %v", res, err)
 	}
@@ -157,7 +157,7 @@ func TestSendDraftWithoutAnAnswer(t *testing.T) {
 			e := newEnv(t, compose.Config{})
 			d := e.saveDraft(compose.Request{})
 			e.Inject(tt.fault)
-			_, err := e.svc.SendDraft(context.Background(), e.as(identity.User{ID: "u1", Email: user}, nil), d.DraftID)
+			_, err := e.svc.SendDraft(context.Background(), e.as(identity.User{ID: "u1", Email: user}, nil), d.DraftID, nil)
 			r, ok := refusal.As(err)
 			if !ok || r.Kind != tt.kind || r.Delivery != tt.delivery {
 				t.Fatalf("err = %v, want %s (%v)", err, tt.kind, tt.delivery)

@@ -67,6 +67,13 @@ type Options struct {
 	// another. Without it, no mail is read but what reply_to, forward or
 	// a Gmail attachment names.
 	ReadMail bool
+	// Confirm, when set, is shown the message once every check has
+	// passed, before any of it is downloaded and before the send waits
+	// for its turn (so a send waiting for its user holds no memory and no
+	// open download): nil sends it; an error ends the send with that
+	// error as it is, nothing downloaded and nothing sent. It may take as
+	// long as its user does.
+	Confirm func(ctx context.Context, s Summary) error
 }
 
 // Service sends messages. It is safe for concurrent use.
@@ -126,10 +133,23 @@ func (s *Service) Send(ctx context.Context, acct *account.Account, req Request, 
 	start := s.cfg.Now()
 	var queued time.Duration
 	res, err := s.send(ctx, acct, g, req, opts, &queued)
+	var nc *notConfirmed
+	if errors.As(err, &nc) {
+		if nc.err != errPreviewed {
+			s.logNotConfirmed(ctx, acct, nc.err, s.cfg.Now().Sub(start),
+				"draft", opts.Draft, "recipients", len(req.To)+len(req.Cc)+len(req.Bcc), "entries", len(req.Attachments))
+		}
+		return Result{}, nc.err
+	}
 	err = settle(err, opts.Draft)
 	s.logOutcome(ctx, acct, req, opts, res, err, s.cfg.Now().Sub(start), queued)
 	return res, err
 }
+
+// notConfirmed carries the error Options.Confirm ended a send with.
+type notConfirmed struct{ err error }
+
+func (e *notConfirmed) Error() string { return e.err.Error() }
 
 // clients are the user's Google clients a send uses.
 type clients struct {
@@ -212,6 +232,16 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 	if err := checkLinks(ctx, drv, acct, c.req, mp, opts.Draft, s.cfg.Now()); err != nil {
 		return Result{}, err
 	}
+	// The user's word, when it is asked for: after every check, before the
+	// turn, any sharing and the first byte. The client's files are let go meanwhile
+	// (their hosts are not kept waiting on the user) and opened again to
+	// stream, held to the size they had.
+	if opts.Confirm != nil {
+		closeClientFiles(c.items)
+		if err := opts.Confirm(ctx, summarize(c, mp, opts.Draft)); err != nil {
+			return Result{}, &notConfirmed{err}
+		}
+	}
 	// 4 stream, once the memory it will hold is free (the user's turn).
 	waitFrom := s.cfg.Now()
 	release, err := s.admit.acquire(ctx, acct.ID(), reservation(gc.UploadMemory(mp.estimate), out))
@@ -236,7 +266,7 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 	res.SubjectFromThread = c.req.subjectFromThread
 	res.From, res.Signed, res.Signature = from.address, from.signed, from.signature.html != ""
 	if opts.Draft {
-		res.Link = gmail.DraftLink(own, res.ThreadID)
+		res.Link = gc.DraftLink(own, res.ThreadID)
 	}
 	return res, nil
 }
@@ -372,6 +402,22 @@ func (s *Service) logOutcome(ctx context.Context, acct *account.Account, req Req
 		attrs = append(attrs, "err", redact.Quoted(err.Error()))
 		s.cfg.Logger.WarnContext(ctx, "send failed", attrs...)
 	}
+}
+
+// logNotConfirmed writes the line of a send its Confirm ended, with the
+// send's own attrs: by the refusal's kind (declined, unanswered…), like a
+// refusal, never by its sentence.
+func (s *Service) logNotConfirmed(ctx context.Context, acct *account.Account, err error, took time.Duration, attrs ...any) {
+	attrs = append(attrs, "took_ms", took.Milliseconds())
+	if acct.ID() != "" {
+		attrs = append(attrs, "user", acct.ID())
+	}
+	if k := refusal.KindOf(err); k != "" {
+		attrs = append(attrs, "refusal", string(k))
+	} else {
+		attrs = append(attrs, "err", redact.Quoted(err.Error()))
+	}
+	s.cfg.Logger.InfoContext(ctx, "send not confirmed", attrs...)
 }
 
 // causeText describes a refusal's cause for the log. An input error's

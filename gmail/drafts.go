@@ -82,12 +82,12 @@ func (c *Client) SendDraft(ctx context.Context, id string) (Sent, error) {
 // account of address email when it is known (/mail/u/EMAIL/), so a
 // browser signed in to several Google accounts opens the right one.
 // Google documents no such link; both parts are the shape Gmail's own
-// web addresses take.
-func DraftLink(email, threadID string) string {
+// web addresses take. Against an emulator it points at the emulator.
+func (c *Client) DraftLink(email, threadID string) string {
 	if threadID == "" {
 		return ""
 	}
-	base := "https://mail.google.com/mail/"
+	base := c.endpoints.GmailWebURL() + "/mail/"
 	if email != "" {
 		base += "u/" + url.PathEscape(email) + "/"
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/emulator/gmailsvc"
 	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/internal/google"
 )
 
 func TestSendAsListsThePrimaryAndAliases(t *testing.T) {
@@ -112,16 +114,31 @@ func TestSendDraftNeedsTheComposeScope(t *testing.T) {
 	}
 }
 
+// A draft's link opens Gmail's web UI, or the emulator's stand-in for it.
 func TestDraftLink(t *testing.T) {
-	for _, tt := range []struct{ email, thread, want string }{
-		{"ana@example.com", "18c2f9a0b1d2e3f4", "https://mail.google.com/mail/u/ana@example.com/#drafts/18c2f9a0b1d2e3f4"},
-		{"", "18c2f9a0b1d2e3f4", "https://mail.google.com/mail/#drafts/18c2f9a0b1d2e3f4"},
-		{"a/b@example.com", "x y", "https://mail.google.com/mail/u/a%2Fb@example.com/#drafts/x%20y"},
-		{"ana@example.com", "", ""},
-	} {
-		if got := gmail.DraftLink(tt.email, tt.thread); got != tt.want {
-			t.Errorf("DraftLink(%q, %q) = %q, want %q", tt.email, tt.thread, got, tt.want)
+	for _, base := range []string{"", "http://127.0.0.1:9090"} {
+		endpoints, err := google.Parse(base)
+		if err != nil {
+			t.Fatal(err)
 		}
+		c, err := gmail.New(context.Background(), http.DefaultClient, endpoints, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		web := endpoints.GmailWebURL()
+		for _, tt := range []struct{ email, thread, want string }{
+			{"ana@example.com", "18c2f9a0b1d2e3f4", web + "/mail/u/ana@example.com/#drafts/18c2f9a0b1d2e3f4"},
+			{"", "18c2f9a0b1d2e3f4", web + "/mail/#drafts/18c2f9a0b1d2e3f4"},
+			{"a/b@example.com", "x y", web + "/mail/u/a%2Fb@example.com/#drafts/x%20y"},
+			{"ana@example.com", "", ""},
+		} {
+			if got := c.DraftLink(tt.email, tt.thread); got != tt.want {
+				t.Errorf("DraftLink(%q, %q) = %q, want %q", tt.email, tt.thread, got, tt.want)
+			}
+		}
+	}
+	if got := (google.Endpoints{}).GmailWebURL(); got != "https://mail.google.com" {
+		t.Errorf("Gmail's web UI is %q, want https://mail.google.com", got)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/internal/safedial"
 	"github.com/drivemail/drivemail/store"
+	"github.com/drivemail/drivemail/tools"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -89,6 +90,9 @@ type Config struct {
 	// this replica; past it a request is refused at once with 429. 0: the
 	// default.
 	MaxMCPRequestsPerUser int
+	// ConfirmSends says when send_email asks its user before sending:
+	// auto ("" too), always or off (tools.ParseConfirmSends).
+	ConfirmSends string
 }
 
 // The ways drivemail reaches Drive (--drive-scope).
@@ -233,6 +237,9 @@ func (c Config) check() error {
 		return err
 	}
 	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
+		return err
+	}
+	if _, err := tools.ParseConfirmSends(c.ConfirmSends); err != nil {
 		return err
 	}
 	if _, err := c.clientFiles(nil); err != nil {

@@ -185,7 +185,7 @@ type originGuard struct {
 }
 
 // browserClientOrigins are the web MCP clients that call /mcp from a page
-// (research notes, checklist E9): Claude, ChatGPT, VS Code for the web.
+// (docs/clients.md, checklist E9): Claude, ChatGPT, VS Code for the web.
 // Their requests carry a bearer token and no cookie, so admitting them lets
 // no page ride on a user's ambient credentials; DNS rebinding still meets
 // the Host check and an attacker's own origin.

@@ -143,6 +143,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		ccfg.Transfers, transfers = uploads, callerTransfers{uploads: uploads, door: accounts}
 	}
 	mail := compose.New(ccfg)
+	confirmSends, _ := tools.ParseConfirmSends(cfg.ConfirmSends) // check has read it
 	picks, err := cfg.picks(base, st, gauth, accounts, endpoints, logger)
 	if err != nil {
 		return err
@@ -161,6 +162,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Saver:           uploads,
 			DraftsEnabled:   cfg.Drafts,
 			ReadMailEnabled: cfg.ReadMail,
+			ConfirmSends:    confirmSends,
+			Confirmed:       meter.SendConfirmation,
 			MailReader:      accountMailReader{},
 			Picks:           picks.links(),
 		},

@@ -60,7 +60,7 @@ type fakeMail struct {
 	draft   compose.DraftSent
 }
 
-func (f *fakeMail) SendDraft(ctx context.Context, _ *account.Account, id string) (compose.DraftSent, error) {
+func (f *fakeMail) SendDraft(ctx context.Context, _ *account.Account, id string, _ func(context.Context, compose.Summary) error) (compose.DraftSent, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.called++

@@ -94,9 +94,19 @@ func (h *handlers) send(ctx context.Context, acct *account.Account, req mcp.Call
 	if err := h.checkSendAs(acct, creq); err != nil {
 		return nil, err
 	}
+	confirm, err := h.confirmation(ctx, req, draft)
+	if err != nil {
+		return nil, err
+	}
 	// Where mail may be read, a thread_id reply completes itself from its thread.
 	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req), ReadMail: h.deps.ReadMailEnabled && acct.MayReadMail()}
+	if confirm != nil {
+		opts.Confirm = confirm.confirm
+	}
 	res, err := h.deps.Mail.Send(ctx, acct, creq, opts)
+	if confirm != nil && confirm.retry != nil {
+		return confirm.retry, nil // 2026-07-28: the client asks, then calls again
+	}
 	if err != nil {
 		return nil, err
 	}

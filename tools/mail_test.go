@@ -371,7 +371,7 @@ func (panicMail) Send(ctx context.Context, _ *account.Account, req compose.Reque
 	panic("boom")
 }
 
-func (panicMail) SendDraft(context.Context, *account.Account, string) (compose.DraftSent, error) {
+func (panicMail) SendDraft(context.Context, *account.Account, string, func(context.Context, compose.Summary) error) (compose.DraftSent, error) {
 	panic("boom")
 }
 

@@ -39,7 +39,18 @@ func (h *handlers) sendDraft(ctx context.Context, acct *account.Account, req mcp
 	if !acct.MayDraft() {
 		return nil, h.draftScopeRefusal()
 	}
-	res, err := h.deps.Mail.SendDraft(ctx, acct, id)
+	confirm, err := h.confirmation(ctx, req, false)
+	if err != nil {
+		return nil, err
+	}
+	var ask func(context.Context, compose.Summary) error
+	if confirm != nil {
+		ask = confirm.confirm
+	}
+	res, err := h.deps.Mail.SendDraft(ctx, acct, id, ask)
+	if confirm != nil && confirm.retry != nil {
+		return confirm.retry, nil // 2026-07-28: the client asks, then calls again
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -29,10 +29,11 @@ type Drive interface {
 }
 
 // Mail sends or drafts one message from acct, the caller, or sends one
-// of their drafts.
+// of their drafts; confirm, when set, is shown the draft before Gmail
+// sends it (compose.Service.SendDraft).
 type Mail interface {
 	Send(ctx context.Context, acct *account.Account, req compose.Request, opts SendOptions) (compose.Result, error)
-	SendDraft(ctx context.Context, acct *account.Account, draftID string) (compose.DraftSent, error)
+	SendDraft(ctx context.Context, acct *account.Account, draftID string, confirm func(context.Context, compose.Summary) error) (compose.DraftSent, error)
 }
 
 // Uploads issues short-lived upload tickets for acct, the caller.
@@ -51,6 +52,10 @@ type SendOptions struct {
 	// granted it: a thread_id reply may then read its thread (its latest
 	// message, when thread_id comes alone, and its subject).
 	ReadMail bool
+	// Confirm, when set, is shown the message once every check has
+	// passed, before anything is downloaded: nil sends, an error ends the
+	// send with it, nothing sent (compose.Options.Confirm).
+	Confirm func(ctx context.Context, s compose.Summary) error
 }
 
 // SearchResult is drive_search's structuredContent.
@@ -112,6 +117,13 @@ type Deps struct {
 	// gmail.readonly (serve --read-mail): the mail tools are listed to a
 	// user who granted it (Filter).
 	ReadMailEnabled bool
+	// ConfirmSends says when send_email asks its user before sending
+	// (serve --confirm-sends; the zero value is auto).
+	ConfirmSends ConfirmSends
+	// Confirmed, when set, counts each send_email question by how it
+	// ended: accepted, declined, cancelled, unanswered, or unaskable (the
+	// client could not be asked).
+	Confirmed func(answer string)
 	// MailReader reads the caller's Gmail (search_mail, save_to_drive).
 	MailReader MailReader
 	// Picks gives links to Google's Picker (serve --drive-scope file):

@@ -174,7 +174,7 @@ func limitsTable() string {
 		{"a `request_upload` URL: used once, within", shortDuration(upload.DefaultTicketTTL)},
 		{"uploads per user (`request_upload` URLs: twice as many)", fmt.Sprintf("%d per %s", upload.DefaultRatePerWindow, shortDuration(upload.DefaultRateWindow))},
 		{"an upload: its client's longest silence, and all of it", fmt.Sprintf("%s; %s", shortDuration(upload.DefaultIdleTimeout), shortDuration(upload.DefaultMaxDuration))},
-		{"a wait for a sending slot (`--send-queue-timeout`)", shortDuration(compose.DefaultSendQueueTimeout)},
+		{"a send's wait for its turn (`--send-queue-timeout`)", shortDuration(compose.DefaultSendQueueTimeout)},
 		{"a file-transfer upload (`--file-transfer`) stays attachable for", shortDuration(upload.DefaultTransferTTL)},
 	}
 	var b strings.Builder

@@ -319,6 +319,7 @@ func TestServeRefusesWhatCannotWork(t *testing.T) {
 		// starts at the edge).
 		{[]string{"--demo", "--send-memory", "17924095"}, "--send-memory is 17924095 bytes: use at least 17924096 bytes (17.1 MiB; 18MiB will do)"},
 		{[]string{"--demo", "--max-uploads-per-user", "17"}, "--max-uploads-per-user is 17, above --max-concurrent-uploads (16)"},
+		{[]string{"--demo", "--confirm-sends", "sometimes"}, `--confirm-sends "sometimes": want auto`},
 		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--drive-scope", "file"},
 			"--drive-scope file needs --google-api-key and --google-app-id for Google's file picker"},
 		{[]string{"--demo", "--drive-scope", "all"}, `--drive-scope "all": use readonly`},

@@ -49,7 +49,7 @@ const TIMEOUT = Number(env("SUITE_TIMEOUT_MS", "180000"));
 const USER = "demo@example.com";
 const WANT_TOOLS = ["create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "send_email"];
 // serve --demo reads mail (--read-mail), and its sign-in grants it.
-const WANT_DEMO_TOOLS = ["create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "search_mail", "send_email"];
+const WANT_DEMO_TOOLS = ["create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "search_mail", "send_draft", "send_email"];
 // serve --drive-scope file lists drive_pick.
 const WANT_FILE_TOOLS = ["create_draft", "drive_get_file", "drive_pick", "drive_search", "request_upload", "save_to_drive", "send_email"];
 const SCOPE = (s) => `https://www.googleapis.com/auth/${s}`;

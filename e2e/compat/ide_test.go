@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Cursor: research notes §5 (closed source; redirect URIs from its docs and
+// Cursor: docs/clients.md's row for it (closed source; redirect URIs from its docs and
 // vendors' setup pages).
 func TestCursor(t *testing.T) {
 	e := setup(t)
@@ -52,7 +52,7 @@ func TestCursor(t *testing.T) {
 	})
 }
 
-// VS Code (GitHub Copilot agent mode): research notes §6, from its source
+// VS Code (GitHub Copilot agent mode): docs/clients.md's row, from its source
 // (src/vs/base/common/oauth.ts, extHostMcp.ts).
 func TestVSCode(t *testing.T) {
 	e := setup(t)
@@ -134,7 +134,7 @@ func TestVSCode(t *testing.T) {
 	})
 }
 
-// Windsurf: research notes §8 (closed source; thin evidence).
+// Windsurf: docs/clients.md's row for it (closed source; thin evidence).
 func TestWindsurf(t *testing.T) {
 	e := setup(t)
 	const redirect = "windsurf://codeium.windsurf/oauth/callback"

@@ -52,6 +52,11 @@ type FileEntry struct {
 // need no token: the emulator is a test tool on loopback.
 func (s *Service) registerOutbox(mux *http.ServeMux) {
 	mux.HandleFunc("GET /_emulator/outbox", s.outboxPage)
+	// Gmail's web UI, where a draft's link opens (/mail/u/EMAIL/#drafts/…):
+	// here the sent-mail page, which lists drafts too.
+	mux.HandleFunc("GET /mail/", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/_emulator/outbox", http.StatusFound)
+	})
 	mux.HandleFunc("GET /_emulator/messages", s.messagesJSON)
 	mux.HandleFunc("GET /_emulator/messages/{id}/raw", s.rawMessage)
 	mux.HandleFunc("GET /_emulator/messages/{id}/html", s.htmlBody)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"golang.org/x/net/html"
 	gmail "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
+
+	"github.com/drivemail/drivemail/emulator/internal/core"
 )
 
 // get fetches a path of the fixture's server.
@@ -295,5 +298,19 @@ func TestOutboxLeavesOutReceivedMail(t *testing.T) {
 	got := f.gmail.Messages(ann)
 	if len(got) != 1 || got[0].ID != sent.Id || got[0].Kind != "sent" || !slices.Contains(got[0].LabelIDs, "SENT") || !slices.Contains(got[0].LabelIDs, "INBOX") {
 		t.Errorf("after a send to oneself the outbox lists %+v, want that one message, sent, in SENT and INBOX", got)
+	}
+}
+
+// A draft's link (Gmail's /mail/u/EMAIL/#drafts/…) opens the sent-mail
+// page, where drafts are listed, instead of a 404.
+func TestGmailWebPagesLeadToTheOutbox(t *testing.T) {
+	mux := http.NewServeMux()
+	New(core.Deps{}).registerOutbox(mux)
+	for _, path := range []string{"/mail/", "/mail/u/demo@example.com/"} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusFound || rec.Header().Get("Location") != "/_emulator/outbox" {
+			t.Errorf("GET %s: %d to %q, want 302 to /_emulator/outbox", path, rec.Code, rec.Header().Get("Location"))
+		}
 	}
 }

@@ -84,6 +84,16 @@ func (e Endpoints) UserinfoURL() string {
 	return e.Base + "/oauth2/v3/userinfo"
 }
 
+// GmailWebURL is the origin of Gmail's web UI, where a draft's link
+// opens: Gmail itself, or the emulator, whose /mail/ pages lead to its
+// sent-mail page (drafts listed there too).
+func (e Endpoints) GmailWebURL() string {
+	if !e.Emulated() {
+		return "https://mail.google.com"
+	}
+	return e.Base
+}
+
 // RevokeURL returns the token revocation endpoint.
 func (e Endpoints) RevokeURL() string {
 	if !e.Emulated() {
