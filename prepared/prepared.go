@@ -91,10 +91,16 @@ const idPrefix = "dm_pp1."
 // key the same secret makes.
 const purpose = "prepared-message"
 
+// Option tunes a Store.
+type Option func(*Store)
+
+// WithClock gives the Store a clock other than time.Now (tests).
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
 // New returns a Store that seals with keys derived from secrets (the
 // first seals, all open) and spends ids with spend, whose error for a key
 // used before wraps used (store.ErrUsed).
-func New(secrets [][]byte, spend func(ctx context.Context, key string, expires time.Time) error, used error) (*Store, error) {
+func New(secrets [][]byte, spend func(ctx context.Context, key string, expires time.Time) error, used error, opts ...Option) (*Store, error) {
 	ring, err := keyring.New(secrets, purpose)
 	if err != nil {
 		return nil, fmt.Errorf("prepared: %w", err)
@@ -102,7 +108,11 @@ func New(secrets [][]byte, spend func(ctx context.Context, key string, expires t
 	if spend == nil {
 		return nil, errors.New("prepared: no single-use store to spend ids in")
 	}
-	return &Store{ring: ring, spend: spend, used: used, now: time.Now}, nil
+	s := &Store{ring: ring, spend: spend, used: used, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
 }
 
 // sealed is an id's plaintext.

@@ -38,11 +38,10 @@ func secret(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
 
 func newStore(t *testing.T, once *onceKeys, now *time.Time, secrets ...[]byte) *Store {
 	t.Helper()
-	s, err := New(secrets, once.UseOnce, errUsedBefore)
+	s, err := New(secrets, once.UseOnce, errUsedBefore, WithClock(func() time.Time { return *now }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.now = func() time.Time { return *now }
 	return s
 }
 
