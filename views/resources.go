@@ -47,10 +47,11 @@ func (v View) meta() map[string]any {
 }
 
 // ToolMeta is the _meta of a tool whose results the view at uri renders:
-// the spec's key, and ChatGPT's alias.
+// the spec's key, and ChatGPT's alias. Its visibility is the default,
+// the model's and the view's.
 func ToolMeta(uri string) map[string]any {
 	return map[string]any{
-		"ui":                    map[string]any{"resourceUri": uri, "visibility": []string{"model", "app"}},
+		"ui":                    map[string]any{"resourceUri": uri},
 		"openai/outputTemplate": uri,
 	}
 }

@@ -191,7 +191,7 @@ func TestResources(t *testing.T) {
 // app-only tool is hidden from the model in both.
 func TestToolMeta(t *testing.T) {
 	b, _ := json.Marshal(ToolMeta(ComposeURI))
-	if string(b) != `{"openai/outputTemplate":"ui://drivemail/compose","ui":{"resourceUri":"ui://drivemail/compose","visibility":["model","app"]}}` {
+	if string(b) != `{"openai/outputTemplate":"ui://drivemail/compose","ui":{"resourceUri":"ui://drivemail/compose"}}` {
 		t.Errorf("ToolMeta = %s", b)
 	}
 	b, _ = json.Marshal(AppOnlyMeta())

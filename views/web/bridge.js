@@ -99,8 +99,10 @@ const bridge = (() => {
     let queued = false;
     const send = () => {
       queued = false;
-      const el = document.documentElement;
-      const size = { width: Math.ceil(el.scrollWidth), height: Math.ceil(el.scrollHeight) };
+      // The content's own box: scrollHeight would never be less than the
+      // frame the host gave, so the view could grow but never shrink.
+      const box = document.documentElement.getBoundingClientRect();
+      const size = { width: Math.ceil(box.width), height: Math.ceil(box.height) };
       const key = size.width + "x" + size.height;
       if (key === last) return;
       last = key;

@@ -14,7 +14,7 @@ const dropped = new Set(); // indexes into prepared.files
 function start() {
   bridge.on("ui/notifications/tool-input", () => status("Checking the message and its files…"));
   bridge.on("ui/notifications/tool-result", showResult);
-  bridge.on("ui/notifications/tool-cancelled", (p) => outcome("The call was cancelled" + (p.reason ? ": " + p.reason : "") + ". Nothing was sent.", true));
+  bridge.on("ui/notifications/tool-cancelled", (p) => outcome("Cancelled", "The call was cancelled" + (p.reason ? ": " + p.reason : "") + ". Nothing was sent.", true));
   document.getElementById("send").addEventListener("click", send);
   document.getElementById("cancel").addEventListener("click", cancel);
   bridge.connect("drivemail compose").catch((e) => status("This view could not reach its host: " + e.message));
@@ -30,7 +30,15 @@ function showResult(result) {
     showPrepared(p);
     return;
   }
-  outcome(resultText(result) || "The tool gave no result.", Boolean(result && result.isError));
+  const failed = Boolean(result && result.isError);
+  outcome(failed ? "Refused" : doneTitle(result), resultText(result) || "The tool gave no result.", failed);
+}
+
+// doneTitle names what a result says went: a draft saved, or a message.
+function doneTitle(result) {
+  const s = result && result.structuredContent;
+  if (s && s.cancelled) return "Cancelled";
+  return s && s.draft_id ? "Draft saved" : "Sent";
 }
 
 function showPrepared(p) {
@@ -202,12 +210,13 @@ async function finish(args, told) {
     setBusy(false);
     return;
   }
-  outcome(text, false);
+  outcome(doneTitle(result), text, false);
   bridge.tellModel(told + text);
 }
 
-function outcome(text, failed) {
+function outcome(title, text, failed) {
   prepared = null;
+  document.getElementById("title").textContent = title;
   show("form", false);
   show("outcome", true);
   status("");
