@@ -22,7 +22,8 @@ var layers = map[string][]string{
 		"prepared", "views"},
 	// The tools, compose and upload are handed the caller as their
 	// account: none of them may read the identity in a context.
-	"tools":   {"account", "compose", "upload", "pick", "drive", "gmail", "exportfmt", "handle", "internal/ask", "internal/ignorable", "internal/redact", "internal/refusal"},
+	"tools": {"account", "compose", "upload", "pick", "drive", "gmail", "exportfmt", "handle", "prepared", "views",
+		"internal/ask", "internal/ignorable", "internal/redact", "internal/refusal"},
 	"upload":  {"account", "clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/refusal", "internal/stream"},
 	"compose": {"account", "drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/redact", "internal/refusal"},
 	// account is the one door to a user's Google account: who they are
