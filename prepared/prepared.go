@@ -60,10 +60,13 @@ var (
 	ErrUsed = errors.New("prepared: the id was used already")
 )
 
-// Call is what was prepared: the tool and its exact arguments.
+// Call is what was prepared: the tool and its exact arguments, and the
+// revision of the message the user was shown (compose's Summary), which
+// the files must still have when the user sends it.
 type Call struct {
-	Tool string          `json:"tool"`
-	Args json.RawMessage `json:"args"`
+	Tool     string          `json:"tool"`
+	Args     json.RawMessage `json:"args"`
+	Revision string          `json:"revision"`
 }
 
 // Message is an opened id: the call, and what spending it takes.

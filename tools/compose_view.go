@@ -41,20 +41,11 @@ var errPrepared = refusal.New(kindPrepared, "The message is waiting for its user
 // prepare runs every check of the message creq (nothing downloaded,
 // nothing sent) and returns it for the compose view.
 func (h *handlers) prepare(ctx context.Context, acct *account.Account, req mcp.CallToolRequest, creq compose.Request, tool string, draft bool) (*mcp.CallToolResult, error) {
-	var summary compose.Summary
-	opts := SendOptions{Draft: draft, ReadMail: h.deps.ReadMailEnabled && acct.MayReadMail(),
-		Confirm: func(_ context.Context, s compose.Summary) error {
-			summary = s
-			return errPrepared
-		}}
-	if _, err := h.deps.Mail.Send(ctx, acct, creq, opts); !errors.Is(err, errPrepared) {
-		if err == nil {
-			// A send that asks for confirmation cannot end without it.
-			err = errors.New("tools: a prepared message was sent without its confirmation")
-		}
+	summary, err := h.checkOnly(ctx, acct, creq, draft)
+	if err != nil {
 		return nil, err
 	}
-	id, expires, err := h.deps.Prepared.Seal(acct.ID(), prepared.Call{Tool: tool, Args: req.Params.RawArguments})
+	id, expires, err := h.deps.Prepared.Seal(acct.ID(), prepared.Call{Tool: tool, Args: req.Params.RawArguments, Revision: summary.Revision})
 	if errors.Is(err, prepared.ErrTooLarge) {
 		return nil, refusal.New(kindPreparedTooLarge, "This message is too large for drivemail's compose view: its arguments are %s, and the view can hold %s. "+
 			"Nothing was sent. Put the content written into the call in Drive instead (request_upload, or save_to_drive for a file in the chat) and attach it by id.",
@@ -67,6 +58,25 @@ func (h *handlers) prepare(ctx context.Context, acct *account.Account, req mcp.C
 	res := succeeded(preparedText(summary), PreparedResult{Prepared: PreparedState{ExpiresAt: view.ExpiresAt}})
 	res.Meta = mcp.NewMetaFromMap(map[string]any{views.ComposeMeta: view})
 	return res, nil
+}
+
+// checkOnly runs every check of the message creq, downloading and
+// sending nothing, and returns its summary.
+func (h *handlers) checkOnly(ctx context.Context, acct *account.Account, creq compose.Request, draft bool) (compose.Summary, error) {
+	var summary compose.Summary
+	opts := SendOptions{Draft: draft, ReadMail: h.deps.ReadMailEnabled && acct.MayReadMail(),
+		Confirm: func(_ context.Context, s compose.Summary) error {
+			summary = s
+			return errPrepared
+		}}
+	if _, err := h.deps.Mail.Send(ctx, acct, creq, opts); !errors.Is(err, errPrepared) {
+		if err == nil {
+			// A send that asks for confirmation cannot end without it.
+			err = errors.New("tools: a prepared message was sent without its confirmation")
+		}
+		return compose.Summary{}, err
+	}
+	return summary, nil
 }
 
 // PreparedResult is send_email's (and create_draft's) structuredContent

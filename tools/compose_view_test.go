@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	drivev3 "google.golang.org/api/drive/v3"
+	"google.golang.org/api/option"
+
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/prepared"
@@ -229,6 +232,29 @@ func TestSendPreparedRefusals(t *testing.T) {
 	*v.now = v.now.Add(-prepared.TTL)
 	if res := v.call("send_prepared", map[string]any{"prepared": theirs.Prepared}); res.IsError || v.sent() != 1 {
 		t.Errorf("its own user: %s", res.text())
+	}
+}
+
+// A file renamed after the user saw the message is not sent as it now
+// is: the message is checked again as shown, refused, and prepared anew
+// shows the new name.
+func TestSendPreparedRefusesAChangedMessage(t *testing.T) {
+	v := newViewHarness(t)
+	_, data := v.prepare(v.message(nil))
+	opts := append([]option.ClientOption{option.WithHTTPClient(v.env.Client(sender, emutest.ScopeDrive))}, v.env.Endpoints.DriveOptions()...)
+	dsvc, err := drivev3.NewService(context.Background(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dsvc.Files.Update(v.pdf.ID, &drivev3.File{Name: "Q3 report (draft).pdf"}).Do(); err != nil {
+		t.Fatal(err)
+	}
+	v.mustRefuse("send_prepared", map[string]any{"prepared": data.Prepared, "to": []string{"bo@example.com"}}, "changed after the user saw it", "prepare it again")
+	if v.sent() != 0 {
+		t.Fatal("a changed message was sent")
+	}
+	if _, again := v.prepare(v.message(nil)); again.Files[0].Name != "Q3 report (draft).pdf" {
+		t.Errorf("prepared again, the file is %q", again.Files[0].Name)
 	}
 }
 

@@ -49,4 +49,5 @@ const (
 	kindPreparedInvalid  refusal.Kind = "prepared_invalid"   // send_prepared with an id not sealed for this user
 	kindPreparedExpired  refusal.Kind = "prepared_expired"   // send_prepared after the message's 30 minutes
 	kindPreparedUsed     refusal.Kind = "prepared_used"      // send_prepared with an id sent or cancelled already
+	kindPreparedChanged  refusal.Kind = "prepared_changed"   // send_prepared of a message whose files changed since it was shown
 )

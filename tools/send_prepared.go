@@ -26,7 +26,9 @@ import (
 // which runs every check again; the id is spent once they have passed,
 // just before the first byte, so a refusal (an address mistyped) leaves
 // it for another try. Nothing can be added: the edits are the recipients,
-// the subject, the bodies, and files to drop.
+// the subject, the bodies, and files to drop. The message as it was shown
+// is checked once more first: a file that changed since is shown again
+// rather than sent.
 
 const sendPreparedDescription = `Called by drivemail's compose view, not by the model: sends (or saves as a draft) the email send_email or create_draft prepared for the user's review, with the user's edits, or cancels it.`
 
@@ -94,6 +96,9 @@ func (h *handlers) sendPrepared(ctx context.Context, acct *account.Account, req 
 	if err != nil {
 		return nil, err
 	}
+	if err := h.checkUnchanged(ctx, acct, msg.Call, draft); err != nil {
+		return nil, err
+	}
 	if err := h.checkGrants(acct, creq); err != nil {
 		return nil, err
 	}
@@ -111,6 +116,27 @@ func (h *handlers) sendPrepared(ctx context.Context, acct *account.Account, req 
 		return nil, err
 	}
 	return sentResult(creq, res, draft), nil
+}
+
+// checkUnchanged checks the message as it was shown again, sending
+// nothing: its files must be the versions the user saw (Drive's checksum
+// and modification time, a Gmail message's part, the bytes the call
+// wrote, each link's access), or the user would send what they did not
+// read; such a message is refused and prepared again.
+func (h *handlers) checkUnchanged(ctx context.Context, acct *account.Account, call prepared.Call, draft bool) error {
+	shown, err := parseSend(call.Args, call.Tool, h.deps.FileTransfer)
+	if err != nil {
+		return err
+	}
+	now, err := h.checkOnly(ctx, acct, shown, draft)
+	if err != nil {
+		return err
+	}
+	if now.Revision != call.Revision {
+		return refusal.New(kindPreparedChanged, "The message changed after the user saw it in the compose view (a file was edited, renamed or shared anew since), so nothing was sent. "+
+			"Ask the assistant to prepare it again, to see it as it is now.")
+	}
+	return nil
 }
 
 // editedRequest is the prepared call with the user's edits in place of
