@@ -291,3 +291,14 @@ func TestDataScriptEscapes(t *testing.T) {
 		t.Errorf("dataScript = %s", got)
 	}
 }
+
+// A document of MaxDocumentBytes is served; one byte more is refused.
+func TestDocumentSizeLimit(t *testing.T) {
+	at := strings.Repeat("x", MaxDocumentBytes)
+	if err := fits("at.html", at, MaxDocumentBytes); err != nil {
+		t.Errorf("a document of MaxDocumentBytes: %v", err)
+	}
+	if err := fits("past.html", at+"x", MaxDocumentBytes); err == nil || !strings.Contains(err.Error(), "past.html is 102401 bytes, over 102400") {
+		t.Errorf("one byte more: %v", err)
+	}
+}
