@@ -141,7 +141,7 @@ type pageState struct {
 // writePage renders the page in state.
 func (s *Service) writePage(w http.ResponseWriter, r *http.Request, status int, state pageState) {
 	nonce := newNonce()
-	s.pageHeaders(w, nonce, state.Problem == "" && !state.Landing)
+	s.pageHeaders(w, nonce, state.Problem == "" && !state.Landing, framedInView(r))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if r.Method == http.MethodHead {

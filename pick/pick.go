@@ -196,15 +196,28 @@ func contentSecurityPolicy(e google.Endpoints) string {
 // origin, and the path, which holds the ticket, never leaves), and a
 // policy: the Picker's with this response's nonce, or for the landing
 // and a problem, no script and a form to drivemail alone.
-func (s *Service) pageHeaders(w http.ResponseWriter, nonce string, picker bool) {
+//
+// framed is the page opened inside drivemail's pick view (?in=view),
+// whose host's origins are not known here: any page may frame it then.
+// That gives a framer nothing: the page is cross-origin to it, and the
+// ticket in its URL is the whole capability, which opened in a tab of its
+// own gives as much.
+func (s *Service) pageHeaders(w http.ResponseWriter, nonce string, picker, framed bool) {
 	h := w.Header()
 	csp := "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 	if picker {
 		csp = strings.Replace(s.csp, noncePlaceholder, nonce, 1)
 	}
+	if framed {
+		csp = strings.Replace(csp, "frame-ancestors 'none'", "frame-ancestors *", 1)
+	} else {
+		h.Set("X-Frame-Options", "DENY")
+	}
 	h.Set("Content-Security-Policy", csp)
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "strict-origin")
-	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 }
+
+// framedInView reports whether the page was opened inside the pick view.
+func framedInView(r *http.Request) bool { return r.URL.Query().Get("in") == "view" }

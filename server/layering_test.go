@@ -18,10 +18,12 @@ var layers = map[string][]string{
 	"cmd/drivemail": {"server", "clientfile", "compose", "oauth", "emulator"},
 	"server": {"tools", "account", "clientfile", "compose", "upload", "pick", "drive", "gmail", "oauth", "oauth/googleauth", "oauth/keyring",
 		"store", "store/backend", "emulator", "emulator/demoseed",
-		"internal/ask", "internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial"},
+		"internal/ask", "internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial",
+		"prepared", "views"},
 	// The tools, compose and upload are handed the caller as their
 	// account: none of them may read the identity in a context.
-	"tools":   {"account", "compose", "upload", "pick", "drive", "gmail", "exportfmt", "handle", "internal/ask", "internal/ignorable", "internal/redact", "internal/refusal"},
+	"tools": {"account", "compose", "upload", "pick", "drive", "gmail", "exportfmt", "handle", "prepared", "views",
+		"internal/ask", "internal/ignorable", "internal/redact", "internal/refusal"},
 	"upload":  {"account", "clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/refusal", "internal/stream"},
 	"compose": {"account", "drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/redact", "internal/refusal"},
 	// account is the one door to a user's Google account: who they are
@@ -32,6 +34,10 @@ var layers = map[string][]string{
 	"pick":                {"account", "drive", "oauth/keyring", "store", "internal/google", "internal/refusal"},
 	"account/accounttest": {"account", "emulator/emutest", "internal/identity"},
 	"handle":              {"drive"},
+	// views are the MCP App documents and what says a host renders them;
+	// prepared keeps a message the compose view shows until its user's word.
+	"views":    {},
+	"prepared": {"oauth/keyring"},
 	// clientfile fetches files a chat client hands over by signed URL.
 	"clientfile":                {"internal/refusal", "internal/safedial", "internal/stream"},
 	"clientfile/clientfiletest": {"clientfile", "internal/safedial"},

@@ -17,10 +17,12 @@ import (
 	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/oauth/keyring"
+	"github.com/drivemail/drivemail/prepared"
 	"github.com/drivemail/drivemail/store"
 	"github.com/drivemail/drivemail/store/backend"
 	"github.com/drivemail/drivemail/tools"
 	"github.com/drivemail/drivemail/upload"
+	"github.com/drivemail/drivemail/views"
 )
 
 // sweepEvery is how often expired authorization rows are deleted.
@@ -148,6 +150,16 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The MCP App views, and the messages the compose view holds for its
+	// user; a prepared id outlives no replica that shares the secret.
+	viewSet, err := views.New(views.Config{Pick: cfg.driveFile(), BaseURL: base})
+	if err != nil {
+		return err
+	}
+	held, err := prepared.New(cfg.Secrets, st.UseOnce, store.ErrUsed)
+	if err != nil {
+		return err
+	}
 
 	s := NewServer(Deps{
 		Logger:   logger,
@@ -166,7 +178,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Confirmed:       meter.SendConfirmation,
 			MailReader:      accountMailReader{},
 			Picks:           picks.links(),
+			Prepared:        held,
 		},
+		Resources:      viewSet.Resources(),
 		Picks:          picks.page(),
 		Uploads:        uploads,
 		Store:          st,

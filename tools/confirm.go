@@ -185,6 +185,16 @@ func summaryText(s compose.Summary) string {
 	} else {
 		b.WriteString("Send this email? Nothing has been downloaded or sent yet.\n\n")
 	}
+	b.WriteString(summaryFields(s))
+	b.WriteString("\nAccept to send it now; decline to send nothing.")
+	return visible(b.String(), true)
+}
+
+// summaryFields is everything that will go, one field a line: the header,
+// the files by how they go, the body's first lines. The compose view's
+// text result shows the same.
+func summaryFields(s compose.Summary) string {
+	var b strings.Builder
 	if s.FromName != "" {
 		fmt.Fprintf(&b, "From: %s <%s>\n", field(s.FromName, "<>"), field(s.From, "<>"))
 	} else {
@@ -230,8 +240,7 @@ func summaryText(s compose.Summary) string {
 	if s.Signature {
 		b.WriteString("\nThe sender's Gmail signature is added at the end.\n")
 	}
-	b.WriteString("\nAccept to send it now; decline to send nothing.")
-	return visible(b.String(), true)
+	return b.String()
 }
 
 // addressList lists addresses, each one field.

@@ -10,6 +10,7 @@ import (
 	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/internal/refusal"
 	"github.com/drivemail/drivemail/pick"
+	"github.com/drivemail/drivemail/views"
 )
 
 // In file mode (serve --drive-scope file) drivemail sees only the Drive
@@ -43,6 +44,15 @@ func drivePickTool() mcp.Tool {
 	return newTool("drive_pick", "Choose Drive files", drivePickDescription,
 		schema("drive_pick.input"), schema("drive_pick.output"),
 		hints{readOnly: true, destructive: false, idempotent: false, openWorld: true})
+}
+
+// viewedPickTool is drive_pick for a client that renders views: its
+// result shows as the pick view, which opens the link in a new tab or,
+// where the host allows, the pick page in the view.
+func viewedPickTool() mcp.Tool {
+	t := drivePickTool()
+	t.Meta = mcp.NewMetaFromMap(views.ToolMeta(views.PickURI))
+	return t
 }
 
 // driveSearchFileTool is drive_search in file mode: what it searches,

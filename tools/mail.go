@@ -88,11 +88,11 @@ func (h *handlers) send(ctx context.Context, acct *account.Account, req mcp.Call
 	if err != nil {
 		return nil, err
 	}
-	if err := h.checkMailSend(acct, creq); err != nil {
+	if err := h.checkGrants(acct, creq); err != nil {
 		return nil, err
 	}
-	if err := h.checkSendAs(acct, creq); err != nil {
-		return nil, err
+	if h.forView(ctx) {
+		return h.prepare(ctx, acct, req, creq, tool, draft) // the user sends it from the compose view
 	}
 	confirm, err := h.confirmation(ctx, req, draft)
 	if err != nil {
@@ -110,6 +110,22 @@ func (h *handlers) send(ctx context.Context, acct *account.Account, req mcp.Call
 	if err != nil {
 		return nil, err
 	}
+	return sentResult(creq, res, draft), nil
+}
+
+// checkGrants refuses a message its user's grants cannot carry: mail
+// arguments without a Gmail read scope, from or signature without one
+// that reads the send-as settings.
+func (h *handlers) checkGrants(acct *account.Account, creq compose.Request) error {
+	if err := h.checkMailSend(acct, creq); err != nil {
+		return err
+	}
+	return h.checkSendAs(acct, creq)
+}
+
+// sentResult says what went out: the text, and the result with every
+// list present.
+func sentResult(creq compose.Request, res compose.Result, draft bool) *mcp.CallToolResult {
 	if res.Attached == nil {
 		res.Attached = []compose.Attached{}
 	}
@@ -119,7 +135,7 @@ func (h *handlers) send(ctx context.Context, acct *account.Account, req mcp.Call
 	if res.Linked == nil {
 		res.Linked = []compose.Linked{}
 	}
-	return succeeded(sendText(creq, res, draft), res), nil
+	return succeeded(sendText(creq, res, draft), res)
 }
 
 // parseSend validates send_email's (and create_draft's) arguments;

@@ -36,6 +36,9 @@ func TestReferenceTools(t *testing.T) {
 	referenceTools.Check(t, toolsReference(t), *update)
 }
 
+// viewOnlyNote says who is listed a tool only a view calls.
+const viewOnlyNote = "Listed to a client that renders MCP App views, for the compose view to call (hidden from the model)."
+
 // toolsReference renders every tool: the default definition, with what
 // --read-mail, --file-transfer and --drive-scope file change in it.
 func toolsReference(t *testing.T) string {
@@ -61,6 +64,9 @@ func toolsReference(t *testing.T) string {
 		}
 		if tool.Name == "drive_pick" {
 			b.WriteString("Listed with `--drive-scope file`.\n\n")
+		}
+		if viewOnly[tool.Name] {
+			b.WriteString(viewOnlyNote + "\n\n")
 		}
 		b.WriteString(quote(tool.Description))
 		if mt, ok := mail[tool.Name]; ok && mt.Description != tool.Description {
@@ -411,6 +417,9 @@ func toolTable(t *testing.T) string {
 		}
 		if st.Tool.Name == "drive_pick" {
 			what += " Listed with `--drive-scope file`."
+		}
+		if viewOnly[st.Tool.Name] {
+			what += " " + viewOnlyNote
 		}
 		if mt, ok := withMail[st.Tool.Name]; ok {
 			var mail struct {

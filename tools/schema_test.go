@@ -123,6 +123,8 @@ func TestDefinitions(t *testing.T) {
 	defs = append(defs, sendEmailTool(true, true), createDraftTool(true, true), saveToDriveTool(true))
 	// And file mode's.
 	defs = append(defs, drivePickTool(), driveSearchFileTool())
+	// And those of a client that renders views.
+	defs = append(defs, composeTool(sendEmailTool(true, true)), composeTool(createDraftTool(false, false)), viewedPickTool())
 	for _, tool := range defs {
 		t.Run(tool.Name, func(t *testing.T) {
 			compileSchema(t, tool.Name+" input", tool.RawInputSchema)

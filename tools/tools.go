@@ -17,6 +17,7 @@ import (
 	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/prepared"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -124,6 +125,9 @@ type Deps struct {
 	// ended: accepted, declined, cancelled, unanswered, or unaskable (the
 	// client could not be asked).
 	Confirmed func(answer string)
+	// Prepared keeps the messages that wait in the compose view for their
+	// user (compose_view.go); nil: no client is shown the view.
+	Prepared *prepared.Store
 	// MailReader reads the caller's Gmail (search_mail, save_to_drive).
 	MailReader MailReader
 	// Picks gives links to Google's Picker (serve --drive-scope file):
@@ -157,6 +161,8 @@ func Tools(d Deps) []server.ServerTool {
 		{Tool: searchMailTool(), Handler: h.guard("search_mail", h.searchMail)},
 		{Tool: saveToDriveTool(false), Handler: h.guard("save_to_drive", h.saveToDrive)},
 		{Tool: sendDraftTool(), Handler: h.guard("send_draft", h.sendDraft)},
+		// Listed by Filter only to a client that renders views.
+		{Tool: sendPreparedTool(), Handler: h.guard("send_prepared", h.sendPrepared)},
 	}
 	if d.Picks != nil {
 		// File mode: drive_search searches the files handed to drivemail,
