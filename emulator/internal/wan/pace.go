@@ -41,11 +41,13 @@ const (
 // pacer is the link one request's body or response crosses: bytes
 // cross it one after another at the rate, and a piece is handed on only
 // once its last byte has crossed (done: when the bytes let through so
-// far have all crossed). A piece that arrives while the link is idle
-// starts crossing when it arrives; no credit builds up while it idles,
-// and none is given at the start, so n bytes take n/rate from the first
-// byte, never less. One request's body or response owns a pacer; it is
-// not shared.
+// far have all crossed). None is given at the start and done never moves
+// back, so n bytes take n/rate from the first byte, never less. A piece
+// that arrives once the link has been idle longer than a piece's time
+// starts crossing when it arrives (no credit builds up while it idles);
+// one that comes sooner follows the last, so a sleep that overshoots,
+// or a reader's own work between reads, costs the stream nothing.
+// One request's body or response owns a pacer; it is not shared.
 type pacer struct {
 	clock clock
 	rate  float64 // bytes per second
@@ -60,7 +62,7 @@ func newPacer(c clock, r Rate) *pacer {
 // take waits until n more bytes, there now, have crossed the link.
 func (p *pacer) take(ctx context.Context, n int) error {
 	now := p.clock.Now()
-	if p.done.Before(now) {
+	if p.done.Before(now.Add(-pieceTime)) {
 		p.done = now
 	}
 	p.done = p.done.Add(time.Duration(float64(n) / p.rate * float64(time.Second)))

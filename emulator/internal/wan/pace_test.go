@@ -60,3 +60,36 @@ func TestPacerGivesNoCreditForIdleTime(t *testing.T) {
 		t.Errorf("one piece after an idle hour waited %v (%v); want its own time on the link, %v", c.t.Sub(before), err, piece)
 	}
 }
+
+// lateClock oversleeps every wait by late, as timers on a busy machine do.
+type lateClock struct {
+	fakeClock
+	late time.Duration
+}
+
+func (c *lateClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		c.t = c.t.Add(d + c.late)
+	}
+	return ctx.Err()
+}
+
+// TestPacerAbsorbsLateWakeups: a stream read in small pieces, each wait
+// overslept, still keeps to its rate (one late wake-up's worth over), not
+// to the rate less a wake-up per piece: 35.8 MB read 4 KiB at a time at
+// 16 MB/s took 11 s when each late wake-up was lost.
+func TestPacerAbsorbsLateWakeups(t *testing.T) {
+	c := &lateClock{fakeClock: fakeClock{t: time.Unix(1e9, 0)}, late: time.Millisecond}
+	p := newPacer(c, 16*MB)
+	start := c.t
+	const size, piece = 35_800_000, 4 << 10
+	for left := size; left > 0; left -= piece {
+		if err := p.take(context.Background(), min(left, piece)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exact := time.Duration(float64(size) / float64(16*MB) * float64(time.Second))
+	if took := c.t.Sub(start); took < exact || took > exact+c.late {
+		t.Errorf("took %v; the link takes %v, and one late wake-up is %v", took, exact, c.late)
+	}
+}
