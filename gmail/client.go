@@ -169,13 +169,15 @@ func AtLeast(n int64) UploadOption {
 }
 
 // Length says the message will be exactly n bytes long, as its writer
-// computed before the first byte (every part's size known): it then goes
-// in one request of that Content-Length, streamed as it is written
-// (whole.go), with a ring of its most recent bytes (the buffer a chunk
-// would have, sized as ExpectedSize or, without it, n says) from which
-// a failure is resumed. A writer whose message turns out longer or
-// shorter fails the upload before its last byte, and nothing is sent.
-// Without it, or with n <= 0, the message goes in chunks.
+// computed before the first byte (every part's size known), which the
+// session is opened with (X-Upload-Content-Length). A message that would
+// take several chunks (over OneRequestMax) then goes in one request of
+// that Content-Length, streamed as it is written (whole.go), with a ring
+// of its most recent bytes (the buffer a chunk would have, sized as
+// ExpectedSize or, without it, n says) from which a failure is resumed;
+// a writer whose message turns out longer or shorter fails the upload
+// before its last byte, and nothing is sent. Without it, or with n <= 0,
+// the message goes in chunks.
 func Length(n int64) UploadOption {
 	return func(u *upload) { u.length = n }
 }
@@ -377,9 +379,20 @@ func (c *Client) attempt(ctx context.Context, hc *http.Client, w *uploadWatch, t
 	return sent, s, err, nil
 }
 
+// streamWhole reports whether a message of length bytes (0: unknown)
+// goes in one request streamed as it is written (whole), with a ring of
+// buf bytes: when its length is known and it would take more than one
+// chunk. A message that fits its buffer (at most OneRequestMax) goes in
+// one request anyway, once written: a writer that fails meanwhile (a
+// Drive failure) has sent Gmail nothing, so the send may start over.
+func streamWhole(length int64, buf int) bool {
+	return length > int64(buf) && length >= OneRequestMax
+}
+
 // resumable opens the session at once, while the writer waits for its
-// first bytes, then sends the message: in one request when its length is
-// known (whole), with buf its ring; otherwise in chunks of len(buf)
+// first bytes, then sends the message: in one request streamed as it is
+// written when its length is known and it would take several chunks
+// (whole), with buf its ring; otherwise in chunks of len(buf)
 // bytes: those that end by atLeast (the message surely goes past them)
 // while they are written, the others as they fill; the last one, seen to
 // end at the writer's EOF, completes it. It returns the session once
@@ -392,7 +405,7 @@ func (c *Client) resumable(ctx context.Context, hc *http.Client, t target, src i
 	if err != nil {
 		return Sent{}, nil, err
 	}
-	if t.length > 0 {
+	if streamWhole(t.length, len(buf)) {
 		sent, err := s.whole(ctx, newRing(src, buf, t.length))
 		return sent, s, err
 	}

@@ -51,11 +51,16 @@ func (c *countingBody) Read(p []byte) (int, error) {
 	return k, err
 }
 
+// big is a message over gmail.OneRequestMax, which would take many
+// chunks: of known length, it goes in one request streamed as written.
+const big = 6 << 20
+
 // TestOneRequestWhenTheLengthIsKnown: a message of known length goes in
 // one request after the session opens, however many chunks it would
-// have taken, and Gmail stores it byte for byte.
+// have taken, and Gmail stores it byte for byte; one that fits a chunk
+// goes in one request too, once written.
 func TestOneRequestWhenTheLengthIsKnown(t *testing.T) {
-	for _, size := range []int{10_000, 3 * chunk, 7*chunk + 123} {
+	for _, size := range []int{10_000, big, big + 7*chunk + 123} {
 		e := newEnv(t)
 		write, msg := message(size)
 		sent, err := e.gc.Send(context.Background(), "", write, gmail.Length(int64(len(msg))), gmail.ExpectedSize(int64(len(msg))))
@@ -85,7 +90,7 @@ func TestOneRequestFaults(t *testing.T) {
 		stored    int64
 	}{
 		{name: "broken past the middle: resumed from the ring", transport: func(b http.RoundTripper) http.RoundTripper {
-			return breakChunk(b, 1, 3*chunk-1000)
+			return breakChunk(b, 1, big-100_000)
 		}, runs: 1, puts: 3},
 		{name: "answered 503 having read it whole, Gmail holding none: restarted", faults: []emulator.Fault{
 			{Method: "PUT", PathPrefix: path, Status: 503},
@@ -112,7 +117,7 @@ func TestOneRequestFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.Inject(tt.faults...)
-			write, msg := message(4 * chunk) // past the ring of a chunk
+			write, msg := message(big) // past the ring of a chunk
 			var runs atomic.Int32
 			sent, err := gc.Send(context.Background(), "", counted(write, &runs), gmail.Length(int64(len(msg))))
 			st := e.Emu.Stats()
@@ -167,7 +172,7 @@ func TestLengthOtherThanWrittenSendsNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			write, msg := message(3 * chunk)
+			write, msg := message(big)
 			if tt.fail {
 				write = failingAfter(msg, len(msg)-1)
 			}
@@ -228,6 +233,7 @@ func TestRateLimitEndsTheSession(t *testing.T) {
 				write, msg := message(3 * chunk)
 				var opts []gmail.UploadOption
 				if whole {
+					write, msg = message(big)
 					opts = append(opts, gmail.Length(int64(len(msg))))
 				}
 				var runs atomic.Int32
