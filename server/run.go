@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -87,6 +88,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		RedirectURL:  base.String() + "/oauth/callback",
 		Drafts:       cfg.Drafts,
 		ReadMail:     cfg.ReadMail,
+		DriveFile:    cfg.driveFile(),
 		Store:        st,
 		Keys:         keys,
 		Logger:       logger,
@@ -144,6 +146,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		ccfg.Transfers, transfers = uploads, callerTransfers{uploads: uploads, door: accounts}
 	}
 	mail := compose.New(ccfg)
+	confirmSends, _ := tools.ParseConfirmSends(cfg.ConfirmSends) // check has read it
+	picks, err := cfg.picks(base, st, gauth, accounts, endpoints, logger)
+	if err != nil {
+		return err
+	}
 
 	s := NewServer(Deps{
 		Logger:   logger,
@@ -158,8 +165,12 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Saver:           uploads,
 			DraftsEnabled:   cfg.Drafts,
 			ReadMailEnabled: cfg.ReadMail,
+			ConfirmSends:    confirmSends,
+			Confirmed:       meter.SendConfirmation,
 			MailReader:      accountMailReader{},
+			Picks:           picks.links(),
 		},
+		Picks:          picks.page(),
 		Uploads:        uploads,
 		Store:          st,
 		Metrics:        meter,
@@ -187,10 +198,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "emulator on %s (sent mail: %s/_emulator/outbox)\n", demo.url, demo.url)
 	}
 	srv := newHTTPServer(s, defaultTimeouts, logger)
-	logger.Info("drivemail serving", "base_url", base.String(), "version", cfg.Version, "demo", cfg.Demo, "drafts", cfg.Drafts, "read_mail", cfg.ReadMail)
+	logger.Info("drivemail serving", "base_url", base.String(), "version", cfg.Version, "demo", cfg.Demo, "drafts", cfg.Drafts, "read_mail", cfg.ReadMail,
+		"drive_scope", cmp.Or(cfg.DriveScope, DriveReadonly))
 	fmt.Fprintf(stdout, "listening on %s\n", base)
 	if demo != nil {
-		demo.guide(base, demoToken).write(stdout)
+		demo.guide(base, demoToken, cfg.driveFile()).write(stdout)
 	}
 	return serve(ctx, srv, ln, cfg.ShutdownGrace, logger)
 }

@@ -377,7 +377,7 @@ func (m message) modern(h http.Header) bool {
 
 // tolerateProtocolHeader mends the MCP-Protocol-Version mismatches clients
 // were seen sending during the 2026-07-28 rollout, which the library would
-// answer 400 (research notes §12):
+// answer 400:
 //   - a 2026-07-28 header on a request with no 2026-07-28 _meta, from a
 //     session negotiated at an earlier version (SparkyFitness #2155): the
 //     body says it is a legacy request, so the header is dropped;

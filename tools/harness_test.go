@@ -47,14 +47,25 @@ func (f *fakeDrive) Get(ctx context.Context, _ *account.Account, ref drive.Ref) 
 	return f.file, f.err
 }
 
-// fakeMail records the request and answers with res or err.
+// fakeMail records the request and answers with res or err (draft, for
+// SendDraft).
 type fakeMail struct {
-	mu     sync.Mutex
-	req    compose.Request
-	opts   SendOptions
-	res    compose.Result
-	err    error
-	called int
+	mu      sync.Mutex
+	req     compose.Request
+	opts    SendOptions
+	res     compose.Result
+	err     error
+	called  int
+	draftID string
+	draft   compose.DraftSent
+}
+
+func (f *fakeMail) SendDraft(ctx context.Context, _ *account.Account, id string, _ func(context.Context, compose.Summary) error) (compose.DraftSent, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.called++
+	f.draftID = id
+	return f.draft, f.err
 }
 
 func (f *fakeMail) Send(ctx context.Context, _ *account.Account, req compose.Request, opts SendOptions) (compose.Result, error) {
@@ -92,6 +103,7 @@ type harness struct {
 	user    identity.User
 	hc      *http.Client
 	google  account.Options
+	deps    Deps // as the tools were given them
 }
 
 func newHarness(t *testing.T, mutate func(*Deps)) *harness {
@@ -116,6 +128,7 @@ func newHarness(t *testing.T, mutate func(*Deps)) *harness {
 	if mutate != nil {
 		mutate(&d)
 	}
+	h.deps = d
 	h.srv = server.NewMCPServer("drivemail", "test", server.WithToolCapabilities(false), server.WithToolFilter(Filter(d)))
 	h.srv.AddTools(Tools(d)...)
 	return h
@@ -221,7 +234,7 @@ func (h *harness) checkOutput(tool string, structured json.RawMessage) {
 		h.t.Fatalf("%s: success without structuredContent", tool)
 	}
 	var def mcp.Tool
-	for _, st := range Tools(Deps{}) {
+	for _, st := range Tools(h.deps) {
 		if st.Tool.Name == tool {
 			def = st.Tool
 		}

@@ -32,3 +32,12 @@ const (
 	kindGmailUnauthorized refusal.Kind = "gmail_unauthorized" // Google refused the token (401)
 	kindGmailAPIDisabled  refusal.Kind = "gmail_api_disabled" // the project has not enabled the Gmail API
 )
+
+// Confirming a send (confirm.go): nothing was sent.
+const (
+	kindSendDeclined       refusal.Kind = "send_declined"       // the user said no (or accepted the form unticked)
+	kindSendCancelled      refusal.Kind = "send_cancelled"      // the user dismissed the question
+	kindSendUnanswered     refusal.Kind = "send_unanswered"     // no answer within the wait (or the call ended first)
+	kindConfirmUnavailable refusal.Kind = "confirm_unavailable" // --confirm-sends always, and the client cannot ask its user
+	kindConfirmAsked       refusal.Kind = "confirm_asked"       // a 2026-07-28 client was sent the question (input_required); its retry answers
+)

@@ -21,13 +21,19 @@ import (
 // definitions stay as they are, so the default tools/list weighs what it
 // did.
 
-// mailOnly are the tools listed only when mail can be read.
-var mailOnly = map[string]bool{"search_mail": true}
+// mailOnly are the tools listed only when mail can be read, and
+// draftsOnly those listed only on a server that asks for the drafts
+// scope (--drafts).
+var (
+	mailOnly   = map[string]bool{"search_mail": true}
+	draftsOnly = map[string]bool{"send_draft": true}
+)
 
 // Filter is the MCP server's tool filter (server.WithToolFilter): it
 // hides the mail tools, or swaps in the mail definitions of send_email,
-// create_draft and save_to_drive, for the caller. At tools/call it hides
-// the mail tools from a user who may not use them.
+// create_draft and save_to_drive, for the caller, and send_draft on a
+// server without --drafts. At tools/call it hides the tools a user may
+// not use.
 func Filter(d Deps) server.ToolFilterFunc {
 	withMail := map[string]mcp.Tool{
 		"send_email":    sendEmailTool(d.FileTransfer, true),
@@ -42,7 +48,7 @@ func Filter(d Deps) server.ToolFilterFunc {
 		}
 		out := make([]mcp.Tool, 0, len(list))
 		for _, t := range list {
-			if mailOnly[t.Name] && !on {
+			if mailOnly[t.Name] && !on || draftsOnly[t.Name] && !d.DraftsEnabled {
 				continue
 			}
 			if mt, ok := withMail[t.Name]; ok && on {
@@ -68,6 +74,14 @@ const mailSendArgs = `{
   "forward": {
     "type": "string",
     "description": "A message id to pass on (needs to): its text is quoted and its attachments go too."
+  },
+  "from": {
+    "type": "string",
+    "description": "Send as this verified Gmail send-as alias of the user; default their own address."
+  },
+  "signature": {
+    "type": "boolean",
+    "description": "true: end the bodies with the sender's Gmail signature."
   }
 }`
 

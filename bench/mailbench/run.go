@@ -30,7 +30,7 @@ const (
 	attName   = "survey-scans.bin"
 	attSize   = 20 << 20
 	goalRatio = 1.3
-	goalSave  = 1.10 // issue 24 §6
+	goalSave  = 1.10
 	goalRSS   = 20 << 20
 	mib       = 1 << 20
 )
@@ -280,7 +280,7 @@ func ratio(a, b time.Duration) float64 {
 func report(w io.Writer, c config, profile string, f figures) bool {
 	// Against the best plain upload: in one request or in 16 MiB chunks,
 	// whichever was faster; beside it, for one release, against the
-	// chunked one alone (issue 15's yardstick).
+	// chunked one alone (the old yardstick).
 	bestSend := min(median(f.send), median(f.sendChunked))
 	bestUpload := min(median(f.upload), median(f.uploadChunked))
 	fw := ratio(median(f.forward), median(f.get)+bestSend)
@@ -297,7 +297,7 @@ func report(w io.Writer, c config, profile string, f figures) bool {
 		{"save_to_drive 20 MiB: time / (get + best Drive upload)", fmt.Sprintf("<= %.2f", goalSave), fmt.Sprintf("%.2f (old %.2f)", sv, svOld), sv <= goalSave},
 		{"save_to_drive: peak RSS growth of the server", fmt.Sprintf("< %d MiB", goalRSS>>20), fmt.Sprintf("%.1f MiB", float64(rs)/mib), rs < goalRSS},
 	}
-	fmt.Fprintf(w, "mail benchmark (issue 15): drivemail serve --read-mail against drivemail emulator (%s), separate processes; WAN profile %s; medians of %d runs, RSS the worst run\n\n",
+	fmt.Fprintf(w, "mail benchmark: drivemail serve --read-mail against drivemail emulator (%s), separate processes; WAN profile %s; medians of %d runs, RSS the worst run\n\n",
 		c.drivemail, profile, c.reps)
 	fmt.Fprintf(w, "| %-58s | %-9s | %-17s | %-6s |\n|%s|%s|%s|%s|\n", "figure", "goal", "measured", "pass",
 		strings.Repeat("-", 60), strings.Repeat("-", 11), strings.Repeat("-", 19), strings.Repeat("-", 8))

@@ -21,8 +21,9 @@ type figures struct {
 	cleared                               bool // the peak RSS was reset before each send
 }
 
-// The goals (issue 24 §6). The ten small files' goal is the tighter one
-// on a WAN profile, where the link and not the CPU sets the time.
+// The goals docs/operations.md gives for a send. The ten small files'
+// goal is the tighter one on a WAN profile, where the link and not the
+// CPU sets the time.
 const (
 	goalBig           = 1.15
 	goalTen           = 1.15
@@ -162,7 +163,7 @@ func verdict(ok bool) string {
 
 // header says what runs against what.
 func header(w io.Writer, c config, targets []*target) {
-	fmt.Fprintf(w, "send benchmark (issue 14): drivemail serve against drivemail emulator (%s), separate processes; medians of %d runs, RSS the worst run\n", c.drivemail, c.reps)
+	fmt.Fprintf(w, "send benchmark: drivemail serve against drivemail emulator (%s), separate processes; medians of %d runs, RSS the worst run\n", c.drivemail, c.reps)
 	for _, t := range targets {
 		v, err := exec.Command(t.spec.Binary, "version").Output()
 		if err != nil {
@@ -201,7 +202,7 @@ func table(w io.Writer, spec string, targets []*target, figs map[string]*figures
 		return fmt.Sprintf("%.2f s", d.Seconds())
 	}
 	fmt.Fprintf(w, "\nyardsticks: the plain client a competent user would write, same run: the upload in one request or in gmail/v1's 16 MiB chunks, "+
-		"whichever is faster, and a message's files downloaded at once; \"old yard.\" is the figure against issue 14's (16 MiB chunks, downloads one after another)\n")
+		"whichever is faster, and a message's files downloaded at once; \"old yard.\" is the figure against the old yardstick (16 MiB chunks, downloads one after another)\n")
 	fmt.Fprintf(w, "plain client libraries: 25 MiB download %s; its %.1f MB message up in one request %s, in 16 MiB chunks %s; "+
 		"10 downloads %s at once, %s one after another; their %.1f MB message up in one request %s, in 16 MiB chunks %s; "+
 		"10 small files' message %s, one small file's %s\n",
