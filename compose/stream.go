@@ -16,10 +16,11 @@ import (
 	"github.com/drivemail/drivemail/mimemsg"
 )
 
-// Whole-pass retries: a transient Drive failure while the first upload
-// chunk was still filling (no request had reached Gmail) restarts the
-// pass. Past that point only the Google client's own chunk retries apply:
-// a restarted pass after Gmail has bytes is how messages get sent twice.
+// Whole-pass retries: a transient Drive failure before any of the
+// message reached Gmail restarts the pass. Past that point only gmail's
+// own retries apply (a request resumed where Gmail says it got to, or an
+// upload begun again on a new session when Gmail holds nothing that can
+// complete, the writer run again), which never send a message twice.
 const (
 	passAttempts = 3
 	passBackoff  = 500 * time.Millisecond
@@ -28,9 +29,12 @@ const (
 // stream runs passes of the message into Gmail until one succeeds or one
 // fails in a way that must not be retried.
 func (s *Service) stream(ctx context.Context, gc *gmail.Client, c *checked, out *outgoing, mp *msgPlan, opts Options) (gmail.Sent, mimemsg.Written, error) {
+	// A message whose every part has a known size has a known length
+	// (0: an export's size nobody knows): it goes to Gmail in one request.
+	length, _ := out.msg.EncodedSize()
 	wait := passBackoff
 	for attempt := 1; ; attempt++ {
-		sent, written, err := s.pass(ctx, gc, c, out, mp, opts)
+		sent, written, err := s.pass(ctx, gc, c, out, mp, length, opts)
 		if err == nil {
 			return sent, written, nil
 		}
@@ -52,8 +56,11 @@ func (s *Service) stream(ctx context.Context, gc *gmail.Client, c *checked, out 
 }
 
 // pass streams the message once: Drive → mimemsg → progress counter →
-// Gmail upload, with the parts opened ahead of the writer (prefetch).
-func (s *Service) pass(ctx context.Context, gc *gmail.Client, c *checked, out *outgoing, mp *msgPlan, opts Options) (gmail.Sent, mimemsg.Written, error) {
+// Gmail upload, with the parts opened ahead of the writer (prefetch);
+// length is the message's exact length when it is known (else 0). The
+// upload may run the writer again (a restart on a new session): each run
+// writes the message from its first byte, its parts opened afresh.
+func (s *Service) pass(ctx context.Context, gc *gmail.Client, c *checked, out *outgoing, mp *msgPlan, length int64, opts Options) (gmail.Sent, mimemsg.Written, error) {
 	var written mimemsg.Written
 	// The writer reads Drive with the upload's context, which ends with
 	// the upload: a Gmail failure stops a Drive read the writer waits on,
@@ -82,12 +89,15 @@ func (s *Service) pass(ctx context.Context, gc *gmail.Client, c *checked, out *o
 	}
 	var sent gmail.Sent
 	var err error
-	size := gmail.ExpectedSize(mp.estimate) // 0 with exports: unknown
-	least := gmail.AtLeast(mp.atLeast())
+	upload := []gmail.UploadOption{
+		gmail.ExpectedSize(mp.estimate), // 0 with exports: unknown; what admission reserved for
+		gmail.AtLeast(mp.atLeast()),
+		gmail.Length(length),
+	}
 	if opts.Draft {
-		sent, err = gc.CreateDraft(ctx, c.req.ThreadID, write, size, least)
+		sent, err = gc.CreateDraft(ctx, c.req.ThreadID, write, upload...)
 	} else {
-		sent, err = gc.Send(ctx, c.req.ThreadID, write, size, least)
+		sent, err = gc.Send(ctx, c.req.ThreadID, write, upload...)
 	}
 	if err != nil {
 		return gmail.Sent{}, mimemsg.Written{}, err

@@ -216,6 +216,21 @@ func operationError(code int64) error {
 	return fmt.Errorf("operation failed with code %d", code)
 }
 
+// refusedHost logs, for the operator, a download Google sent to a host
+// drivemail does not fetch from (err, a *google.TokenHostError, names
+// its origin; the URL, signed, is not logged): the user's sentence says
+// the export failed, but only the operator can tell a new Google host
+// (--download-hosts) from a wrong one.
+func (c *Client) refusedHost(err error) {
+	origin := "(unreadable URL)"
+	var th *google.TokenHostError
+	if errors.As(err, &th) {
+		origin = th.Origin
+	}
+	c.log.Error("Google named a download host drivemail does not fetch from; if it is Google's, add it to --download-hosts",
+		"op", "files.download", "origin", origin)
+}
+
 // fetchContent GETs a download URI Google gave, with the user's token,
 // after checking it points at Google's download hosts
 // (google.Endpoints.ContentURLAllowed). The answer must be 200 and
@@ -227,6 +242,7 @@ func (c *Client) fetchContent(ctx context.Context, f File, raw, mimeType string)
 		err = c.endpoints.ContentURLAllowed(u)
 	}
 	if err != nil {
+		c.refusedHost(err)
 		return nil, &Error{Op: op, Err: fmt.Errorf("%w: %w", ErrBadContentURL, google.WithoutURL(err))}
 	}
 	wctx, w := c.watch(ctx)
@@ -249,6 +265,7 @@ func (c *Client) fetchContent(ctx context.Context, f File, raw, mimeType string)
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case errors.Is(err, google.ErrTokenHost):
+			c.refusedHost(err)
 			return nil, &Error{Op: op, Err: fmt.Errorf("%w: %w", ErrBadContentURL, google.WithoutURL(err))}
 		}
 		return nil, &Error{Op: op, Err: google.WithoutURL(err)}

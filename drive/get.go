@@ -101,7 +101,7 @@ func (c *Client) OptionalSheetTabs(ctx context.Context, f File) ([]Sheet, error)
 
 func (c *Client) sheetTabs(ctx context.Context, f File, wrap func(string, error) error) ([]Sheet, error) {
 	call := c.sheets.Get(f.ID).Fields("sheets.properties(sheetId,title,index,gridProperties(rowCount,columnCount))").Context(ctx)
-	setResourceKey(call.Header(), f.ID, f.ResourceKey)
+	setSheetsResourceKey(call.Header(), f.ID, f.ResourceKey)
 	ss, err := call.Do()
 	if err != nil {
 		return nil, wrap("spreadsheets.get", err)

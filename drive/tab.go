@@ -178,7 +178,7 @@ func (r *tabReader) read(from, to int64) ([][]any, error) {
 		ctx, cancel := context.WithTimeout(r.ctx, r.c.idle)
 		call := r.c.sheets.Values.Get(r.f.ID, rng).ValueRenderOption("FORMATTED_VALUE").
 			MajorDimension("ROWS").Fields("values").Context(ctx)
-		setResourceKey(call.Header(), r.f.ID, r.f.ResourceKey)
+		setSheetsResourceKey(call.Header(), r.f.ID, r.f.ResourceKey)
 		vr, err := call.Do()
 		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded) && r.ctx.Err() == nil
 		cancel()

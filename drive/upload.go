@@ -19,6 +19,36 @@ import (
 // trips to Google but cost memory for every upload running.
 const UploadChunkSize = 4 << 20
 
+// Known sizes: a file whose size is known before the upload
+// (NewFile.Size) past UploadChunkSize goes in the fewest chunks of at most
+// MaxKnownChunk, at least two, evened out, instead of in chunks of
+// UploadChunkSize: each chunk is a round trip to Drive (~0.23 s at
+// Google), five of them for a 20 MiB save_to_drive (three now, of
+// 6.7 MiB) against the Google client's two of 16 MiB, and a chunk waits
+// to fill before it goes. The cost is memory for such an upload, at most
+// MaxKnownChunk instead of UploadChunkSize (12 MiB with its read-ahead
+// instead of 8), which only files of known size pay, up to MaxKnownSize:
+// a larger one (a long /upload) keeps UploadChunkSize. Two chunks at
+// least, because a single request of the Google client's holds the whole
+// file. (Its unchunked upload, googleapi.ChunkSize(0), is never used: when
+// its reader fails it still writes the multipart body's closing boundary,
+// so Drive would store the file cut short.)
+const (
+	MaxKnownChunk = 8 << 20
+	MaxKnownSize  = 4 * MaxKnownChunk
+)
+
+// chunkFor is the chunk size of an upload of size bytes (0: unknown).
+func chunkFor(size int64) int {
+	if size <= UploadChunkSize || size > MaxKnownSize {
+		return UploadChunkSize
+	}
+	const unit = googleapi.MinUploadChunkSize
+	n := max((size+MaxKnownChunk-1)/MaxKnownChunk, 2)
+	each := (size + n - 1) / n
+	return int((each + unit - 1) / unit * unit)
+}
+
 // NewFile describes a file to create with Upload.
 type NewFile struct {
 	// ID is an id from GenerateID, so the caller could name the file
@@ -27,12 +57,16 @@ type NewFile struct {
 	Name     string
 	MimeType string // the content's type; empty lets Drive decide
 	ParentID string // a folder id; empty for My Drive's root
+	// Size is the content's length when it is known before the upload
+	// (0: unknown), which sets its chunks (chunkFor). The reader must
+	// still yield exactly that many bytes, or fail.
+	Size int64
 }
 
 // Upload creates a file in the user's Drive from r, streaming it: one
 // multipart request below UploadChunkSize, resumable chunks above (each
-// retried on 5xx, 429 and cut connections). It needs only the drive.file
-// scope.
+// retried on 5xx, 429 and cut connections), larger ones for a file of
+// known size (chunkFor). It needs only the drive.file scope.
 //
 // The upload is finalized only when r returns io.EOF. If r returns any
 // other error, the final chunk is never sent and no file is created, so a
@@ -54,7 +88,7 @@ func (c *Client) Upload(ctx context.Context, nf NewFile, r io.Reader) (File, err
 	if nf.ParentID != "" {
 		meta.Parents = []string{nf.ParentID}
 	}
-	opts := []googleapi.MediaOption{googleapi.ChunkSize(UploadChunkSize)}
+	opts := []googleapi.MediaOption{googleapi.ChunkSize(chunkFor(nf.Size))}
 	if nf.MimeType != "" {
 		opts = append(opts, googleapi.ContentType(nf.MimeType))
 	}

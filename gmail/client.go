@@ -1,7 +1,9 @@
 // Package gmail sends and drafts messages through Gmail's resumable media
 // upload, streaming: the message is written into a pipe while the upload
-// session, opened at once, takes it a chunk at a time (resumable.go). A
-// message whose writer fails is never completed, so nothing is sent.
+// session, opened at once, takes it in one request when its length is
+// known before its first byte (whole.go), else a chunk at a time
+// (resumable.go). A message whose writer fails is never completed, so
+// nothing is sent.
 package gmail
 
 import (
@@ -143,7 +145,7 @@ type UploadOption func(*upload)
 
 // upload is what the options of one upload set.
 type upload struct {
-	size, atLeast int64
+	size, atLeast, length int64
 }
 
 // ExpectedSize says about how large the message will be, at most (0:
@@ -166,10 +168,25 @@ func AtLeast(n int64) UploadOption {
 	return func(u *upload) { u.atLeast = n }
 }
 
+// Length says the message will be exactly n bytes long, as its writer
+// computed before the first byte (every part's size known), which the
+// session is opened with (X-Upload-Content-Length). A message that would
+// take several chunks (over OneRequestMax) then goes in one request of
+// that Content-Length, streamed as it is written (whole.go), with a ring
+// of its most recent bytes (the buffer a chunk would have, sized as
+// ExpectedSize or, without it, n says) from which a failure is resumed;
+// a writer whose message turns out longer or shorter fails the upload
+// before its last byte, and nothing is sent. Without it, or with n <= 0,
+// the message goes in chunks.
+func Length(n int64) UploadOption {
+	return func(u *upload) { u.length = n }
+}
+
 // UploadMemory is the most memory the upload of a message of about size
-// bytes (0: unknown) holds: its chunk buffer (chunkFor), allocated whole.
-// A sender reserves it before the message streams, so it must stay what
-// the upload allocates.
+// bytes (0: unknown) holds: its chunk buffer (chunkFor), allocated whole,
+// or, for a message of known Length, the ring of its most recent bytes,
+// of the same size. A sender reserves it before the message streams, so
+// it must stay what the upload allocates.
 func (c *Client) UploadMemory(size int64) int64 { return int64(c.chunkFor(size)) }
 
 // chunkFor is the chunk an upload of a message of about size bytes (0:
@@ -273,15 +290,13 @@ func (c *Client) CreateDraft(ctx context.Context, threadID string, write WriteFu
 // resumable session, opened before the first chunk has filled. Every
 // failure closes the pipe with an error, never with a plain Close, which
 // would end the message early; and only a message whose writer returned
-// nil is ever completed.
+// nil is ever completed. An upload whose session ended with nothing sent
+// (a restart) begins again on a new one, the writer run again.
 func (c *Client) upload(ctx context.Context, op, path string, query url.Values, meta []byte, write WriteFunc, opts []UploadOption, decode func([]byte) (Sent, error)) (Sent, error) {
 	var u upload
 	for _, o := range opts {
 		o(&u)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
 	w := &uploadWatch{timeout: c.chunkTimeout, throttle: &chunkThrottle{wait: c.rateLimitWait, now: time.Now}}
 	hc := *c.http
 	w.base = hc.Transport
@@ -293,13 +308,62 @@ func (c *Client) upload(ctx context.Context, op, path string, query url.Values, 
 	if err != nil {
 		return Sent{}, err
 	}
-	t := target{url: uploadURL(svc.BasePath, path, query), meta: meta, decode: decode}
+	t := target{url: uploadURL(svc.BasePath, path, query), meta: meta, decode: decode, length: max(u.length, 0)}
+	size := u.size
+	if size <= 0 {
+		size = t.length
+	}
+	buf := make([]byte, c.chunkFor(size))
+	var wait time.Duration
+	for attempt := 1; ; attempt++ {
+		sent, s, err, werr := c.attempt(ctx, &hc, w, t, write, buf, u.atLeast)
+		if werr != nil {
+			// The writer failed: it never returned nil, so no request
+			// completed the message. The session is cancelled.
+			if s != nil {
+				s.cancel(ctx)
+			}
+			return Sent{}, &WriteError{Err: werr, Contacted: w.contacted.Load()}
+		}
+		var r *restart
+		if errors.As(err, &r) && attempt < uploadAttempts {
+			if r.cancel {
+				s.cancel(ctx)
+			}
+			wait = max(r.wait, 2*wait)
+			c.log.InfoContext(ctx, "restarting a Gmail upload on a new session", "op", op, "attempt", attempt, "err", google.WithoutURL(r.err).Error())
+			if sleep(ctx, jitter(wait)) == nil {
+				continue
+			}
+		}
+		if err == nil {
+			return sent, nil
+		}
+		if s != nil && (r != nil && r.cancel || errors.Is(err, errShort) || errors.Is(err, errLonger)) {
+			s.cancel(ctx) // it holds part of a message that will not be completed
+		}
+		e := c.wrap(op, err)
+		if errors.Is(err, ErrStalled) {
+			e.Err = ErrStalled
+		}
+		if s != nil {
+			e.MaybeSent, e.Accepted = s.unsettled || s.accepted, s.accepted
+		}
+		return Sent{}, e
+	}
+}
 
+// attempt runs write once into a pipe and uploads what it writes on a
+// new session, which it returns once opened. werr is the writer's
+// failure when it came before the upload ended.
+func (c *Client) attempt(ctx context.Context, hc *http.Client, w *uploadWatch, t target, write WriteFunc, buf []byte, atLeast int64) (Sent, *session, error, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w.contacted.Store(false)
 	pr, pw := io.Pipe()
 	p := &producer{done: make(chan struct{})}
 	go p.run(ctx, pw, write)
-	sent, s, err := c.resumable(ctx, &hc, t, &ctxReader{ctx: ctx, r: pr}, c.chunkFor(u.size), u.atLeast, p)
-	stalled := errors.Is(err, ErrStalled)
+	sent, s, err := c.resumable(ctx, hc, t, &ctxReader{ctx: ctx, r: pr}, buf, atLeast, p)
 	// The writer's verdict counts only if it came before the upload
 	// ended: the producer records it before closing the pipe, so a writer
 	// failure that ended the upload is visible here. A writer still
@@ -309,34 +373,31 @@ func (c *Client) upload(ctx context.Context, op, path string, query url.Values, 
 	pr.CloseWithError(errUploadEnded)
 	cancel()
 	<-p.done
-
-	switch {
-	case finished && perr != nil:
-		// The writer failed: it never returned nil, so no request
-		// completed the message. The session is cancelled.
-		if s != nil {
-			s.cancel(ctx)
-		}
-		return Sent{}, &WriteError{Err: perr, Contacted: w.contacted.Load()}
-	case err != nil:
-		e := c.wrap(op, err)
-		if stalled {
-			e.Err = ErrStalled
-		}
-		if s != nil {
-			e.MaybeSent, e.Accepted = s.unsettled || s.accepted, s.accepted
-		}
-		return Sent{}, e
+	if finished && perr != nil {
+		return Sent{}, s, nil, perr
 	}
-	return sent, nil
+	return sent, s, err, nil
+}
+
+// streamWhole reports whether a message of length bytes (0: unknown)
+// goes in one request streamed as it is written (whole), with a ring of
+// buf bytes: when its length is known and it would take more than one
+// chunk. A message that fits its buffer (at most OneRequestMax) goes in
+// one request anyway, once written: a writer that fails meanwhile (a
+// Drive failure) has sent Gmail nothing, so the send may start over.
+func streamWhole(length int64, buf int) bool {
+	return length > int64(buf) && length >= OneRequestMax
 }
 
 // resumable opens the session at once, while the writer waits for its
-// first bytes, then sends the message in chunks of chunk bytes: those
-// that end by atLeast (the message surely goes past them) while they are
-// written, the others as they fill; the last one, seen to end at the
-// writer's EOF, completes it. It returns the session once opened.
-func (c *Client) resumable(ctx context.Context, hc *http.Client, t target, src io.Reader, chunk int, atLeast int64, p *producer) (Sent, *session, error) {
+// first bytes, then sends the message: in one request streamed as it is
+// written when its length is known and it would take several chunks
+// (whole), with buf its ring; otherwise in chunks of len(buf)
+// bytes: those that end by atLeast (the message surely goes past them)
+// while they are written, the others as they fill; the last one, seen to
+// end at the writer's EOF, completes it. It returns the session once
+// opened.
+func (c *Client) resumable(ctx context.Context, hc *http.Client, t target, src io.Reader, buf []byte, atLeast int64, p *producer) (Sent, *session, error) {
 	if perr, finished := p.result(); finished && perr != nil {
 		return Sent{}, nil, perr // the writer failed already: not even a session
 	}
@@ -344,7 +405,11 @@ func (c *Client) resumable(ctx context.Context, hc *http.Client, t target, src i
 	if err != nil {
 		return Sent{}, nil, err
 	}
-	buf := make([]byte, chunk)
+	if streamWhole(t.length, len(buf)) {
+		sent, err := s.whole(ctx, newRing(src, buf, t.length))
+		return sent, s, err
+	}
+	chunk := len(buf)
 	for off := int64(0); ; off += int64(chunk) {
 		if off+int64(chunk) <= atLeast {
 			sent, ended, err := s.stream(ctx, src, buf, off)
@@ -428,8 +493,8 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // uploadWatch is the transport of one upload. It notes whether a request
 // carrying any of the message left us (before that, not even a part of
 // it reached Gmail), bounds every request by the timeout, answer
-// included, and turns a chunk's 429 into an error that is not retried
-// when retrying cannot help (chunkThrottle).
+// included, and turns a chunk's rate limit (429, or a 403 one) into an
+// error that is not retried when retrying cannot help (chunkThrottle).
 type uploadWatch struct {
 	base      http.RoundTripper
 	timeout   time.Duration
@@ -437,9 +502,17 @@ type uploadWatch struct {
 	contacted atomic.Bool
 }
 
+// writtenBody is a request body that hands the writer's bytes on as
+// they are written (streamBody, wholeBody): onSent is called at its first
+// byte, onWait around each wait on the writer.
+type writtenBody interface {
+	onSent(func())
+	onWait(func(onWriter bool))
+}
+
 func (f *uploadWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	cr := r.Header.Get("Content-Range")
-	if sb, ok := r.Body.(*streamBody); ok {
+	if sb, ok := r.Body.(writtenBody); ok {
 		// Its bytes come as the writer makes them: Gmail has some of the
 		// message once the first is handed on.
 		sb.onSent(func() { f.contacted.Store(true) })
@@ -453,7 +526,7 @@ func (f *uploadWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	} else {
 		res, err = f.timed(r)
 	}
-	if cr != "" && err == nil && res.StatusCode == http.StatusTooManyRequests {
+	if cr != "" && err == nil && (res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusForbidden) {
 		res, err = f.throttle.check(res)
 	}
 	return res, err
@@ -463,7 +536,7 @@ func (f *uploadWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 // the timeout ends fails with an error wrapping ErrStalled.
 func (f *uploadWatch) timed(r *http.Request) (*http.Response, error) {
 	ctx, w := stream.Start(r.Context(), f.timeout)
-	if sb, ok := r.Body.(*streamBody); ok {
+	if sb, ok := r.Body.(writtenBody); ok {
 		// A chunk sent while it is written waits on the writer too
 		// (Drive, which has its own idle timeout): the clock counts only
 		// the time spent on Gmail, so it stops while the body waits for

@@ -82,12 +82,15 @@ const DefaultRateLimitWait = time.Minute
 // maxErrorBody bounds the error body read to classify a 429.
 const maxErrorBody = 64 << 10
 
-// chunkThrottle decides, for the Google client's retries of a resumable
-// chunk answered 429, whether retrying can help. The client retries a
-// 429 until its chunk retry deadline whatever Gmail said, and lets no
-// retry rule see the body (RetryConfig.ShouldRetry gets only the status),
-// so the decision is made here, on the response, and a 429 not worth
-// retrying becomes an error the client does not retry.
+// chunkThrottle decides, for an upload request Gmail answered with a
+// rate limit (429, or 403 rateLimitExceeded or userRateLimitExceeded),
+// whether trying again can help. A status code does not tell: the daily
+// sending limit is a 429 too, and only the body says which limit it is
+// and when it lifts. So the transport of an upload (uploadWatch) hands
+// it each such answer before the session reads it, and an answer not
+// worth retrying becomes errNoRetry, which the session does not retry.
+// The wait is counted from the upload's first rate limit, across the
+// restarts of its session (a 403 ends the session).
 type chunkThrottle struct {
 	wait time.Duration // how long rate-limited chunks may be retried
 	now  func() time.Time
@@ -96,8 +99,8 @@ type chunkThrottle struct {
 	first time.Time // the first 429 of this upload
 }
 
-// errNoRetry carries Gmail's answer past the Google client's chunk
-// retries: errors.As finds the *googleapi.Error it wraps.
+// errNoRetry is a rate limit not worth retrying, carrying Gmail's
+// answer: errors.As finds the *googleapi.Error it wraps.
 type errNoRetry struct{ ge *googleapi.Error }
 
 func (e *errNoRetry) Error() string {
@@ -106,11 +109,12 @@ func (e *errNoRetry) Error() string {
 
 func (e *errNoRetry) Unwrap() error { return e.ge }
 
-// check looks at a chunk's 429 answer and returns it unchanged (its body
-// restored) when a retry may succeed, or errNoRetry when it cannot: the
-// daily sending limit and the project's daily quota last hours, and a
-// rate limit that names a retry time past the wait, or has been retried
-// for the whole wait, will not lift in time.
+// check looks at a chunk's 429 or 403 answer and returns it unchanged
+// (its body restored) when it is not a limit (a 403 for another reason)
+// or a retry may succeed, or errNoRetry when it cannot: the daily
+// sending limit and the project's daily quota last hours, and a rate
+// limit that names a retry time past the wait, or has been retried for
+// the whole wait, will not lift in time.
 func (c *chunkThrottle) check(res *http.Response) (*http.Response, error) {
 	body, err := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 	res.Body.Close()
@@ -125,6 +129,9 @@ func (c *chunkThrottle) check(res *http.Response) (*http.Response, error) {
 		return res, nil
 	}
 	limit, retry := limitOf(ge)
+	if limit == NoLimit {
+		return res, nil
+	}
 	now := c.now()
 	c.mu.Lock()
 	if c.first.IsZero() {

@@ -49,13 +49,37 @@ var errProtocol = errors.New("unexpected answer from Gmail's upload server")
 // errShort is a message that ended before the bytes its writer promised.
 var errShort = errors.New("the message ended before the size it was expected to reach")
 
+// Restarts: an upload begins again on a new session at most this many
+// times in all, after at least restartPause, doubling, when the session
+// ended on a rate limit (Google's guides: back off at least a second);
+// after a failure that was not a limit, at least retryFirstPause.
+const (
+	uploadAttempts = 3
+	limitPause     = time.Second
+)
+
+// restart is an upload to begin again on a new session, from the
+// message's first byte, the writer run again: nothing of it can have
+// been sent. cancel says the old session may hold some of the message
+// and is cancelled first; wait is the least pause before the new one.
+type restart struct {
+	err    error
+	wait   time.Duration
+	cancel bool
+}
+
+func (r *restart) Error() string { return r.err.Error() }
+
+func (r *restart) Unwrap() error { return r.err }
+
 // target is what one upload opens: the endpoint (with uploadType) and
 // the JSON metadata of the opening request, and how to read the answer
-// that completes it.
+// that completes it; length is the message's exact length, 0 unknown.
 type target struct {
 	url    string
 	meta   []byte
 	decode func(body []byte) (Sent, error)
+	length int64
 }
 
 // session is one resumable upload of a message.
@@ -78,6 +102,9 @@ type session struct {
 	// accepted is set when Gmail answered the completing request with
 	// 200 but its body (the ids) could not be read, even by asking again.
 	accepted bool
+	// limited is the last rate limit Gmail answered with, the cause of a
+	// restart it leads to.
+	limited error
 }
 
 // openSession opens a resumable upload of t. A failure here sent nothing:
@@ -90,6 +117,9 @@ func openSession(ctx context.Context, hc *http.Client, t target, deadline time.D
 	}
 	req.Header.Set("Content-Type", "application/json; charset=UTF-8")
 	req.Header.Set("X-Upload-Content-Type", "message/rfc822")
+	if t.length > 0 {
+		req.Header.Set("X-Upload-Content-Length", strconv.FormatInt(t.length, 10))
+	}
 	res, err := hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -114,6 +144,8 @@ type answer struct {
 	retry    bool  // err may pass on another try: a 5xx, 408 or 429 answer, or none at all
 	code     int   // the HTTP status of the answer, 0 when none came
 	unsent   bool  // the request never left (no token could be had)
+	limited  bool  // a rate limit (429, or a 403 rate limit) that may lift
+	expired  bool  // a 403 rate limit: the session has ended with it
 }
 
 // settles reports whether a says if the upload completed: the message, a
@@ -127,9 +159,62 @@ func (a answer) settles(query bool) bool {
 	case a.code == 0 || a.code >= 500:
 		return false
 	case query:
-		return a.code != http.StatusNotFound && a.code != http.StatusGone
+		return !a.gone()
 	}
 	return true
+}
+
+// gone reports an answer saying the session no longer exists.
+func (a answer) gone() bool { return a.code == http.StatusNotFound || a.code == http.StatusGone }
+
+// note records what a, the answer to a request or (query) a status
+// query, says of whether the upload completed, once a request that may
+// complete it has left: no answer, or a 5xx, leaves it unsettled (the
+// message may have been sent); the message, a 308 or a refusal settles
+// it. A status query's 404 or 410 says the session is gone, not whether
+// it completed, so what was known before it stands: after a refusal
+// (Gmail answered the last request with a 429, say) nothing was sent.
+func (s *session) note(a answer, query bool) {
+	if !s.finalSent || a.unsent || query && a.gone() {
+		return
+	}
+	s.unsettled = !a.settles(query)
+}
+
+// restartAfter is the restart a calls for, or nil: a 403 rate limit ends
+// the session (Google's upload guides: any 4xx during a resumable upload
+// means the session has expired and the upload must begin again), and so
+// has a session Gmail no longer knows when asked after a failure; then
+// nothing of the message can have been sent, unless a request that may
+// have completed it got no answer (unsettled).
+func (s *session) restartAfter(a answer, query bool) *restart {
+	if a.limited {
+		s.limited = a.err
+	}
+	switch {
+	case a.expired:
+		return &restart{err: a.err, wait: limitPause}
+	case query && a.gone() && !s.unsettled && !s.accepted:
+		if s.limited != nil {
+			return &restart{err: s.limited, wait: limitPause}
+		}
+		return &restart{err: a.err, wait: retryFirstPause}
+	}
+	return nil
+}
+
+// isRateLimit reports whether err is a rate limit that may lift: per
+// user or per project, not the daily ones.
+func isRateLimit(err error) bool {
+	var ge *googleapi.Error
+	if !errors.As(err, &ge) {
+		return false
+	}
+	switch l, _ := limitOf(ge); l {
+	case UserRateLimit, ProjectRateLimit, OtherRateLimit:
+		return true
+	}
+	return false
 }
 
 // put sends data, the message's bytes from off, on the session; total is
@@ -175,7 +260,12 @@ func (s *session) do(ctx context.Context, req *http.Request, off, n, total int64
 		return answer{received: got, err: err, code: http.StatusPermanentRedirect}
 	}
 	if err := googleapi.CheckResponse(res); err != nil {
-		return answer{err: err, code: code, retry: code >= 500 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout}
+		// A 429 is tried again on the session; a 403 rate limit ended it
+		// (the transport's chunkThrottle has let through only the limits
+		// worth waiting for).
+		limited := code == http.StatusTooManyRequests || code == http.StatusForbidden && isRateLimit(err)
+		return answer{err: err, code: code, limited: limited, expired: limited && code == http.StatusForbidden,
+			retry: code >= 500 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout}
 	}
 	body, err := io.ReadAll(io.LimitReader(res.Body, maxAnswerBytes))
 	if err != nil {
@@ -232,8 +322,7 @@ func (s *session) send(ctx context.Context, data []byte, off int64, final, query
 		total = end
 	}
 	from := off
-	pause := s.pause
-	giveUp := time.Now().Add(s.deadline)
+	rt := s.retries()
 	for stuck := 0; ; {
 		var a answer
 		if query {
@@ -242,22 +331,15 @@ func (s *session) send(ctx context.Context, data []byte, off int64, final, query
 			a = s.put(ctx, data[from-off:], from, total)
 			s.finalSent = s.finalSent || final && !a.unsent
 		}
-		if s.finalSent && !a.unsent {
-			s.unsettled = !a.settles(query)
-		}
+		s.note(a, query)
 		switch {
-		case a.done && !final:
-			s.accepted = true
-			return Sent{}, fmt.Errorf("Gmail completed the upload before its last chunk: %w", errProtocol)
-		case a.done && a.err != nil && !s.accepted:
-			// A 200 whose body (the ids) was lost: ask for it again.
-			s.accepted, query = true, true
-			continue
 		case a.done:
-			if a.err == nil {
-				s.accepted = false
+			sent, err, again := s.settle(a, !final)
+			if again {
+				query = true
+				continue
 			}
-			return a.sent, a.err
+			return sent, err
 		case a.code == http.StatusPermanentRedirect && a.err != nil:
 			return Sent{}, a.err
 		case a.err == nil && (a.received < off || a.received > end):
@@ -279,15 +361,58 @@ func (s *session) send(ctx context.Context, data []byte, off int64, final, query
 			stuck++
 			a.err, a.retry = fmt.Errorf("Gmail took none of a chunk: %w", errProtocol), stuck < 3
 		}
-		if !a.retry || ctx.Err() != nil || time.Now().Add(pause).After(giveUp) {
-			return Sent{}, a.err
+		if err := s.failed(ctx, &rt, a, query); err != nil {
+			return Sent{}, err
 		}
-		if err := sleep(ctx, jitter(pause)); err != nil {
-			return Sent{}, a.err
-		}
-		pause = min(2*pause, retryMaxPause)
 		query = true
 	}
+}
+
+// settle reads a, an answer that completed the upload: Gmail's message
+// (sent), or a 200 whose body (the ids) was lost, to be asked for again
+// (again). early says it came before the request that ends the message
+// had left, which the protocol does not allow.
+func (s *session) settle(a answer, early bool) (sent Sent, err error, again bool) {
+	switch {
+	case early:
+		s.accepted = true
+		return Sent{}, fmt.Errorf("Gmail completed the upload before the message's end was sent: %w", errProtocol), false
+	case a.err != nil && !s.accepted:
+		s.accepted = true
+		return Sent{}, nil, true
+	}
+	if a.err == nil {
+		s.accepted = false
+	}
+	return a.sent, a.err, false
+}
+
+// retries paces the tries of one request: pause is the next wait, and
+// no try starts past giveUp.
+type retries struct {
+	pause  time.Duration
+	giveUp time.Time
+}
+
+func (s *session) retries() retries {
+	return retries{pause: s.pause, giveUp: time.Now().Add(s.deadline)}
+}
+
+// failed decides what follows the failed answer a: a restart, the end of
+// the upload (its error), or, when the failure may pass and the tries'
+// deadline allows, a pause (nil: ask Gmail how far it got, then go on).
+func (s *session) failed(ctx context.Context, rt *retries, a answer, query bool) error {
+	if r := s.restartAfter(a, query); r != nil {
+		return r
+	}
+	if !a.retry || ctx.Err() != nil || time.Now().Add(rt.pause).After(rt.giveUp) {
+		return a.err
+	}
+	if err := sleep(ctx, jitter(rt.pause)); err != nil {
+		return a.err
+	}
+	rt.pause = min(2*rt.pause, retryMaxPause)
+	return nil
 }
 
 // cancel ends the session at Gmail (DELETE, answered 499), so an upload

@@ -115,6 +115,9 @@ func (s *session) stream(ctx context.Context, src io.Reader, buf []byte, off int
 	}
 	req.ContentLength = int64(len(buf))
 	a := s.do(ctx, req, off, int64(len(buf)), -1)
+	if r := s.restartAfter(a, false); r != nil {
+		return Sent{}, false, r
+	}
 	if a.err != nil && !a.retry {
 		// Gmail refused the chunk: nothing to send again, so no need to
 		// wait for the rest of it. (A read the transport may still have

@@ -67,6 +67,10 @@ type streamer struct {
 	buf       []byte
 	fileBytes int64
 	parts     []PartWritten
+	// counting writes no file part's content but counts its base64 in
+	// counted (EncodedSize): no part is opened.
+	counting bool
+	counted  int64
 }
 
 // create makes the writer of one entity: the message itself, or a part of
@@ -167,6 +171,10 @@ func (s *streamer) filePart(c create, pp preparedPart, inline bool) error {
 	pw, err := c(pp.fields)
 	if err != nil {
 		return err
+	}
+	if s.counting {
+		s.counted += base64Len(pp.Size)
+		return pw.Close()
 	}
 	rc, err := pp.Open(s.ctx)
 	if err != nil {

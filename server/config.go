@@ -72,6 +72,10 @@ type Config struct {
 	// tools fetch for files a chat client hands over, comma separated;
 	// "" is clientfile.DefaultHosts.
 	ClientFileHosts string
+	// DownloadHosts are more hosts, comma separated, that a files.download
+	// operation's downloadUri may name beside Google's own download hosts
+	// (google.ParseDownloadHosts: Google's domains only); "" is none.
+	DownloadHosts string
 	// MaxConcurrentUploads and MaxUploadsPerUser bound the uploads
 	// running at once on this replica, in all and per user; past either,
 	// an upload is refused at once (uploads do not queue). 0: the default.

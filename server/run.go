@@ -51,6 +51,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--google-endpoint: %w", err)
 	}
+	if endpoints.DownloadHosts, err = google.ParseDownloadHosts(cfg.DownloadHosts); err != nil {
+		return fmt.Errorf("--download-hosts: %w", err)
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

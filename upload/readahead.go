@@ -12,7 +12,8 @@ import (
 // instead of taking turns (measured on loopback with 8 MiB chunks: 0.73
 // of the direct throughput without it, 0.87 to 0.89 with it). It holds one
 // Drive chunk's worth, so each running upload holds about 8 MiB: its chunk
-// and this. With 8 MiB chunks and 6 MiB ahead, the collector's heap goal
+// and this (12 MiB for a save of known size, whose chunks are larger:
+// drive.MaxKnownChunk). With 8 MiB chunks and 6 MiB ahead, the collector's heap goal
 // (twice the live heap) took a 1 GiB upload's peak RSS growth past 32 MiB.
 const (
 	aheadBlockSize = 1 << 20

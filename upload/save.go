@@ -122,7 +122,7 @@ func (s *Service) save(ctx context.Context, acct *account.Account, f SaveFile, o
 	if err := s.checkFile(f); err != nil {
 		return Result{}, err
 	}
-	nf := drive.NewFile{Name: cleanName(f.Name), MimeType: f.MimeType, ParentID: parent}
+	nf := drive.NewFile{Name: cleanName(f.Name), MimeType: f.MimeType, ParentID: parent, Size: max(f.Size, 0)}
 	if nf.MimeType == "" {
 		nf.MimeType = exportfmt.MimeTypeByName(nf.Name)
 	}

@@ -30,6 +30,7 @@ const (
 	attName   = "survey-scans.bin"
 	attSize   = 20 << 20
 	goalRatio = 1.3
+	goalSave  = 1.10
 	goalRSS   = 20 << 20
 	mib       = 1 << 20
 )
@@ -37,9 +38,12 @@ const (
 // figures are the runs' measurements.
 type figures struct {
 	forward, save, get, send, upload []time.Duration
-	rssForward, rssSave              []int64
-	sentSize                         int64
-	cleared                          bool
+	// The plain uploads in the libraries' 16 MiB chunks; send and upload
+	// are in one request.
+	sendChunked, uploadChunked []time.Duration
+	rssForward, rssSave        []int64
+	sentSize                   int64
+	cleared                    bool
 }
 
 func run(ctx context.Context, c config, out io.Writer) (bool, error) {
@@ -274,33 +278,43 @@ func ratio(a, b time.Duration) float64 {
 
 // report prints the figures and says whether each met its goal.
 func report(w io.Writer, c config, profile string, f figures) bool {
-	fw := ratio(median(f.forward), median(f.get)+median(f.send))
-	sv := ratio(median(f.save), median(f.get)+median(f.upload))
+	// Against the best plain upload: in one request or in 16 MiB chunks,
+	// whichever was faster; beside it, for one release, against the
+	// chunked one alone (the old yardstick).
+	bestSend := min(median(f.send), median(f.sendChunked))
+	bestUpload := min(median(f.upload), median(f.uploadChunked))
+	fw := ratio(median(f.forward), median(f.get)+bestSend)
+	sv := ratio(median(f.save), median(f.get)+bestUpload)
+	fwOld := ratio(median(f.forward), median(f.get)+median(f.sendChunked))
+	svOld := ratio(median(f.save), median(f.get)+median(f.uploadChunked))
 	rf, rs := slices.Max(f.rssForward), slices.Max(f.rssSave)
 	rows := []struct {
 		figure, goal, value string
 		ok                  bool
 	}{
-		{"forward 20 MiB Gmail attachment: time / (get + send)", fmt.Sprintf("<= %.1f", goalRatio), fmt.Sprintf("%.2f", fw), fw <= goalRatio},
+		{"forward 20 MiB Gmail attachment: time / (get + best send)", fmt.Sprintf("<= %.1f", goalRatio), fmt.Sprintf("%.2f (old %.2f)", fw, fwOld), fw <= goalRatio},
 		{"forward: peak RSS growth of the server", fmt.Sprintf("< %d MiB", goalRSS>>20), fmt.Sprintf("%.1f MiB", float64(rf)/mib), rf < goalRSS},
-		{"save_to_drive 20 MiB: time / (get + Drive upload)", fmt.Sprintf("<= %.1f", goalRatio), fmt.Sprintf("%.2f", sv), sv <= goalRatio},
+		{"save_to_drive 20 MiB: time / (get + best Drive upload)", fmt.Sprintf("<= %.2f", goalSave), fmt.Sprintf("%.2f (old %.2f)", sv, svOld), sv <= goalSave},
 		{"save_to_drive: peak RSS growth of the server", fmt.Sprintf("< %d MiB", goalRSS>>20), fmt.Sprintf("%.1f MiB", float64(rs)/mib), rs < goalRSS},
 	}
 	fmt.Fprintf(w, "mail benchmark: drivemail serve --read-mail against drivemail emulator (%s), separate processes; WAN profile %s; medians of %d runs, RSS the worst run\n\n",
 		c.drivemail, profile, c.reps)
-	fmt.Fprintf(w, "| %-54s | %-9s | %-9s | %-6s |\n|%s|%s|%s|%s|\n", "figure", "goal", "measured", "pass",
-		strings.Repeat("-", 56), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 8))
+	fmt.Fprintf(w, "| %-58s | %-9s | %-17s | %-6s |\n|%s|%s|%s|%s|\n", "figure", "goal", "measured", "pass",
+		strings.Repeat("-", 60), strings.Repeat("-", 11), strings.Repeat("-", 19), strings.Repeat("-", 8))
 	all := true
 	for _, r := range rows {
 		v := "ok"
 		if !r.ok {
 			v, all = "MISSED", false
 		}
-		fmt.Fprintf(w, "| %-54s | %-9s | %-9s | %-6s |\n", r.figure, r.goal, r.value, v)
+		fmt.Fprintf(w, "| %-58s | %-9s | %-17s | %-6s |\n", r.figure, r.goal, r.value, v)
 	}
-	fmt.Fprintf(w, "\ntimes: forward %s (message %.1f MiB), save_to_drive %s; plain attachments.get %s, messages.send %s, Drive files.create %s\n",
-		median(f.forward).Round(time.Millisecond), float64(f.sentSize)/mib, median(f.save).Round(time.Millisecond),
-		median(f.get).Round(time.Millisecond), median(f.send).Round(time.Millisecond), median(f.upload).Round(time.Millisecond))
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	fmt.Fprintf(w, "\ntimes: forward %s (message %.1f MiB), save_to_drive %s; plain attachments.get %s, "+
+		"messages.send %s in one request, %s in 16 MiB chunks; Drive files.create %s in one request, %s in 16 MiB chunks "+
+		"(\"old\": against the chunked uploads alone)\n",
+		ms(median(f.forward)), float64(f.sentSize)/mib, ms(median(f.save)), ms(median(f.get)),
+		ms(median(f.send)), ms(median(f.sendChunked)), ms(median(f.upload)), ms(median(f.uploadChunked)))
 	if !f.cleared {
 		fmt.Fprintln(w, "note: the kernel did not let the peak RSS be reset; growth counts from each server's start")
 	}

@@ -105,7 +105,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 				}
 			}
 			f := figs[targets[len(targets)-1].label]
-			if err := p.measure(ctx, files, f.bigMsg, f.tenMsg, &base); err != nil {
+			if err := p.measure(ctx, files, f.msgs, &base); err != nil {
 				return fmt.Errorf("baselines, profile %s: %w", spec, err)
 			}
 		}
@@ -186,7 +186,7 @@ func (t *target) measure(ctx context.Context, emulator string, files driveFiles,
 	if err != nil {
 		return fmt.Errorf("25 MiB send: %w", err)
 	}
-	f.big, f.bigMsg, f.bigCPU = append(f.big, took), msg, append(f.bigCPU, cpu)
+	f.big, f.msgs.big, f.bigCPU = append(f.big, took), msg, append(f.bigCPU, cpu)
 
 	if err := t.restart(ctx, files.small[0]); err != nil {
 		return err
@@ -203,14 +203,14 @@ func (t *target) measure(ctx context.Context, emulator string, files driveFiles,
 	if err != nil {
 		return err
 	}
-	f.ten, f.tenMsg, f.rss10, f.cleared = append(f.ten, took), msg, append(f.rss10, growth), mark.Cleared
+	f.ten, f.msgs.ten, f.rss10, f.cleared = append(f.ten, took), msg, append(f.rss10, growth), mark.Cleared
 	f.tenCPU = append(f.tenCPU, cpu)
 
-	if took, _, cpu, err = t.timedSend(ctx, files.small); err != nil {
+	if took, f.msgs.small10, cpu, err = t.timedSend(ctx, files.small); err != nil {
 		return fmt.Errorf("10 small files: %w", err)
 	}
 	f.small10, f.small10CPU = append(f.small10, took), append(f.small10CPU, cpu)
-	if took, _, cpu, err = t.timedSend(ctx, files.small[:1]); err != nil {
+	if took, f.msgs.small1, cpu, err = t.timedSend(ctx, files.small[:1]); err != nil {
 		return fmt.Errorf("one small file: %w", err)
 	}
 	f.small1, f.small1CPU = append(f.small1, took), append(f.small1CPU, cpu)

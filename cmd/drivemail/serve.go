@@ -80,7 +80,7 @@ func serveFlags(fs *flag.FlagSet, getenv func(string) string) (finish func() (se
 	if err != nil {
 		return nil, err
 	}
-	fs.IntVar(&cfg.MaxConcurrentUploads, "max-concurrent-uploads", int(uploads), "uploads streamed into Drive at once (each holds about 8 MiB, so this bounds memory); past it an upload is refused at once with 503 and nothing is stored [DRIVEMAIL_MAX_CONCURRENT_UPLOADS]")
+	fs.IntVar(&cfg.MaxConcurrentUploads, "max-concurrent-uploads", int(uploads), "uploads streamed into Drive at once (each holds about 8 MiB, 12 MiB for a save_to_drive of known size, so this bounds memory); past it an upload is refused at once with 503 and nothing is stored [DRIVEMAIL_MAX_CONCURRENT_UPLOADS]")
 	uploadsPerUser, err := envInt64(getenv, "DRIVEMAIL_MAX_UPLOADS_PER_USER", server.DefaultMaxUploadsPerUser)
 	if err != nil {
 		return nil, err
@@ -139,6 +139,7 @@ func serveFlags(fs *flag.FlagSet, getenv func(string) string) (finish func() (se
 	}
 	fs.BoolVar(&cfg.FileTransfer, "file-transfer", fileTransfer, "answer the MCP file-transfer draft (SEP-2631, tracking a draft that may change): files/prepareUpload and files/authorizeUpload, and file_uris in send_email and create_draft [DRIVEMAIL_FILE_TRANSFER]")
 	fs.StringVar(&cfg.ClientFileHosts, "client-file-hosts", envString(getenv, "DRIVEMAIL_CLIENT_FILE_HOSTS", strings.Join(clientfile.DefaultHosts, ",")), "hosts whose download URLs send_email fetches for files a chat client hands over (ChatGPT's file parameters): comma-separated names, *.domain for any name below it; https and public addresses only, always [DRIVEMAIL_CLIENT_FILE_HOSTS]")
+	fs.StringVar(&cfg.DownloadHosts, "download-hosts", envString(getenv, "DRIVEMAIL_DOWNLOAD_HOSTS", ""), "more hosts a Drive export past 10 MB (files.download) may be fetched from, with the user's token, beside Google's download hosts: comma-separated names under google.com, googleapis.com or googleusercontent.com, for a new host Google starts naming (a refused one is logged at ERROR) [DRIVEMAIL_DOWNLOAD_HOSTS]")
 	fs.StringVar(&cfg.ConfirmSends, "confirm-sends", envString(getenv, "DRIVEMAIL_CONFIRM_SENDS", "auto"), "when send_email and send_draft ask their user before sending (every check passed, nothing downloaded yet): auto asks where the client can ask its user (form elicitation); always also refuses to send where it cannot; off never asks, nor shows the compose view. create_draft never asks [DRIVEMAIL_CONFIRM_SENDS]")
 	fs.StringVar(&cfg.LogLevel, "log-level", envString(getenv, "DRIVEMAIL_LOG_LEVEL", "info"), "debug, info, warn or error; --demo without it logs warn and above, so its guide stays on the screen [DRIVEMAIL_LOG_LEVEL]")
 	metricsAddr := fs.String("metrics-addr", envString(getenv, "DRIVEMAIL_METRICS_ADDR", defaultMetricsAddr), "where GET /metrics is served, on a listener of its own (never the public one): keep it on loopback or a private network, as it needs no token; off serves none, and --demo serves none unless this is given [DRIVEMAIL_METRICS_ADDR]")

@@ -16,6 +16,11 @@ import (
 // sends every API and OAuth URL there.
 type Endpoints struct {
 	Base string
+	// DownloadHosts are hosts beside Google's own download hosts
+	// (contentHosts) that a files.download operation's downloadUri may
+	// name (--download-hosts, ParseDownloadHosts): the download is
+	// fetched there, with the user's token, as from Google's own.
+	DownloadHosts []string
 }
 
 // Parse validates base (empty for real Google) and returns the endpoints.

@@ -2,9 +2,11 @@ package google
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -38,6 +40,70 @@ var contentHosts = map[string]bool{
 	"drive.usercontent.google.com": true,
 }
 
+// downloadDomains are the domains a host of --download-hosts must be
+// under: Google's. The flag lets an operator follow Google to a new
+// download host without a release, never send the token elsewhere.
+var downloadDomains = []string{".google.com", ".googleapis.com", ".googleusercontent.com"}
+
+// MaxDownloadHosts bounds --download-hosts.
+const MaxDownloadHosts = 16
+
+// ParseDownloadHosts reads --download-hosts: comma-separated host names
+// (no scheme, port or path) under google.com, googleapis.com or
+// googleusercontent.com, at most MaxDownloadHosts; empty is none.
+func ParseDownloadHosts(s string) ([]string, error) {
+	var hosts []string
+	for _, h := range strings.Split(s, ",") {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h == "" {
+			continue
+		}
+		if !isHostName(h) || !underGoogle(h) {
+			return nil, fmt.Errorf("%q is not a host name under %s: give Google's download hosts only, comma-separated, such as drive.usercontent.google.com",
+				h, strings.Join(downloadDomains, ", "))
+		}
+		hosts = append(hosts, h)
+	}
+	if len(hosts) > MaxDownloadHosts {
+		return nil, fmt.Errorf("%d download hosts; at most %d: give only the Google hosts files.download names", len(hosts), MaxDownloadHosts)
+	}
+	return hosts, nil
+}
+
+func underGoogle(h string) bool {
+	for _, d := range downloadDomains {
+		if strings.HasSuffix(h, d) && len(h) > len(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// isHostName reports a DNS name of letters, digits and hyphens in dotted
+// labels, as a URL's host would carry it.
+func isHostName(h string) bool {
+	if len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			if c := label[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// extraDownloadHost reports whether u is https, default port, on a host
+// of --download-hosts.
+func (e Endpoints) extraDownloadHost(u *url.URL) bool {
+	return u.Scheme == "https" && (u.Port() == "" || u.Port() == "443") && slices.Contains(e.DownloadHosts, strings.ToLower(u.Hostname()))
+}
+
 // ErrTokenHost is the error (via errors.Is) of a request that GuardToken
 // stopped because its host may not receive the user's Google token.
 var ErrTokenHost = errors.New("this host may not receive the user's Google token")
@@ -55,7 +121,8 @@ func (e *TokenHostError) Is(target error) bool { return target == ErrTokenHost }
 
 // TokenAllowed reports whether a request to u may carry a user's Google
 // token: with an emulator, only its origin may; with Google, only https
-// to the hosts above on the default port. Anything else is a
+// to the hosts above, or to a host of --download-hosts, on the default
+// port. Anything else is a
 // *TokenHostError naming the origin.
 func (e Endpoints) TokenAllowed(u *url.URL) error {
 	if u == nil {
@@ -66,7 +133,7 @@ func (e Endpoints) TokenAllowed(u *url.URL) error {
 			if e.sameEmulator(u) {
 				return nil
 			}
-		} else if u.Scheme == "https" && (u.Port() == "" || u.Port() == "443") && tokenHosts[strings.ToLower(u.Hostname())] {
+		} else if u.Scheme == "https" && (u.Port() == "" || u.Port() == "443") && tokenHosts[strings.ToLower(u.Hostname())] || e.extraDownloadHost(u) {
 			return nil
 		}
 	}
@@ -74,9 +141,9 @@ func (e Endpoints) TokenAllowed(u *url.URL) error {
 }
 
 // ContentURLAllowed reports whether u may be fetched as a download's
-// content (files.download's downloadUri): https on Google's download hosts
-// or a signed *.googleusercontent.com URL, or, with an emulator, its own
-// listener. Anything else is a *TokenHostError naming the origin.
+// content (files.download's downloadUri): https on Google's download hosts,
+// a host of --download-hosts, or a signed *.googleusercontent.com URL, or,
+// with an emulator, its own listener. Anything else is a *TokenHostError naming the origin.
 func (e Endpoints) ContentURLAllowed(u *url.URL) error {
 	if u == nil {
 		return &TokenHostError{Origin: "(no URL)"}
@@ -87,7 +154,7 @@ func (e Endpoints) ContentURLAllowed(u *url.URL) error {
 				return nil
 			}
 		} else if u.Scheme == "https" && (u.Port() == "" || u.Port() == "443") &&
-			(contentHosts[strings.ToLower(u.Hostname())] || signedContentHost(u)) {
+			(contentHosts[strings.ToLower(u.Hostname())] || signedContentHost(u)) || e.extraDownloadHost(u) {
 			return nil
 		}
 	}

@@ -30,38 +30,41 @@ func (realClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// burstTime is how much of a rate may pass at once: bytes move in
+// pieceTime is how much of a rate moves in one step: bytes move in
 // pieces of this many milliseconds' worth, so a capped stream wakes ~50
 // times a second however fast it is.
 const (
-	burstTime = 20 * time.Millisecond
+	pieceTime = 20 * time.Millisecond
 	minPiece  = 4 << 10
 )
 
-// pacer is a token bucket in its virtual-scheduling form (GCRA): tat is
-// when the bytes let through so far would have finished at the rate, and
-// a piece may pass once tat is no more than one burst ahead of now.
+// pacer is the link one request's body or response crosses: bytes
+// cross it one after another at the rate, and a piece is handed on only
+// once its last byte has crossed (done: when the bytes let through so
+// far have all crossed). None is given at the start and done never moves
+// back, so n bytes take n/rate from the first byte, never less. A piece
+// that arrives once the link has been idle longer than a piece's time
+// starts crossing when it arrives (no credit builds up while it idles);
+// one that comes sooner follows the last, so a sleep that overshoots,
+// or a reader's own work between reads, costs the stream nothing.
 // One request's body or response owns a pacer; it is not shared.
 type pacer struct {
 	clock clock
 	rate  float64 // bytes per second
-	burst time.Duration
 	piece int
-	tat   time.Time
+	done  time.Time
 }
 
 func newPacer(c clock, r Rate) *pacer {
-	piece := max(int(float64(r)*burstTime.Seconds()), minPiece)
-	return &pacer{clock: c, rate: float64(r), piece: piece,
-		burst: time.Duration(float64(piece) / float64(r) * float64(time.Second))}
+	return &pacer{clock: c, rate: float64(r), piece: max(int(float64(r)*pieceTime.Seconds()), minPiece)}
 }
 
-// take waits until n more bytes may pass at the rate.
+// take waits until n more bytes, there now, have crossed the link.
 func (p *pacer) take(ctx context.Context, n int) error {
 	now := p.clock.Now()
-	if p.tat.Before(now) {
-		p.tat = now
+	if p.done.Before(now.Add(-pieceTime)) {
+		p.done = now
 	}
-	p.tat = p.tat.Add(time.Duration(float64(n) / p.rate * float64(time.Second)))
-	return p.clock.Sleep(ctx, p.tat.Sub(now)-p.burst)
+	p.done = p.done.Add(time.Duration(float64(n) / p.rate * float64(time.Second)))
+	return p.clock.Sleep(ctx, p.done.Sub(now))
 }
