@@ -56,6 +56,7 @@ var layers = map[string][]string{
 	"internal/identity":  {},
 	"internal/ignorable": {},
 	"internal/logtest":   {},
+	"internal/memnet":    {},
 	"internal/metrics":   {},
 	"internal/redact":    {},
 	"internal/refusal":   {},
@@ -68,7 +69,7 @@ var layers = map[string][]string{
 	"emulator/…": {"emulator/…"},
 	// emutest starts an emulator for the product's tests, with the
 	// product's view of its endpoints.
-	"emulator/emutest": {"emulator", "emulator/…", "internal/google"},
+	"emulator/emutest": {"emulator", "emulator/…", "internal/google", "internal/memnet"},
 
 	// Tools around the product, which drive it as a client would.
 	"bench/…":            {"bench/…", "emulator", "emulator/…", "internal/…", "account", "account/accounttest", "clientfile", "compose", "drive", "gmail", "handle", "mimemsg", "internal/google", "oauth/googleauth", "store", "store/storetest"},
