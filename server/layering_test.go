@@ -31,7 +31,7 @@ var layers = map[string][]string{
 	"handle":              {"drive"},
 	// clientfile fetches files a chat client hands over by signed URL.
 	"clientfile":                {"internal/refusal", "internal/safedial", "internal/stream"},
-	"clientfile/clientfiletest": {"clientfile", "internal/safedial"},
+	"clientfile/clientfiletest": {"clientfile", "internal/memnet", "internal/safedial"},
 	"drive":                     {"exportfmt", "internal/google", "internal/stream"},
 	"gmail":                     {"internal/google", "internal/stream"},
 	"mimemsg":                   {},
