@@ -59,9 +59,7 @@ func startTestServer(t *testing.T, n *memnet.Network, mutate func(*Deps)) *testS
 	ts := &testServer{mail: &fakeMail{}, logs: &logtest.Buffer{}, net: n, hc: http.DefaultClient}
 	if n != nil {
 		ts.Server = n.NewUnstartedServer(nil)
-		tr := n.Transport()
-		t.Cleanup(tr.CloseIdleConnections)
-		ts.hc = &http.Client{Transport: tr}
+		ts.hc = n.Client(t)
 	} else {
 		ts.Server = httptest.NewUnstartedServer(nil)
 	}

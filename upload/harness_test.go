@@ -111,10 +111,8 @@ func startEnvOn(t *testing.T, n *memnet.Network, wrap func(account.Tokens) accou
 	e.emu = emu
 	var googleHC *http.Client // googleauth's default
 	if n != nil {
-		tr := n.Transport()
-		t.Cleanup(tr.CloseIdleConnections)
-		e.hc = &http.Client{Transport: tr}
-		googleHC = &http.Client{Timeout: 30 * time.Second, Transport: tr}
+		e.hc = n.Client(t)
+		googleHC = &http.Client{Timeout: 30 * time.Second, Transport: e.hc.Transport}
 		e.google = n.NewServer(emu.Handler())
 	} else {
 		e.google = httptest.NewServer(emu.Handler())

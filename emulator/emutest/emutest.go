@@ -85,9 +85,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	var transport http.RoundTripper = http.DefaultTransport
 	if s.net != nil {
 		srv = s.net.NewServer(emu.Handler())
-		tr := s.net.Transport()
-		t.Cleanup(tr.CloseIdleConnections)
-		transport = tr
+		transport = s.net.Client(t).Transport
 	} else {
 		srv = httptest.NewServer(emu.Handler())
 	}

@@ -79,14 +79,11 @@ func startFixture(t *testing.T, n *memnet.Network) *fixture {
 	mux := http.NewServeMux()
 	f.gmail.Register(mux)
 	if n != nil {
-		f.srv = n.NewServer(f.faults.Middleware(mux))
-		tr := n.Transport()
-		t.Cleanup(tr.CloseIdleConnections)
-		f.hc = &http.Client{Transport: tr}
-	} else {
-		f.srv = httptest.NewServer(f.faults.Middleware(mux))
-		f.hc = &http.Client{Transport: http.DefaultTransport}
+		f.srv, f.hc = n.Serve(t, f.faults.Middleware(mux))
+		return f
 	}
+	f.srv = httptest.NewServer(f.faults.Middleware(mux))
+	f.hc = &http.Client{Transport: http.DefaultTransport}
 	t.Cleanup(f.srv.Close)
 	return f
 }

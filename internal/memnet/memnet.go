@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"testing"
 )
 
 // BufferSize is how many written bytes a connection holds unread in each
@@ -92,6 +93,22 @@ func (n *Network) Transport() *http.Transport {
 	t.Proxy = nil
 	t.DialContext = n.DialContext
 	return t
+}
+
+// Client is a client over Transport whose idle connections close as tb
+// ends, so that a bubble's goroutines can end with it.
+func (n *Network) Client(tb testing.TB) *http.Client {
+	t := n.Transport()
+	tb.Cleanup(t.CloseIdleConnections)
+	return &http.Client{Transport: t}
+}
+
+// Serve runs h on the network until tb ends, and returns the server and
+// a Client that reaches it.
+func (n *Network) Serve(tb testing.TB, h http.Handler) (*httptest.Server, *http.Client) {
+	s := n.NewServer(h)
+	tb.Cleanup(s.Close)
+	return s, n.Client(tb)
 }
 
 // NewUnstartedServer is httptest.NewUnstartedServer listening on the

@@ -103,14 +103,11 @@ func startHarness(t *testing.T, n *memnet.Network, ho harnessOptions) *harness {
 	mux.Handle(uploadPath, s.Handler(ep))
 	mux.Handle("/upload/gmail/v1/users/{userId}/drafts", s.Handler(ep))
 	if n != nil {
-		h.srv = n.NewServer(h.faults.Middleware(mux))
-		tr := n.Transport()
-		t.Cleanup(tr.CloseIdleConnections)
-		h.hc = &http.Client{Transport: tr}
-	} else {
-		h.srv = httptest.NewServer(h.faults.Middleware(mux))
-		h.hc = h.srv.Client()
+		h.srv, h.hc = n.Serve(t, h.faults.Middleware(mux))
+		return h
 	}
+	h.srv = httptest.NewServer(h.faults.Middleware(mux))
+	h.hc = h.srv.Client()
 	t.Cleanup(h.srv.Close)
 	return h
 }
