@@ -9,18 +9,23 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 .PHONY: demo test e2e bench lint fmt build fuzz clean
 
 ## demo: run the server with an in-process, seeded Google emulator (no credentials needed).
-## Each run has its own store, removed when it stops: a demo's Google tokens come from its
-## own emulator and are sealed with a key made for that run, so two demos sharing one store
-## would break each other's sign-in. The binary is built first and run directly: `go run`
-## exits 1 after Ctrl-C even when the program stopped cleanly, and make would report it.
+## serve --demo keeps its store in a temporary folder it removes when it stops. The binary is
+## bin/drivemail, as make build makes it (so the two share Go's build cache), run directly:
+## `go run` exits 1 after Ctrl-C even when the program stopped cleanly, and make would report
+## it. A first build compiles every dependency, SQLite (modernc.org/sqlite, C translated to Go,
+## with its libc) for about half the time: minutes on a small machine, so say so first.
 demo:
-	@dir=$$(mktemp -d "$${TMPDIR:-/tmp}/drivemail-demo.XXXXXX") && trap 'rm -rf "$$dir"' EXIT INT TERM && \
-	$(GO) build -ldflags "$(LDFLAGS)" -o "$$dir/drivemail" ./cmd/drivemail && \
-	"$$dir/drivemail" serve --demo --store "sqlite:$$dir/demo.db"
+	@echo "== building bin/drivemail (the first build compiles every dependency: a few minutes on 2 cores; then seconds)"
+	@$(MAKE) --no-print-directory -s build
+	@bin/drivemail serve --demo
 
-## test: lint, then every Go test (PostgreSQL tests skip with a message where none runs)
+## test: lint, then every Go test, then one line that says whether the PostgreSQL store tests
+## ran, against what, or why they skipped: go test shows a passing package's skip message
+## only with -v, so store/postgres writes that line to $DRIVEMAIL_TEST_REPORT.
 test: lint
-	$(GO) test -count=1 -timeout 15m $(PKGS)
+	@echo "$(GO) test -count=1 -timeout 15m $(PKGS)"
+	@report=$$(mktemp) && trap 'rm -f "$$report"' EXIT && \
+	DRIVEMAIL_TEST_REPORT="$$report" $(GO) test -count=1 -timeout 15m $(PKGS); rc=$$?; cat "$$report"; exit $$rc
 
 ## e2e: the slower end-to-end suites (MCP Inspector, conformance, browser)
 e2e: build

@@ -173,3 +173,51 @@ func TestScopesSayWhatTheUserAllowed(t *testing.T) {
 		t.Errorf("OpenID: %q %q %v %v %v", a.ID(), a.Email(), a.MayAddFiles(), a.MayDraft(), a.MayReadMail())
 	}
 }
+
+// The send-as addresses are read with users.settings.sendAs.list, whose
+// scopes (the discovery document's) are not the send or drafts scopes.
+func TestMayReadSendAs(t *testing.T) {
+	door := account.NewDoor(nil, account.Options{})
+	for scope, want := range map[string]bool{
+		"https://www.googleapis.com/auth/gmail.send":           false,
+		"https://www.googleapis.com/auth/gmail.compose":        false,
+		"https://www.googleapis.com/auth/gmail.metadata":       false,
+		"https://www.googleapis.com/auth/gmail.readonly":       true,
+		"https://www.googleapis.com/auth/gmail.settings.basic": true,
+		"https://www.googleapis.com/auth/gmail.modify":         true,
+		"https://mail.google.com/":                             true,
+	} {
+		if got := door.Open(identity.User{ID: "u1", GoogleScopes: []string{"openid", scope}}).MayReadSendAs(); got != want {
+			t.Errorf("%s: MayReadSendAs = %v, want %v", scope, got, want)
+		}
+	}
+}
+
+// TestMayShareFollowsTheDriveScope: drivemail may change sharing with
+// the drive scope on any file, with drive.file only on its own or picked
+// files, and never with drive.readonly alone (permissions.create takes
+// drive or drive.file).
+func TestMayShareFollowsTheDriveScope(t *testing.T) {
+	const (
+		file     = "https://www.googleapis.com/auth/drive.file"
+		allDrive = "https://www.googleapis.com/auth/drive"
+		driveRO  = "https://www.googleapis.com/auth/drive.readonly"
+	)
+	cases := []struct {
+		scopes           []string
+		appFile, another bool // may share an app file, another file
+	}{
+		{[]string{driveRO}, false, false},
+		{[]string{driveRO, file}, true, false},
+		{[]string{file}, true, false},
+		{[]string{allDrive}, true, true},
+		{nil, false, false},
+	}
+	door := account.NewDoor(nil, account.Options{})
+	for _, c := range cases {
+		a := door.Open(identity.User{ID: "u1", GoogleScopes: c.scopes})
+		if a.MayShare(true) != c.appFile || a.MayShare(false) != c.another {
+			t.Errorf("%v: may share an app file %v, another %v; want %v, %v", c.scopes, a.MayShare(true), a.MayShare(false), c.appFile, c.another)
+		}
+	}
+}

@@ -26,8 +26,8 @@ import (
 	"strings"
 )
 
-// extensions are Gmail's blocked file extensions (see DESIGN.md and
-// https://support.google.com/mail/answer/6590), lower case, without dots.
+// extensions are Gmail's blocked file extensions, as Google lists them
+// (https://support.google.com/mail/answer/6590), lower case, without dots.
 var extensions = map[string]bool{
 	"ade": true, "adp": true, "apk": true, "appx": true, "appxbundle": true,
 	"bat": true, "cab": true, "chm": true, "cmd": true, "com": true,

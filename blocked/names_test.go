@@ -49,7 +49,7 @@ func TestBlockedExt(t *testing.T) {
 func TestEveryListedExtensionIsBlocked(t *testing.T) {
 	exts := Extensions()
 	if len(exts) != 54 {
-		t.Errorf("%d extensions, want the 54 of DESIGN.md", len(exts))
+		t.Errorf("%d extensions, want the 54 Google lists", len(exts))
 	}
 	for _, e := range exts {
 		if Ext("file."+e) != e || Ext("FILE."+strings.ToUpper(e)) != e {

@@ -9,8 +9,7 @@ import (
 
 // TestBlockedAdviceForEverySource: every source has a sentence for every
 // finding, and only a source that has a link to send, or can get one,
-// says to send a link (issue 13: the advice must be possible for that
-// input).
+// says to send a link: the advice must be possible for that input.
 func TestBlockedAdviceForEverySource(t *testing.T) {
 	findings := []*blocked.Finding{
 		{Reason: blocked.ReasonExtension, File: "a.exe"},

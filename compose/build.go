@@ -47,6 +47,9 @@ func (c *checked) assemble(mp *msgPlan, d driveAPI) (*outgoing, error) {
 			return nil, inputRefusal(err)
 		}
 	}
+	// The signature ends each body, after the links, as Gmail's web UI
+	// puts it below what the message holds (signature.go).
+	m.Text, m.HTML = withSignature(m.Text, m.HTML, c.from.signature)
 	out := &outgoing{}
 	// Inline parts first, then attachments, each in request order: the
 	// order mimemsg reports them in Written.Parts (see result) and the

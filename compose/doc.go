@@ -9,8 +9,10 @@
 //	          metadata: files, bytes, encoded size, blocked names (plan.go,
 //	          limits.go); the message assembled and validated (build.go)
 //	check     what metadata cannot tell: zip directories and gzip headers
-//	          by Range reads (build.go)
-//	stream    in a sending slot, Drive → MIME writer → Gmail, one pass,
+//	          by Range reads (build.go); who can open each link, from its
+//	          permissions (access.go)
+//	stream    in a sending slot, the share options granted first
+//	          (share.go), then Drive → MIME writer → Gmail, one pass,
 //	          flat memory (stream.go), each part opened ahead of the
 //	          writer (prefetch.go)
 //

@@ -277,7 +277,7 @@ func result(mp *msgPlan, sent gmail.Sent, w mimemsg.Written) Result {
 		p := it.plan
 		switch {
 		case p.action == actLink:
-			res.Linked = append(res.Linked, Linked{FileID: it.ref.ID, Name: p.name, URL: p.url})
+			res.Linked = append(res.Linked, it.linked())
 		case p.inline:
 			res.Inline = append(res.Inline, Inline{FileID: it.ref.ID, Name: p.name, ContentID: p.contentID})
 		default:

@@ -69,7 +69,8 @@ func TestAWebPageIsNeverAttached(t *testing.T) {
 // an error line naming the API for the operator.
 func TestSheetsAPIIsNeededOnlyForATab(t *testing.T) {
 	e, logs := newLoggedEnv(t)
-	sheet := budget(e)
+	sheet := e.Put(user, drivesvc.FileSpec{Name: "Budget", Kind: drivesvc.KindSheet, SharedWith: []string{"zoe@example.org"},
+		Tabs: []drivesvc.Tab{{Title: "Summary", Rows: [][]string{{"total", "12"}}}}})
 	if err := e.Emu.SetAPIEnabled("sheets", false); err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,16 @@ const (
 	kindFileChanged       kind = "file_changed"       // a file's size changed while it was sent
 )
 
+// Links the recipients must be able to open (access.go, share.go).
+const (
+	kindLinkNotOpen      kind = "link_not_open"      // recipients who cannot open a link, and no share option
+	kindShareNotAllowed  kind = "share_not_allowed"  // share where drivemail or the user may not change the sharing
+	kindShareUnknown     kind = "share_unknown"      // share on a file shared too widely to tell who lacks access
+	kindTooManyShares    kind = "too_many_shares"    // share options past MaxShareGrants
+	kindShareRefused     kind = "share_refused"      // Drive refused a grant: no Google account, or sharing settings
+	kindFailedAfterShare kind = "failed_after_share" // an internal error after drivemail shared a link
+)
+
 // Google's answers.
 const (
 	kindDriveScope            kind = "drive_scope"              // no Drive scope granted
@@ -106,6 +116,16 @@ const (
 	kindNoRecipient       kind = "no_recipient"        // a forward without to, a reply with no one to answer
 )
 
+// Who sends (sendas.go): the user's send-as addresses and signatures.
+const (
+	kindUnknownAlias      kind = "unknown_alias"       // a from that is none of the account's send-as addresses
+	kindUnverifiedAlias   kind = "unverified_alias"    // a from Gmail has not verified (pending)
+	kindSendAsScope       kind = "sendas_scope"        // Gmail refused to list them: no scope that reads settings
+	kindSendAsUnreadable  kind = "sendas_unreadable"   // a list past the answer bound
+	kindSignatureTooLarge kind = "signature_too_large" // a signature past maxSignatureBytes
+	kindUnknownDraft      kind = "unknown_draft"       // send_draft: no such draft (sent, deleted, another account's)
+)
+
 // forOperator reports whether only the operator can end what k reports:
 // the Google Cloud project's quotas, which every user shares.
 func forOperator(k kind) bool {
@@ -121,7 +141,7 @@ const (
 // inputKind is the kind of a header mimemsg refused, by its field.
 func inputKind(field string) kind {
 	switch field {
-	case "to", "cc", "bcc", "from":
+	case "to", "cc", "bcc", "from", "reply_to":
 		return kindInvalidAddress
 	case mimemsg.FieldRecipients:
 		return kindTooManyRecipients

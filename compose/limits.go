@@ -10,8 +10,9 @@ import (
 	"github.com/drivemail/drivemail/mimemsg"
 )
 
-// Message limits (CONTRACT.md). Each is stated here once: the tools'
-// schemas and descriptions are tested against these constants.
+// Message limits. Each is stated here once: the tools' schemas and
+// descriptions are tested against these constants, and docs/reference.md's
+// table of limits is made from them.
 const (
 	// MaxEntries bounds the attachments list before any call is made: the
 	// MaxFiles files a message may carry, plus room for files sent as

@@ -3,6 +3,7 @@ package compose
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"strings"
 
@@ -65,6 +66,9 @@ func planItem(it *item) error {
 	if f.Native() {
 		return planNative(it)
 	}
+	if it.opts.Share != "" {
+		return refuse(kindBadOption, "%s is attached, not sent as a link, so \"share\" does not apply. Leave it out, or add \"link\": true to send a link that the recipients get access to.", it.label())
+	}
 	return planBinary(it)
 }
 
@@ -72,8 +76,26 @@ func planLink(it *item) error {
 	if it.file.WebViewLink == "" {
 		return refuse(kindNoLink, "%s has no link Drive can share. Attach the file instead (leave out link).", it.label())
 	}
-	it.plan = plan{action: actLink, name: displayName(it), url: it.file.WebViewLink, size: 0}
+	it.plan = plan{action: actLink, name: displayName(it), url: withResourceKey(it.file.WebViewLink, it.file.ResourceKey), size: 0}
 	return nil
+}
+
+// withResourceKey makes sure a link to a file with a resource key carries
+// it: without it, someone who reaches the file only through link sharing
+// cannot open it. Drive's webViewLink already includes it (Drive's
+// resource key guide); a link that lacks it gets it as Drive writes it.
+func withResourceKey(link, key string) string {
+	if key == "" {
+		return link
+	}
+	u, err := url.Parse(link)
+	if err != nil || u.Query().Has("resourcekey") {
+		return link
+	}
+	q := u.Query()
+	q.Set("resourcekey", key)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 func displayName(it *item) string {

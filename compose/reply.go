@@ -276,13 +276,15 @@ func cut(s string, n int) string {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 var (
-	tagRE    = regexp.MustCompile(`(?s)<(script|style)[^>]*>.*?</(script|style)>|<[^>]*>`)
+	tagRE    = regexp.MustCompile(`(?is)<(script|style|title)\b[^>]*>.*?</(script|style|title)>|<[^>]*>`)
 	breakRE  = regexp.MustCompile(`(?i)<br\s*/?>|</p>|</div>|</li>|</tr>|</h[1-6]>`)
 	blanksRE = regexp.MustCompile(`\n{3,}`)
 )
 
 // htmlText is the text of an HTML body, for a message that has no plain
-// one: line breaks where blocks end, tags dropped, entities decoded.
+// one (a forward's quote, a send's summary): line breaks where blocks
+// end, tags dropped with what scripts, styles and the title hold,
+// entities decoded.
 func htmlText(h string) string {
 	h = breakRE.ReplaceAllString(h, "\n")
 	h = tagRE.ReplaceAllString(h, "")

@@ -73,7 +73,7 @@ func TestForwardQuoteStaysWithinTheBodyLimit(t *testing.T) {
 }
 
 func TestHTMLText(t *testing.T) {
-	got := htmlText("<html><style>p{x:1}</style><p>Hello &amp; welcome</p><div>Line<br>two</div><script>alert(1)</script></html>")
+	got := htmlText("<html><head><TITLE>Newsletter</TITLE></head><style>p{x:1}</style><p>Hello &amp; welcome</p><div>Line<br>two</div><script>alert(1)</script></html>")
 	if got != "Hello & welcome\nLine\ntwo" {
 		t.Errorf("htmlText = %q", got)
 	}

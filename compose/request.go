@@ -25,6 +25,12 @@ type Request struct {
 	// ReplyAll, with ReplyTo, addresses everyone the message went to.
 	ReplyAll bool
 	Forward  handle.Message
+	// From sends as one of the user's Gmail send-as addresses ("": the
+	// account's own), and Signature adds the sending address's Gmail
+	// signature to each body. Both read the user's send-as settings
+	// (sendas.go).
+	From      string
+	Signature bool
 
 	// subjectFromThread says Subject was replaced by the thread's
 	// (withThreadSubject).
@@ -62,6 +68,10 @@ type DriveFile struct {
 	Sheet string
 	// Link puts a link to the file in the body instead of the file.
 	Link bool
+	// Share, for a file that goes as a link, gives the recipients who
+	// cannot open it this role (one of ShareRoles) before the message
+	// goes; without it such a message is refused (access.go).
+	Share string
 }
 
 // Content is a file the model wrote into the call. All of a message's
@@ -129,8 +139,12 @@ type Result struct {
 	ThreadID string `json:"thread_id"`
 	// MessageID is the RFC 5322 Message-ID the message carries, with its
 	// angle brackets: a reply passes it as in_reply_to.
-	MessageID string     `json:"message_id"`
-	DraftID   string     `json:"draft_id,omitempty"`
+	MessageID string `json:"message_id"`
+	DraftID   string `json:"draft_id,omitempty"`
+	// Link opens a draft in Gmail's web UI (gmail.DraftLink).
+	Link string `json:"link,omitempty"`
+	// From is the address the message is from.
+	From      string     `json:"from"`
 	SizeBytes int64      `json:"size_bytes"`
 	Attached  []Attached `json:"attached"`
 	Inline    []Inline   `json:"inline"`
@@ -147,6 +161,9 @@ type Result struct {
 	// AskedThread is the thread the message asked to join (a reply_to's
 	// thread, or thread_id); Gmail may have started another.
 	AskedThread string `json:"-"`
+	// Signed says the call asked for the signature, and Signature says
+	// one was added (the address has one).
+	Signed, Signature bool `json:"-"`
 }
 
 // Attached is a file that went in as an attachment.
@@ -174,4 +191,24 @@ type Linked struct {
 	FileID string `json:"file_id"`
 	Name   string `json:"name"`
 	URL    string `json:"url"`
+	// Access is what drivemail knows of the recipients' access to the
+	// link: AccessOpen or AccessUnchecked.
+	Access string `json:"access"`
+	// SharedWith are the recipients drivemail gave SharedRole on the
+	// file, as Share asked, before the message went.
+	SharedWith []string `json:"shared_with,omitempty"`
+	// AccessNote says why Access is AccessUnchecked, and SharedRole is
+	// the role given: the result's text says both.
+	AccessNote string `json:"-"`
+	SharedRole string `json:"-"`
 }
+
+// What drivemail knows of a link's recipients' access (Linked.Access).
+const (
+	// AccessOpen: the file's sharing reaches every recipient, some
+	// perhaps through the sharing drivemail added.
+	AccessOpen = "open"
+	// AccessUnchecked: drivemail could not read whether it does
+	// (Linked.AccessNote says why).
+	AccessUnchecked = "unchecked"
+)

@@ -27,6 +27,8 @@ type item struct {
 	file drive.File // a DriveFile once resolved (shortcut followed)
 	mail *mailPart  // a GmailAttachment once resolved
 
+	access *linkAccess // a Drive file that goes as a link, once checked (access.go)
+
 	plan plan
 }
 

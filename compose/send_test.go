@@ -25,7 +25,8 @@ func TestSendRoundTrip(t *testing.T) {
 		{Title: "Summary", Rows: [][]string{{"total", "12"}}},
 		{Title: "Q1 détail", Rows: [][]string{{"month", "amount"}, {"janvier", "4"}, {"février", "8"}}},
 	}})
-	roadmap := e.Put(user, drivesvc.FileSpec{Name: "Roadmap", Kind: drivesvc.KindDoc, DocText: "Later."})
+	roadmap := e.Put(user, drivesvc.FileSpec{Name: "Roadmap", Kind: drivesvc.KindDoc, DocText: "Later.",
+		SharedWith: []string{"zoe@example.org", "cc@example.org"}})
 	notes := "a,b\n1,2\n"
 	subject := "Résumé du trimestre — 報告 ✓"
 	req := compose.Request{
@@ -74,7 +75,8 @@ func TestSendRoundTrip(t *testing.T) {
 	if len(res.Inline) != 1 || res.Inline[0].FileID != png.ID || res.Inline[0].ContentID != "logo.png" {
 		t.Errorf("inline = %+v", res.Inline)
 	}
-	if len(res.Linked) != 1 || res.Linked[0].FileID != roadmap.ID || !strings.HasPrefix(res.Linked[0].URL, "http") {
+	if len(res.Linked) != 1 || res.Linked[0].FileID != roadmap.ID || !strings.HasPrefix(res.Linked[0].URL, "http") ||
+		res.Linked[0].Access != compose.AccessOpen || res.Linked[0].SharedWith != nil {
 		t.Errorf("linked = %+v", res.Linked)
 	}
 	if lastDone != res.SizeBytes || lastTotal != res.SizeBytes {

@@ -67,6 +67,13 @@ type Options struct {
 	// another. Without it, no mail is read but what reply_to, forward or
 	// a Gmail attachment names.
 	ReadMail bool
+	// Confirm, when set, is shown the message once every check has
+	// passed, before any of it is downloaded and before the send waits
+	// for its turn (so a send waiting for its user holds no memory and no
+	// open download): nil sends it; an error ends the send with that
+	// error as it is, nothing downloaded and nothing sent. It may take as
+	// long as its user does.
+	Confirm func(ctx context.Context, s Summary) error
 }
 
 // Service sends messages. It is safe for concurrent use.
@@ -126,10 +133,23 @@ func (s *Service) Send(ctx context.Context, acct *account.Account, req Request, 
 	start := s.cfg.Now()
 	var queued time.Duration
 	res, err := s.send(ctx, acct, g, req, opts, &queued)
+	var nc *notConfirmed
+	if errors.As(err, &nc) {
+		if nc.err != errPreviewed {
+			s.logNotConfirmed(ctx, acct, nc.err, s.cfg.Now().Sub(start),
+				"draft", opts.Draft, "recipients", len(req.To)+len(req.Cc)+len(req.Bcc), "entries", len(req.Attachments))
+		}
+		return Result{}, nc.err
+	}
 	err = settle(err, opts.Draft)
 	s.logOutcome(ctx, acct, req, opts, res, err, s.cfg.Now().Sub(start), queued)
 	return res, err
 }
+
+// notConfirmed carries the error Options.Confirm ended a send with.
+type notConfirmed struct{ err error }
+
+func (e *notConfirmed) Error() string { return e.err.Error() }
 
 // clients are the user's Google clients a send uses.
 type clients struct {
@@ -150,9 +170,15 @@ func clientsOf(ctx context.Context, acct *account.Account) (clients, error) {
 // time it waited for its turn to stream.
 func (s *Service) send(ctx context.Context, acct *account.Account, g clients, req Request, opts Options, queued *time.Duration) (Result, error) {
 	gc := g.gmail
-	from, err := s.sender(ctx, acct, gc)
+	own, err := s.ownAddress(ctx, acct, gc)
 	if err != nil {
 		return Result{}, gmailRefusal(err, opts.Draft, false, s.cfg.Now())
+	}
+	// Who sends, before anything else is read: a from Gmail would not
+	// send as is refused now.
+	from, err := senderFor(ctx, gc, own, req, opts.Draft)
+	if err != nil {
+		return Result{}, err
 	}
 	// File-transfer URIs become the Drive files their uploads made.
 	if req, err = resolveTransfers(ctx, s.cfg.Transfers, acct, req); err != nil {
@@ -160,7 +186,7 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 	}
 	// A reply or a forward starts from the message it answers or passes on.
 	mail := newMailLookup(gc)
-	if req, err = withOriginal(ctx, mail, req, from, opts.Draft); err != nil {
+	if req, err = withOriginal(ctx, mail, req, own, opts.Draft); err != nil {
 		return Result{}, err
 	}
 	// A thread_id reply completes itself from its thread, where mail may be read.
@@ -198,9 +224,23 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 	if err != nil {
 		return Result{}, err
 	}
-	// 3 check what metadata cannot tell: archives' contents, by Range reads.
+	// 3 check what metadata cannot tell: archives' contents, by Range reads,
+	// and whether the recipients can open each file that goes as a link.
 	if err := checkArchives(ctx, drv, mp, opts.Draft); err != nil {
 		return Result{}, err
+	}
+	if err := checkLinks(ctx, drv, acct, c.req, mp, opts.Draft, s.cfg.Now()); err != nil {
+		return Result{}, err
+	}
+	// The user's word, when it is asked for: after every check, before the
+	// turn, any sharing and the first byte. The client's files are let go meanwhile
+	// (their hosts are not kept waiting on the user) and opened again to
+	// stream, held to the size they had.
+	if opts.Confirm != nil {
+		closeClientFiles(c.items)
+		if err := opts.Confirm(ctx, summarize(c, mp, opts.Draft)); err != nil {
+			return Result{}, &notConfirmed{err}
+		}
 	}
 	// 4 stream, once the memory it will hold is free (the user's turn).
 	waitFrom := s.cfg.Now()
@@ -210,9 +250,13 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 		return Result{}, err
 	}
 	defer release()
+	// The share options, every check passed, just before the stream.
+	if err := shareLinks(ctx, drv, mp, opts.Draft); err != nil {
+		return Result{}, err
+	}
 	sent, written, err := s.stream(ctx, gc, c, out, mp, opts)
 	if err != nil {
-		return Result{}, err
+		return Result{}, sharedBefore(err, mp, opts.Draft)
 	}
 	res := result(mp, sent, written)
 	addMailSources(&res, mp)
@@ -220,15 +264,19 @@ func (s *Service) send(ctx context.Context, acct *account.Account, g clients, re
 	res.Recipients = append(append([]string(nil), c.req.To...), c.req.Cc...)
 	res.AskedThread = c.req.ThreadID
 	res.SubjectFromThread = c.req.subjectFromThread
+	res.From, res.Signed, res.Signature = from.address, from.signed, from.signature.html != ""
+	if opts.Draft {
+		res.Link = gc.DraftLink(own, res.ThreadID)
+	}
 	return res, nil
 }
 
-// sender is the From address: the signed-in Google account's address,
-// which the account carries. Gmail's users.getProfile is asked only when
-// the account has no address, because it needs a scope beyond
-// gmail.send (compose, readonly, metadata or modify). Gmail sends as the
-// authenticated user whatever From says.
-func (s *Service) sender(ctx context.Context, acct *account.Account, gc *gmail.Client) (string, error) {
+// ownAddress is the signed-in Google account's address, the From of a
+// message without from, which the account carries. Gmail's
+// users.getProfile is asked only when the account has no address,
+// because it needs a scope beyond gmail.send (compose, readonly,
+// metadata or modify).
+func (s *Service) ownAddress(ctx context.Context, acct *account.Account, gc *gmail.Client) (string, error) {
 	if acct.Email() != "" {
 		return acct.Email(), nil
 	}
@@ -245,6 +293,10 @@ type driveAPI interface {
 	Download(ctx context.Context, f drive.File) (io.ReadCloser, error)
 	Export(ctx context.Context, f drive.File, mimeType string, tab *drive.Sheet) (io.ReadCloser, error)
 	ReaderAt(ctx context.Context, f drive.File) io.ReaderAt
+	// Permissions reads a file's sharing, at most MaxPermissionPages
+	// pages; Share gives one user a role on it.
+	Permissions(ctx context.Context, f drive.File) (drive.Sharing, error)
+	Share(ctx context.Context, f drive.File, email, role string) error
 }
 
 // Range-read budget for checking one zip's directory before download.
@@ -272,6 +324,14 @@ func (d driveAdapter) Download(ctx context.Context, f drive.File) (io.ReadCloser
 
 func (d driveAdapter) Export(ctx context.Context, f drive.File, mimeType string, tab *drive.Sheet) (io.ReadCloser, error) {
 	return d.c.Export(ctx, f, mimeType, tab)
+}
+
+func (d driveAdapter) Permissions(ctx context.Context, f drive.File) (drive.Sharing, error) {
+	return d.c.Permissions(ctx, f, MaxPermissionPages)
+}
+
+func (d driveAdapter) Share(ctx context.Context, f drive.File, email, role string) error {
+	return d.c.Share(ctx, f, email, role)
 }
 
 func (d driveAdapter) ReaderAt(ctx context.Context, f drive.File) io.ReaderAt {
@@ -315,14 +375,22 @@ func (s *Service) logOutcome(ctx context.Context, acct *account.Account, req Req
 		for _, a := range res.Attached {
 			attachedBytes += a.Bytes
 		}
+		shared := 0
+		for _, l := range res.Linked {
+			shared += len(l.SharedWith)
+		}
 		attrs = append(attrs, "message_id", res.ID, "thread_id", res.ThreadID, "size_bytes", res.SizeBytes,
-			"attached", len(res.Attached), "attached_bytes", attachedBytes, "inline", len(res.Inline), "linked", len(res.Linked))
+			"attached", len(res.Attached), "attached_bytes", attachedBytes, "inline", len(res.Inline), "linked", len(res.Linked), "shared", shared)
 		s.cfg.Logger.InfoContext(ctx, "message sent", attrs...)
 	case isRefusal(err):
 		r, _ := refusal.As(err)
 		attrs = append(attrs, "refusal", string(r.Kind))
 		if cause := causeText(r.Err); cause != "" {
 			attrs = append(attrs, "cause", cause)
+		}
+		if r.Kind == kindFailedAfterShare {
+			s.cfg.Logger.WarnContext(ctx, "send failed", attrs...)
+			return
 		}
 		if forOperator(r.Kind) {
 			// Every user meets this until the operator acts.
@@ -334,6 +402,22 @@ func (s *Service) logOutcome(ctx context.Context, acct *account.Account, req Req
 		attrs = append(attrs, "err", redact.Quoted(err.Error()))
 		s.cfg.Logger.WarnContext(ctx, "send failed", attrs...)
 	}
+}
+
+// logNotConfirmed writes the line of a send its Confirm ended, with the
+// send's own attrs: by the refusal's kind (declined, unanswered…), like a
+// refusal, never by its sentence.
+func (s *Service) logNotConfirmed(ctx context.Context, acct *account.Account, err error, took time.Duration, attrs ...any) {
+	attrs = append(attrs, "took_ms", took.Milliseconds())
+	if acct.ID() != "" {
+		attrs = append(attrs, "user", acct.ID())
+	}
+	if k := refusal.KindOf(err); k != "" {
+		attrs = append(attrs, "refusal", string(k))
+	} else {
+		attrs = append(attrs, "err", redact.Quoted(err.Error()))
+	}
+	s.cfg.Logger.InfoContext(ctx, "send not confirmed", attrs...)
 }
 
 // causeText describes a refusal's cause for the log. An input error's

@@ -2,6 +2,7 @@ package compose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // (resolve, plan, check, stream) start from.
 type checked struct {
 	req       Request // its reply headers completed (replyHeaders)
-	from      string
+	from      sender
 	date      time.Time
 	header    *mimemsg.Header // validated once; every pass carries it
 	messageID string          // its Message-ID
@@ -24,9 +25,9 @@ type checked struct {
 // bodies and thread id, the reply headers, every attachment's own rules
 // (the entry cap, the options of a Drive file, a name for content and
 // its decoding within MaxModelBytes), and the headers as a message from
-// from would carry them. It runs before any Google call, so a mistake
-// costs the user nothing.
-func validate(req Request, from string, date time.Time) (*checked, error) {
+// from would carry them. It runs before any Google call that sends or
+// downloads, so a mistake costs the user nothing.
+func validate(req Request, from sender, date time.Time) (*checked, error) {
 	if err := checkRequest(req); err != nil {
 		return nil, err
 	}
@@ -130,6 +131,12 @@ func checkDriveFile(it *item, src DriveFile) error {
 			it.label(), truncate(src.As, 20))
 	case src.Link && strings.TrimSpace(src.Sheet) != "":
 		return refuse(kindBadOption, "%s has both \"link\": true and \"sheet\"; a link always opens the whole spreadsheet. Drop \"sheet\", or use \"as\": \"csv\" with it.", it.label())
+	case src.Share != "" && !slices.Contains(ShareRoles, src.Share):
+		return refuse(kindBadOption, "%s: \"share\" is %q; drivemail gives the recipients of a link \"reader\" or \"commenter\". To let them edit the file, share it in Google Drive.",
+			it.label(), truncate(src.Share, 20))
+	case src.Share != "" && strings.TrimSpace(src.As) != "":
+		return refuse(kindBadOption, "%s has both \"share\" and \"as\": \"share\" gives the recipients access to the file a link opens, and with \"as\" a copy is attached, which needs none. Keep one of them.",
+			it.label())
 	}
 	return nil
 }
@@ -138,7 +145,8 @@ func checkDriveFile(it *item, src DriveFile) error {
 // reads them.
 func (c *checked) headers() mimemsg.Message {
 	return mimemsg.Message{
-		From:       c.from,
+		From:       c.from.header,
+		ReplyTo:    c.from.replyTo,
 		To:         c.req.To,
 		Cc:         c.req.Cc,
 		Bcc:        c.req.Bcc,

@@ -31,7 +31,7 @@ const (
 // fileFields is what drivemail reads of a file: enough to plan a message
 // without a second call.
 const fileFields = "id,name,mimeType,size,md5Checksum,sha256Checksum,modifiedTime,webViewLink," +
-	"resourceKey,driveId,trashed,capabilities(canDownload),exportLinks," +
+	"resourceKey,driveId,trashed,capabilities(canDownload,canShare),isAppAuthorized,exportLinks," +
 	"shortcutDetails(targetId,targetMimeType,targetResourceKey)"
 
 // Client calls Drive and Sheets as one user.
@@ -39,6 +39,7 @@ type Client struct {
 	http      *http.Client
 	endpoints google.Endpoints
 	files     *gdrive.FilesService
+	perms     *gdrive.PermissionsService
 	ops       *gdrive.OperationsService
 	sheets    *sheets.SpreadsheetsService
 	idle      time.Duration // see WithIdleTimeout
@@ -60,7 +61,7 @@ func New(ctx context.Context, httpClient *http.Client, endpoints google.Endpoint
 		return nil, fmt.Errorf("drive: new sheets service: %w", err)
 	}
 	c := &Client{
-		http: httpClient, endpoints: endpoints, files: ds.Files, ops: ds.Operations, sheets: ss.Spreadsheets,
+		http: httpClient, endpoints: endpoints, files: ds.Files, perms: ds.Permissions, ops: ds.Operations, sheets: ss.Spreadsheets,
 		idle: DefaultIdleTimeout, poll: pollPolicy{defaultPollFirst, defaultPollMost, defaultPollTotal},
 		log: slog.New(slog.DiscardHandler),
 	}
@@ -107,6 +108,13 @@ type File struct {
 	DriveID      string // the shared drive holding the file, if any
 	Trashed      bool
 	CanDownload  bool
+	// CanShare says the user may change the file's sharing (its owner, a
+	// writer when writersCanShare, a shared drive's organizer); only then
+	// does Drive show them its permissions.
+	CanShare bool
+	// AppAuthorized says drivemail created the file or the user opened it
+	// with drivemail (the Picker): what the drive.file scope reaches.
+	AppAuthorized bool
 	// ExportLinks maps an export MIME type to a URL that serves it without
 	// files.export's size cap.
 	ExportLinks map[string]string
@@ -157,8 +165,10 @@ func fromAPI(f *gdrive.File) File {
 		CanDownload: true,
 		ExportLinks: f.ExportLinks,
 	}
+	out.AppAuthorized = f.IsAppAuthorized
 	if f.Capabilities != nil {
 		out.CanDownload = f.Capabilities.CanDownload
+		out.CanShare = f.Capabilities.CanShare
 	}
 	if t, err := time.Parse(time.RFC3339Nano, f.ModifiedTime); err == nil {
 		out.ModifiedTime = t

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -248,6 +249,37 @@ func TestRangeReader(t *testing.T) {
 	// The emulator counts 206 answers apart from whole downloads.
 	if st := e.Emu.Stats().Files[f.ID]; st.Downloads != 0 || st.RangeReads != 2 || st.RangeBytes != 1_500 {
 		t.Errorf("range reads: %d downloads, %d Range requests for %d bytes; want 0, 2 for 1500", st.Downloads, st.RangeReads, st.RangeBytes)
+	}
+}
+
+// TestSearchByKind: drive_search's kind words keep what a user means by
+// them, as Drive answers the query: "sheet" the Google Sheets and Excel
+// files, not a CSV (which "csv" finds).
+func TestSearchByKind(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.Put(user, drivesvc.FileSpec{Name: "Budget 2025", Kind: drivesvc.KindSheet})
+	e.Put(user, drivesvc.FileSpec{Name: "forecast.xlsx", Content: []byte("PK")})
+	e.Put(user, drivesvc.FileSpec{Name: "customers.csv", Content: []byte("a,b\n")})
+	e.Put(user, drivesvc.FileSpec{Name: "Q3 Report.pdf", Content: []byte("%PDF")})
+	for word, want := range map[string]string{
+		"sheet":       "Budget 2025|forecast.xlsx",
+		"spreadsheet": "Budget 2025|forecast.xlsx",
+		"csv":         "customers.csv",
+		"pdf":         "Q3 Report.pdf",
+	} {
+		page, err := e.dc.Search(ctx, drive.Query{Type: word})
+		if err != nil {
+			t.Fatalf("%s: %v", word, err)
+		}
+		var got []string
+		for _, f := range page.Files {
+			got = append(got, f.Name)
+		}
+		slices.Sort(got)
+		if strings.Join(got, "|") != want {
+			t.Errorf("mime_type %q found %q, want %q", word, got, want)
+		}
 	}
 }
 

@@ -53,6 +53,11 @@ var (
 	// ErrFilePermission: the user's role on the file does not allow the
 	// call (insufficientFilePermissions).
 	ErrFilePermission = fmt.Errorf("insufficient permission on the file: %w", ErrForbidden)
+	// ErrSharingRefused: Drive would not add the permission asked for
+	// (400 invalidSharingRequest): an address with no Google account
+	// while no invitation is sent, or sharing the file's or the
+	// organization's settings forbid.
+	ErrSharingRefused = errors.New("Drive refused the sharing change")
 	// ErrRateLimited: a 429 or a rate-limit 403; transient.
 	ErrRateLimited = errors.New("rate limited by Drive")
 	// ErrUnavailable: a 5xx; transient.
@@ -197,6 +202,9 @@ var causes = google.Sentinels{Disabled: ErrAPIDisabled, NotFound: ErrNotFound, U
 	Scope: ErrScope, RateLimited: ErrRateLimited, Unavailable: ErrUnavailable, Forbidden: ErrForbidden}
 
 func classify(a google.Answer) error {
+	if a.Code == http.StatusBadRequest && a.Reason == "invalidSharingRequest" {
+		return ErrSharingRefused
+	}
 	if a.Code == http.StatusForbidden {
 		if err, ok := forbidden[a.Reason]; ok {
 			return err

@@ -79,12 +79,13 @@ use_node() {
 	esac
 }
 
-# start_demo: runs `bin/drivemail serve --demo` on a free port and sets
+# start_demo: runs `bin/drivemail serve --demo` on a free port, logging at
+# info (the suites grep its request log for leaked secrets), and sets
 # DEMO_URL, DEMO_TOKEN and EMULATOR_URL.
 start_demo() {
 	local bin="$REPO_ROOT/bin/drivemail"
 	[ -x "$bin" ] || fail "$bin is missing: run make build (make e2e does)"
-	start_bg demo "$bin" serve --demo --addr 127.0.0.1:0 --store "sqlite:$E2E_TMP/demo.db" --shutdown-grace 5s
+	start_bg demo "$bin" serve --demo --addr 127.0.0.1:0 --store "sqlite:$E2E_TMP/demo.db" --shutdown-grace 5s --log-level info
 	if ! wait_for_line "$E2E_TMP/demo.out" '^listening on ' 60; then
 		show_logs demo
 		fail "drivemail serve --demo did not start"

@@ -41,14 +41,19 @@ var pdfBytes = []byte("%PDF-1.4\n1 0 obj <</Type /Catalog /Pages 2 0 R>> endobj\
 
 // startDemo seeds a demo Drive, runs the server until the test ends, and
 // returns where it listens and the demo token it printed.
-func startDemo(t *testing.T) running {
+func startDemo(t *testing.T) running { return startDemoWith(t, nil) }
+
+// startDemoWith is startDemo with the settings change makes.
+func startDemoWith(t *testing.T, change func(*server.Config)) running {
 	t.Helper()
 	dir := t.TempDir()
 	user := filepath.Join(dir, "seed", "demo@example.com")
 	files := map[string][]byte{
 		"Q3 report.pdf": pdfBytes,
 		"Plan.gdoc.md":  []byte("# Plan\n\n- ship drivemail\n"),
-		"logo.png":      {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0},
+		// The recipients are of example.com, so they can open its link.
+		"Plan.gdoc.md.meta.json": []byte(`{"permissions": [{"type": "domain", "role": "reader", "domain": "example.com"}]}`),
+		"logo.png":               {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0},
 		// Big enough that compose reports progress while it streams.
 		"scan.pdf": bytes.Repeat([]byte("%PDF-1.4 scan "), 50_000),
 	}
@@ -71,6 +76,9 @@ func startDemo(t *testing.T) running {
 		Demo: true, DemoSeed: filepath.Join(dir, "seed"), Drafts: true,
 		MaxUploadBytes: 1 << 20, MaxConcurrentSends: 4, ShutdownGrace: 5 * time.Second,
 		LogLevel: "warn", Version: "e2e",
+	}
+	if change != nil {
+		change(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -202,6 +210,7 @@ type sendResult struct {
 		FileID string `json:"file_id"`
 		Name   string `json:"name"`
 		URL    string `json:"url"`
+		Access string `json:"access"`
 	} `json:"linked"`
 }
 
@@ -228,8 +237,9 @@ func flow(t *testing.T, srv running, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Six tools, and search_mail: --demo turns --read-mail on.
-	if len(list.Tools) != 7 {
+	// Six tools, search_mail and send_draft: --demo turns --read-mail and
+	// --drafts on.
+	if len(list.Tools) != 8 {
 		t.Fatalf("tools/list: %d tools", len(list.Tools))
 	}
 	for _, tool := range list.Tools {
@@ -282,7 +292,7 @@ func flow(t *testing.T, srv running, version string) {
 	params.SetProgressToken("send-" + version)
 	var sent sendResult
 	call(t, cs, params, &sent)
-	if sent.ID == "" || len(sent.Attached) != 3 || len(sent.Linked) != 1 || sent.Linked[0].FileID != doc.ID {
+	if sent.ID == "" || len(sent.Attached) != 3 || len(sent.Linked) != 1 || sent.Linked[0].FileID != doc.ID || sent.Linked[0].Access != "open" {
 		t.Fatalf("send_email result = %+v", sent)
 	}
 	if sent.Attached[1].ExportedAs != "csv" || sent.Attached[1].Sheet != "Q4 forecast" {

@@ -28,9 +28,13 @@ func demoEmulator(t *testing.T) *emulator.Emulator {
 }
 
 // TestDemoSeedHasMailToRead holds the demo's inbox to what the README's
-// tour uses: mail from other senders, with attachments, and one thread.
+// tour uses: mail from other senders, with attachments, and one thread;
+// and its sent mail to what the README promises, none.
 func TestDemoSeedHasMailToRead(t *testing.T) {
 	emu := demoEmulator(t)
+	if sent := emu.Gmail().Messages(""); len(sent) != 0 {
+		t.Errorf("the demo starts with %d messages on the sent-mail page, want none: %+v", len(sent), sent)
+	}
 	srv := httptest.NewServer(emu.Handler())
 	defer srv.Close()
 	tok := emu.AccessToken(emulator.DemoUser, "https://www.googleapis.com/auth/gmail.readonly")

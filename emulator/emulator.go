@@ -64,6 +64,11 @@ func ParseWAN(spec string) (WANProfile, error) { return wan.Parse(spec, wan.Loop
 // Stats is the JSON of GET /_emulator/stats.
 type Stats = core.StatsSnapshot
 
+// Authorization is one approved authorization request: who, which
+// client, the scopes asked for and those granted (GET
+// /_emulator/authorizations).
+type Authorization = authsvc.Authorization
+
 // Fault is an injected failure (see POST /_emulator/faults).
 type Fault = core.Fault
 
@@ -218,6 +223,10 @@ func (e *Emulator) ExpireAccessTokens(email string) { e.deps.Accounts.ExpireAcce
 // Stats returns the counters.
 func (e *Emulator) Stats() Stats { return e.deps.Stats.Snapshot() }
 
+// Authorizations returns the authorization requests users approved,
+// oldest first (the latest 1000).
+func (e *Emulator) Authorizations() []Authorization { return e.auth.Authorizations() }
+
 // ResetStats zeroes the counters.
 func (e *Emulator) ResetStats() { e.deps.Stats.Reset() }
 
@@ -244,6 +253,9 @@ func (e *Emulator) registerControls(mux *http.ServeMux) {
 	mux.HandleFunc("DELETE /_emulator/stats", func(w http.ResponseWriter, r *http.Request) {
 		e.ResetStats()
 		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /_emulator/authorizations", func(w http.ResponseWriter, r *http.Request) {
+		core.WriteJSON(w, http.StatusOK, map[string]any{"authorizations": e.Authorizations()})
 	})
 	mux.HandleFunc("GET /_emulator/faults", func(w http.ResponseWriter, r *http.Request) {
 		core.WriteJSON(w, http.StatusOK, e.faults.Pending())

@@ -13,7 +13,8 @@ type typeFilter struct {
 
 // typeWords are the words a model may use for drive_search's mime_type,
 // each matching the native Google type and the common file types people
-// mean by it ("a spreadsheet" is a Google Sheet or an Excel file).
+// mean by it ("a spreadsheet" is a Google Sheet or an Excel file). A CSV
+// is text, not a spreadsheet: it has its own word, csv.
 var typeWords = map[string]typeFilter{
 	"pdf": {exact: []string{"application/pdf"}},
 	"document": {exact: []string{
@@ -21,7 +22,7 @@ var typeWords = map[string]typeFilter{
 	}},
 	"spreadsheet": {exact: []string{
 		Spreadsheet, byExt[".xlsx"], byExt[".xls"], byExt[".ods"],
-		"application/x-vnd.oasis.opendocument.spreadsheet", "text/csv",
+		"application/x-vnd.oasis.opendocument.spreadsheet",
 	}},
 	"presentation": {exact: []string{
 		Presentation, byExt[".pptx"], byExt[".ppt"], byExt[".odp"],

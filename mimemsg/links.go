@@ -52,13 +52,18 @@ func AddLinks(text, htmlBody string, links []Link) (newText, newHTML string, err
 	}
 	newHTML = htmlBody
 	if strings.TrimSpace(htmlBody) != "" {
-		if i := lastIndexFold(htmlBody, "</body>"); i >= 0 {
-			newHTML = htmlBody[:i] + hb.String() + htmlBody[i:]
-		} else {
-			newHTML = htmlBody + hb.String()
-		}
+		newHTML = AppendHTML(htmlBody, hb.String())
 	}
 	return newText, newHTML, nil
+}
+
+// AppendHTML adds fragment at the end of the HTML body htmlBody: before
+// its </body> when it has one, else after it.
+func AppendHTML(htmlBody, fragment string) string {
+	if i := lastIndexFold(htmlBody, "</body>"); i >= 0 {
+		return htmlBody[:i] + fragment + htmlBody[i:]
+	}
+	return htmlBody + fragment
 }
 
 // checkLinkURL accepts absolute https URLs only.

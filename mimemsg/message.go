@@ -45,6 +45,9 @@ import (
 type Message struct {
 	// From is the sender: "a@example.com" or "Name <a@example.com>".
 	From string
+	// ReplyTo, when set, is written as Reply-To: where replies should go
+	// instead of From (one address, or a comma-separated list).
+	ReplyTo string
 	// To, Cc and Bcc each hold addresses; an entry may also be a
 	// comma-separated list ("a@x.org, B <b@y.org>"). Bcc is written in the
 	// header, where Gmail reads and then strips it.

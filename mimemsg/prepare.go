@@ -73,6 +73,10 @@ func PrepareHeader(m Message) (*Header, error) {
 	if len(from) != 1 {
 		return nil, inputErr("from", "the message needs exactly one sender address, not %d", len(from))
 	}
+	replyTo, err := ParseAddresses("reply_to", []string{m.ReplyTo})
+	if err != nil {
+		return nil, err
+	}
 	var rcpt [3][]*mail.Address
 	for i, f := range []struct {
 		name string
@@ -124,6 +128,9 @@ func PrepareHeader(m Message) (*Header, error) {
 		{"Message-ID", h.messageID},
 		{"Subject", subject},
 		{"From", formatAddress(from[0])},
+	}
+	if len(replyTo) > 0 {
+		h.top = append(h.top, field{"Reply-To", formatAddresses(replyTo)})
 	}
 	for i, k := range []string{"To", "Cc", "Bcc"} {
 		if len(rcpt[i]) > 0 {

@@ -37,6 +37,7 @@ func TestPrepareRefusals(t *testing.T) {
 		{"101 recipients", func(m *Message) { m.To = many(60); m.Cc = many(30); m.Bcc = many(11) }, FieldRecipients, "101 recipients; the limit is 100"},
 		{"custom recipient limit", func(m *Message) { m.To = many(3); m.Limits.MaxRecipients = 2 }, FieldRecipients, "3 recipients; the limit is 2"},
 		{"not an address", func(m *Message) { m.To = []string{"bob"} }, "to", `"bob" is not a valid to address`},
+		{"a Reply-To that is not an address", func(m *Message) { m.ReplyTo = "help desk" }, "reply_to", `"help desk" is not a valid reply_to address`},
 		{"no domain dot", func(m *Message) { m.Cc = []string{"bob@localhost"} }, "cc", "has no dot"},
 		{"address literal", func(m *Message) { m.Cc = []string{"bob@[127.0.0.1]"} }, "cc", "address literals"},
 		{"non-ASCII local part", func(m *Message) { m.To = []string{"josé@example.com"} }, "to", "non-ASCII characters before the @"},
@@ -153,6 +154,7 @@ func TestHeaders(t *testing.T) {
 	m.Cc = []string{"c@example.com"}
 	m.Bcc = []string{"Hidden <h@example.com>"}
 	m.InReplyTo = "parent@mail.gmail.com"
+	m.ReplyTo = "Help Desk <help@example.com>"
 	m.Text = "x"
 	raw, _ := build(t, m)
 	msg, _ := parseGo(t, raw)
@@ -169,6 +171,9 @@ func TestHeaders(t *testing.T) {
 	if h.Get("In-Reply-To") != "<parent@mail.gmail.com>" || h.Get("References") != "<parent@mail.gmail.com>" {
 		t.Errorf("threading %q %q", h.Get("In-Reply-To"), h.Get("References"))
 	}
+	if h.Get("Reply-To") != `"Help Desk" <help@example.com>` {
+		t.Errorf("Reply-To %q", h.Get("Reply-To"))
+	}
 	if h.Get("Mime-Version") != "1.0" {
 		t.Errorf("MIME-Version %q", h.Get("Mime-Version"))
 	}
@@ -179,7 +184,7 @@ func TestHeaders(t *testing.T) {
 			order = append(order, k)
 		}
 	}
-	want := "Mime-Version Date Message-Id Subject From To Cc Bcc In-Reply-To References Content-Type Content-Transfer-Encoding"
+	want := "Mime-Version Date Message-Id Subject From Reply-To To Cc Bcc In-Reply-To References Content-Type Content-Transfer-Encoding"
 	if strings.Join(order, " ") != want {
 		t.Errorf("header order %v", order)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/drivemail/drivemail/oauth"
 )
 
-// The registration bodies real clients send (shared/research/mcp-clients.md,
-// one per client, with the evidence): each registers, and the answer
+// The registration bodies real clients send (one per client; docs/clients.md
+// says where each was seen): each registers, and the answer
 // echoes what the client needs to go on.
 func TestClientRegistrationShapes(t *testing.T) {
 	h := newHarness(t, options{regLimit: 1000})

@@ -63,6 +63,7 @@ type options struct {
 	base      string // public origin; default the harness's own address
 	drafts    bool
 	readMail  bool
+	driveFile bool // --drive-scope file
 	cimd      *cimd.Fetcher
 	accessTTL time.Duration
 	regLimit  int
@@ -143,7 +144,7 @@ func (h *harness) newAS(st store.Store) *oauth.Server {
 	ga, err := googleauth.New(googleauth.Config{
 		Endpoints: google.Endpoints{Base: h.google.srv.URL}, ClientID: "drivemail-test.apps.googleusercontent.com",
 		ClientSecret: "test-secret", RedirectURL: h.base + "/oauth/callback", Drafts: h.opts.drafts, ReadMail: h.opts.readMail,
-		Store: st, Keys: ring, Logger: h.opts.logger,
+		DriveFile: h.opts.driveFile, Store: st, Keys: ring, Logger: h.opts.logger,
 	})
 	if err != nil {
 		h.t.Fatal(err)

@@ -81,7 +81,11 @@ func (s *Server) permissions() []string {
 		case googleauth.ScopeDriveReadonly:
 			out = append(out, "Search and read the files in your Google Drive (to attach them)")
 		case googleauth.ScopeDriveFile:
-			out = append(out, "Add files you upload to your Google Drive")
+			if s.cfg.Google.DriveFile() {
+				out = append(out, "Open only the Google Drive files you pick for it or upload through it (no others)")
+			} else {
+				out = append(out, "Add files you upload to your Google Drive")
+			}
 		case googleauth.ScopeGmailCompose:
 			out = append(out, "Create Gmail drafts")
 		case googleauth.ScopeGmailReadonly:

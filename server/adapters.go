@@ -59,7 +59,11 @@ func (accountDrive) Get(ctx context.Context, acct *account.Account, ref drive.Re
 type accountMail struct{ compose *compose.Service }
 
 func (m accountMail) Send(ctx context.Context, acct *account.Account, req compose.Request, opts tools.SendOptions) (compose.Result, error) {
-	return m.compose.Send(ctx, acct, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail})
+	return m.compose.Send(ctx, acct, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail, Confirm: opts.Confirm})
+}
+
+func (m accountMail) SendDraft(ctx context.Context, acct *account.Account, draftID string, confirm func(context.Context, compose.Summary) error) (compose.DraftSent, error) {
+	return m.compose.SendDraft(ctx, acct, draftID, confirm)
 }
 
 // accountMailReader is tools.MailReader over the account's Gmail client.

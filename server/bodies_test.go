@@ -72,7 +72,7 @@ func awaitAnswer(c net.Conn, limit time.Duration) answer {
 
 // A body the server does not want is never waited for: a stranger gets
 // the 401 at once and the connection ends, as do other refusals and a
-// body sent to a route that takes none (issue 11 §1). The body deadline
+// body sent to a route that takes none. The body deadline
 // here is a minute, so only an answer that does not wait passes. Before,
 // POST /mcp read up to 4 MiB before the bearer check, and net/http read up
 // to 256 KiB of any unread body before it answered.

@@ -16,6 +16,7 @@ import (
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/internal/safedial"
 	"github.com/drivemail/drivemail/store"
+	"github.com/drivemail/drivemail/tools"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -29,7 +30,7 @@ const (
 type Config struct {
 	Addr               string
 	BaseURL            string
-	Store              string
+	Store              string   // "" only with Demo: a store in the demo's own folder, removed when it stops
 	Secrets            [][]byte // first encrypts and signs; all decrypt
 	GoogleClientID     string
 	GoogleClientSecret string
@@ -76,10 +77,51 @@ type Config struct {
 	// an upload is refused at once (uploads do not queue). 0: the default.
 	MaxConcurrentUploads int
 	MaxUploadsPerUser    int
+	// DriveScope is how drivemail reaches Drive: DriveReadonly (""
+	// too) asks for drive.readonly, DriveFile for drive.file alone, the
+	// files the user picks with drive_pick, uploads or saves.
+	DriveScope string
+	// GoogleAPIKey and GoogleAppID are the Picker's browser API key and
+	// the Cloud project number, which file mode needs; --demo fills
+	// them from its emulator.
+	GoogleAPIKey string
+	GoogleAppID  string
 	// MaxMCPRequestsPerUser caps one user's /mcp requests in flight on
 	// this replica; past it a request is refused at once with 429. 0: the
 	// default.
 	MaxMCPRequestsPerUser int
+	// ConfirmSends says when send_email asks its user before sending:
+	// auto ("" too), always or off (tools.ParseConfirmSends).
+	ConfirmSends string
+}
+
+// The ways drivemail reaches Drive (--drive-scope).
+const (
+	DriveReadonly = "readonly"
+	DriveFile     = "file"
+)
+
+// driveFile reports whether Drive is reached with drive.file alone.
+func (c Config) driveFile() bool { return c.DriveScope == DriveFile }
+
+// checkPicker reports what file mode lacks or was given wrong. Outside
+// file mode the Picker's settings are not read (GOOGLE_API_KEY is set
+// for other Google tools too).
+func (c Config) checkPicker() error {
+	switch {
+	case c.DriveScope != "" && c.DriveScope != DriveReadonly && c.DriveScope != DriveFile:
+		return fmt.Errorf("--drive-scope %q: use readonly (drive_search sees the whole Drive; a restricted scope) or file (drivemail sees only the files the user picks, uploads or saves)", c.DriveScope)
+	case !c.driveFile() || c.Demo && c.GoogleAPIKey == "" && c.GoogleAppID == "":
+		return nil
+	case c.GoogleAPIKey == "" || c.GoogleAppID == "":
+		return errors.New("--drive-scope file needs --google-api-key and --google-app-id for Google's file picker: " +
+			"a browser API key and the Cloud project's number, as docs/google-cloud-setup.md explains")
+	case len(c.GoogleAppID) > 20 || strings.Trim(c.GoogleAppID, "0123456789") != "":
+		return fmt.Errorf("--google-app-id %q: give the Cloud project number (digits, on the project's dashboard), not the project id", c.GoogleAppID)
+	case len(c.GoogleAPIKey) > 200 || strings.IndexFunc(c.GoogleAPIKey, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
+		return errors.New("--google-api-key: give the browser API key as Google Cloud shows it (letters, digits, - and _)")
+	}
+	return nil
 }
 
 // clientFiles is the Fetcher for files a chat client hands over; logger
@@ -137,6 +179,8 @@ func (c Config) check() error {
 	switch {
 	case c.Addr == "":
 		return errors.New("--addr is empty: give a listen address such as 127.0.0.1:8080")
+	case c.Store == "" && !c.Demo:
+		return errors.New("--store is empty: give sqlite:PATH, or postgres://… for several replicas")
 	case !c.Demo && len(c.Secrets) == 0:
 		return errors.New("--secret is required (a base64 key of at least 32 bytes; make one with: openssl rand -base64 32), unless you run --demo")
 	case !c.Demo && (c.GoogleClientID == "" || c.GoogleClientSecret == ""):
@@ -186,10 +230,16 @@ func (c Config) check() error {
 	case c.RefreshGrace < 0 || c.RefreshGrace > store.MaxRefreshGrace:
 		return fmt.Errorf("--refresh-grace is %v: use 0 (off) up to %v", c.RefreshGrace, store.MaxRefreshGrace)
 	}
+	if err := c.checkPicker(); err != nil {
+		return err
+	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err
 	}
 	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
+		return err
+	}
+	if _, err := tools.ParseConfirmSends(c.ConfirmSends); err != nil {
 		return err
 	}
 	if _, err := c.clientFiles(nil); err != nil {

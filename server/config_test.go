@@ -1,11 +1,15 @@
 package server
 
 import (
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/drivemail/drivemail/compose"
+	"github.com/drivemail/drivemail/emulator"
 )
 
 func TestBaseURL(t *testing.T) {
@@ -41,7 +45,7 @@ func TestBaseURL(t *testing.T) {
 }
 
 func TestConfigCheck(t *testing.T) {
-	good := Config{Addr: "127.0.0.1:0", Secrets: [][]byte{make([]byte, 32)}, GoogleClientID: "id", GoogleClientSecret: "s",
+	good := Config{Addr: "127.0.0.1:0", Store: "sqlite:drivemail.db", Secrets: [][]byte{make([]byte, 32)}, GoogleClientID: "id", GoogleClientSecret: "s",
 		MaxConcurrentSends: 1, MaxSendsPerUser: 1, MaxUploadBytes: 1, ShutdownGrace: 0, LogLevel: "info"}
 	if err := good.check(); err != nil {
 		t.Fatalf("good config refused: %v", err)
@@ -79,6 +83,7 @@ func TestConfigCheck(t *testing.T) {
 		want   string
 	}{
 		{func(c *Config) { c.Addr = "" }, "--addr is empty"},
+		{func(c *Config) { c.Store = "" }, "--store is empty: give sqlite:PATH"},
 		{func(c *Config) { c.Secrets = nil }, "openssl rand -base64 32"},
 		{func(c *Config) { c.GoogleClientSecret = "" }, "docs/google-cloud-setup.md"},
 		{func(c *Config) { c.Demo, c.GoogleEndpoint = true, "http://127.0.0.1:9090" }, "leave out --google-endpoint"},
@@ -112,6 +117,33 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.RefreshGrace = time.Hour + time.Second }, "--refresh-grace is 1h0m1s"},
 		{func(c *Config) { c.ClientFileHosts = "https://files.example.com/x" }, "--client-file-hosts"},
 		{func(c *Config) { c.DemoPublic = true }, "--demo-public lets --demo listen beyond loopback: add --demo"},
+		{func(c *Config) { c.DriveScope = "full" }, `--drive-scope "full": use readonly`},
+		{func(c *Config) { c.DriveScope = DriveFile }, "--drive-scope file needs --google-api-key and --google-app-id"},
+		{func(c *Config) { c.DriveScope, c.GoogleAPIKey = DriveFile, "AIzaKey" }, "--drive-scope file needs --google-api-key and --google-app-id"},
+		{func(c *Config) { c.DriveScope, c.GoogleAppID = DriveFile, "123456789012" }, "--drive-scope file needs --google-api-key and --google-app-id"},
+		{func(c *Config) { c.DriveScope, c.GoogleAPIKey, c.GoogleAppID = DriveFile, "AIzaKey", "drivemail-prod" },
+			`--google-app-id "drivemail-prod": give the Cloud project number`},
+		{func(c *Config) { c.DriveScope, c.GoogleAPIKey, c.GoogleAppID = DriveFile, "AIza Key", "123" }, "--google-api-key: give the browser API key"},
+	}
+	// File mode starts with the Picker's key and App ID; a demo fills
+	// them in; readonly mode ignores them (GOOGLE_API_KEY serves other
+	// Google tools too).
+	for _, c := range []Config{
+		func() Config {
+			c := good
+			c.DriveScope, c.GoogleAPIKey, c.GoogleAppID = DriveFile, "AIzaKey", "123456789012"
+			return c
+		}(),
+		func() Config { c := demo; c.DriveScope = DriveFile; return c }(),
+		func() Config {
+			c := good
+			c.DriveScope, c.GoogleAPIKey, c.GoogleAppID = DriveReadonly, "any key", "not a number"
+			return c
+		}(),
+	} {
+		if err := c.check(); err != nil {
+			t.Errorf("--drive-scope %s refused: %v", c.DriveScope, err)
+		}
 	}
 	// A demo listens on loopback, unless --demo-public says otherwise.
 	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "192.168.1.20:8080", "example.com:8080", "8080"} {
@@ -150,10 +182,15 @@ func TestConfigCheck(t *testing.T) {
 	}
 }
 
-// The demo needs no Google client, secret or drafts flag from its user,
-// and shows every tool working, create_draft included.
+// The demo needs no Google client, secret, drafts flag or Picker project
+// from its user, and shows every tool working, create_draft included.
 func TestDemoConfigureFillsWhatNoOneSupplies(t *testing.T) {
-	d := &demoGoogle{url: "http://127.0.0.1:1"}
+	emu, err := emulator.New(emulator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	d := &demoGoogle{url: "http://127.0.0.1:1", emu: emu}
 	cfg := d.configure(Config{Demo: true})
 	if cfg.GoogleEndpoint != d.url || cfg.GoogleClientID == "" || cfg.GoogleClientSecret == "" {
 		t.Errorf("Google client not filled in: %+v", cfg)
@@ -164,8 +201,35 @@ func TestDemoConfigureFillsWhatNoOneSupplies(t *testing.T) {
 	if !cfg.Drafts {
 		t.Error("drafts are off in the demo; create_draft would refuse")
 	}
+	if cfg.GoogleAPIKey != emulator.DemoAPIKey || cfg.GoogleAppID != emulator.DemoProjectNumber {
+		t.Errorf("the Picker's key and App ID are not the emulator's: %q %q", cfg.GoogleAPIKey, cfg.GoogleAppID)
+	}
 	given := [][]byte{make([]byte, 40)}
 	if got := d.configure(Config{Demo: true, Secrets: given}); len(got.Secrets[0]) != 40 {
 		t.Error("a given --secret was replaced")
+	}
+}
+
+// TestDemoStoreIsItsOwn: a demo given no store keeps one in its own
+// folder, which close removes; a store it is given is kept.
+func TestDemoStoreIsItsOwn(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	d, err := startDemoGoogle(Config{Demo: true}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := d.configure(Config{Demo: true})
+	if want := "sqlite:" + filepath.Join(d.dir, "demo.db"); cfg.Store != want {
+		t.Errorf("store %q, want %q", cfg.Store, want)
+	}
+	if got := d.configure(Config{Demo: true, Store: "sqlite:kept.db"}); got.Store != "sqlite:kept.db" {
+		t.Errorf("a given --store became %q", got.Store)
+	}
+	if err := os.WriteFile(filepath.Join(d.dir, "demo.db"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.close()
+	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
+		t.Errorf("the demo left %v in the temporary folder", left)
 	}
 }

@@ -34,8 +34,11 @@ type demoGoogle struct {
 	emu *emulator.Emulator
 	srv *http.Server
 	url string
+	// dir is the demo's own folder, which close removes: it holds the
+	// sample file and, unless --store names one, the store.
+	dir string
 	// sample is the absolute path of a small file the guide's curl line
-	// uploads, in a folder of the demo's own that close removes.
+	// uploads, in dir.
 	sample string
 }
 
@@ -57,7 +60,9 @@ func startDemoGoogle(cfg Config, logger *slog.Logger) (*demoGoogle, error) {
 	}
 	// The emulator's consent page is shown, as Google's would be, so a demo
 	// sign-in through OAuth looks like the real one (DEMO_TOKEN needs none).
-	emu, err := emulator.New(emulator.Config{WAN: wan})
+	// Its Picker plays the project given (--google-app-id and
+	// --google-api-key), else the emulator's own.
+	emu, err := emulator.New(emulator.Config{WAN: wan, ProjectNumber: cfg.GoogleAppID, APIKey: cfg.GoogleAPIKey})
 	if err != nil {
 		return nil, fmt.Errorf("demo emulator: %w", err)
 	}
@@ -84,6 +89,7 @@ func startDemoGoogle(cfg Config, logger *slog.Logger) (*demoGoogle, error) {
 		return nil, fmt.Errorf("demo: a sample file to upload: %w", err)
 	}
 	d := &demoGoogle{
+		dir:    dir,
 		sample: filepath.Join(dir, sampleName),
 		emu:    emu,
 		srv: &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second,
@@ -116,7 +122,10 @@ func seedDemo(emu *emulator.Emulator, dir string) error {
 }
 
 // configure points cfg at the emulator and fills in what a demo needs no
-// one to supply: a Google client and, unless given, a fresh secret. Drafts
+// one to supply: a Google client, the Picker's project and, unless
+// given, a fresh secret and a store in the demo's folder. A demo's Google
+// tokens come from its own emulator, sealed with a key made for that run,
+// so a store kept for the next run could not be used again anyway. Drafts
 // and reading mail are on: the emulator has no restricted-scope review to
 // pass, and a demo should show every tool working.
 func (d *demoGoogle) configure(cfg Config) Config {
@@ -125,10 +134,14 @@ func (d *demoGoogle) configure(cfg Config) Config {
 	cfg.ReadMail = true
 	cfg.GoogleClientID = demoClientID
 	cfg.GoogleClientSecret = "demo-secret"
+	cfg.GoogleAppID, cfg.GoogleAPIKey = d.emu.ProjectNumber(), d.emu.APIKey()
 	if len(cfg.Secrets) == 0 {
 		key := make([]byte, 32)
 		_, _ = rand.Read(key)
 		cfg.Secrets = [][]byte{key}
+	}
+	if cfg.Store == "" {
+		cfg.Store = "sqlite:" + filepath.Join(d.dir, "demo.db")
 	}
 	return cfg
 }
@@ -146,8 +159,10 @@ func (d *demoGoogle) signIn(ctx context.Context, g *googleauth.Service, auth *oa
 		}
 		scopes = append(scopes, sc)
 	}
+	// Both tokens are the demo client's, as Google's are the OAuth
+	// client's that signed in: drive.file reaches the files of one client.
 	tok := &oauth2.Token{
-		AccessToken:  d.emu.AccessToken(emulator.DemoUser, scopes...),
+		AccessToken:  d.emu.AccessTokenFor(emulator.DemoUser, demoClientID, scopes...),
 		RefreshToken: d.emu.RefreshToken(emulator.DemoUser, demoClientID, scopes...),
 		TokenType:    "Bearer",
 		Expiry:       time.Now().Add(50 * time.Minute),
@@ -173,5 +188,5 @@ func (d *demoGoogle) close() {
 	defer cancel()
 	_ = d.srv.Shutdown(ctx)
 	_ = d.emu.Close()
-	_ = os.RemoveAll(filepath.Dir(d.sample))
+	_ = os.RemoveAll(d.dir)
 }

@@ -24,6 +24,9 @@ type demoGuide struct {
 	FileName  string
 	Inspector string // how to run the MCP Inspector
 	Upload    string // absolute path of a file for the curl upload line
+	// FileMode: --drive-scope file, where drivemail sees no file of the
+	// demo Drive until the user picks it.
+	FileMode bool
 }
 
 // inspectorCommand runs the MCP Inspector with npx. The Inspector needs
@@ -33,10 +36,10 @@ type demoGuide struct {
 const inspectorCommand = "npx --loglevel=error -y -p node@22 -p @modelcontextprotocol/inspector@2.12.0 inspector"
 
 // guide describes the running demo.
-func (d *demoGoogle) guide(base *url.URL, token string) demoGuide {
+func (d *demoGoogle) guide(base *url.URL, token string, fileMode bool) demoGuide {
 	g := demoGuide{
 		Base: base, Emulator: d.url, Token: token, TokenTTL: demoTokenTTL,
-		User: emulator.DemoUser, Inspector: inspectorCommand, Upload: d.sample,
+		User: emulator.DemoUser, Inspector: inspectorCommand, Upload: d.sample, FileMode: fileMode,
 	}
 	for _, f := range d.emu.Drive().Files(emulator.DemoUser) {
 		if f.MimeType == "application/pdf" && !f.Trashed {
@@ -63,7 +66,11 @@ func (g demoGuide) write(w io.Writer) {
 	fmt.Fprintf(&b, "MCP Inspector, command line (needs npm; the first run fetches the Inspector and Node.js 22): the tools, every file in the demo Drive with its id, and a send:\n")
 	fmt.Fprintf(&b, "  %s --method tools/list\n", cli)
 	fmt.Fprintf(&b, "  %s --method tools/call --tool-name drive_search --tool-args-json '{\"query\":\"\"}'\n", cli)
-	if g.FileID != "" {
+	if g.FileMode {
+		fmt.Fprintf(&b, "  %s --method tools/call --tool-name drive_pick --tool-args-json '{}'\n", cli)
+		fmt.Fprintf(&b, "  (--drive-scope file: drivemail sees no file until one is picked; open the link it answers in a browser,\n")
+		fmt.Fprintf(&b, "   choose files in the emulator's picker, and drive_search lists them, to send by id)\n")
+	} else if g.FileID != "" {
 		args, _ := json.Marshal(map[string]any{
 			"to":          "ana@example.com",
 			"subject":     "Sent from the drivemail demo",

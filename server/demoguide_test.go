@@ -77,7 +77,7 @@ func TestDemoUploadLineWorksFromAnyFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, _ := url.Parse("http://127.0.0.1:8080")
-	g := d.guide(base, "t")
+	g := d.guide(base, "t", false)
 	if !strings.Contains(g.Inspector, " -p node@22 ") {
 		t.Errorf("the Inspector line %q does not run it on Node 22, which it needs", g.Inspector)
 	}
@@ -95,6 +95,17 @@ func TestDemoUploadLineWorksFromAnyFolder(t *testing.T) {
 	d.close()
 	if _, err := os.Stat(g.Upload); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after the demo, %s is still there (%v)", g.Upload, err)
+	}
+}
+
+// TestDemoGuideInFileMode: with --drive-scope file the guide picks files
+// first, where a send by id of a file never picked would be refused.
+func TestDemoGuideInFileMode(t *testing.T) {
+	base, _ := url.Parse("http://127.0.0.1:8080")
+	var out strings.Builder
+	demoGuide{Base: base, Token: "t", FileID: "1pdfpdfpdfpdfpdf", FileName: "Q3 Report.pdf", FileMode: true}.write(&out)
+	if !strings.Contains(out.String(), "--tool-name drive_pick") || strings.Contains(out.String(), "--tool-name send_email") {
+		t.Errorf("the file-mode guide does not start with drive_pick:\n%s", out.String())
 	}
 }
 

@@ -70,3 +70,49 @@ func exists(funcs map[string]bool, name string, family bool) bool {
 	}
 	return false
 }
+
+// TestRepositoryStandsAlone: no doc, comment, script or test name sends a
+// reader to something outside the repository (a contract or design file
+// kept elsewhere, a research folder or its notes, an issue tracker's
+// numbers): what the public surface is lives in docs/reference.md, what
+// each client does in docs/clients.md, and why a choice was made lives
+// beside it.
+func TestRepositoryStandsAlone(t *testing.T) {
+	// (Spelt so that this line does not match itself.)
+	outside := regexp.MustCompile(`CONTRACT\.md|DESIGN\.md|shared/researc[h]|\.\./shared/|(?i:\bissues? \d+\b|\bissue #\d+|_issu[e]\d+|researc[h] notes)`)
+	root := ".."
+	read := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") && name != ".ci" || name == "node_modules" || name == "testdata" || name == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		ext := filepath.Ext(name)
+		if ext != ".go" && ext != ".md" && ext != ".sh" && name != "run" && name != "Makefile" && name != "Dockerfile" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		read++
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := outside.FindString(line); m != "" {
+				t.Errorf("%s:%d cites %q, which is not in the repository: say it here, or point at the doc that does", path, i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read < 100 {
+		t.Fatalf("read %d files; is the walk reading the module?", read)
+	}
+}

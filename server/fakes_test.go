@@ -16,16 +16,19 @@ import (
 	"github.com/drivemail/drivemail/tools"
 )
 
-// The fake bearer check's two users: testToken is user-1's, otherToken
-// user-2's.
+// The fake bearer check's users: testToken is user-1's, otherToken
+// user-2's; draftsToken is user-1 again, having granted drafts too.
 const (
-	testToken  = "dm_test_token"
-	otherToken = "dm_other_token"
+	testToken   = "dm_test_token"
+	otherToken  = "dm_other_token"
+	draftsToken = "dm_drafts_token"
 )
 
 var testUsers = map[string]identity.User{
 	testToken:  {ID: "user-1", Email: "demo@example.com", GoogleScopes: []string{"https://www.googleapis.com/auth/gmail.send"}},
 	otherToken: {ID: "user-2", Email: "other@example.com", GoogleScopes: []string{"https://www.googleapis.com/auth/gmail.send"}},
+	draftsToken: {ID: "user-1", Email: "demo@example.com", GoogleScopes: []string{
+		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.compose"}},
 }
 
 // fakeAuth admits the test users' tokens and serves canned metadata.
@@ -87,6 +90,11 @@ type fakeMail struct {
 	ctxs    chan context.Context // receives each send's context, if set
 	ended   chan error           // receives each send's error when it returns, if set
 	sent    []compose.Request
+}
+
+// SendDraft is not used by the server's tests.
+func (m *fakeMail) SendDraft(context.Context, *account.Account, string, func(context.Context, compose.Summary) error) (compose.DraftSent, error) {
+	return compose.DraftSent{}, errors.New("fakeMail: no drafts")
 }
 
 func (m *fakeMail) Send(ctx context.Context, _ *account.Account, req compose.Request, opts tools.SendOptions) (_ compose.Result, err error) {

@@ -16,19 +16,28 @@ import (
 // write down here and in the architecture page.
 var layers = map[string][]string{
 	"cmd/drivemail": {"server", "clientfile", "compose", "oauth", "emulator"},
-	"server": {"tools", "account", "clientfile", "compose", "upload", "drive", "gmail", "oauth", "oauth/googleauth", "oauth/keyring",
+	"server": {"tools", "account", "clientfile", "compose", "upload", "pick", "drive", "gmail", "oauth", "oauth/googleauth", "oauth/keyring",
 		"store", "store/backend", "emulator", "emulator/demoseed",
-		"internal/ask", "internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial"},
+		"internal/ask", "internal/google", "internal/identity", "internal/metrics", "internal/refusal", "internal/safedial",
+		"prepared", "views"},
 	// The tools, compose and upload are handed the caller as their
 	// account: none of them may read the identity in a context.
-	"tools":   {"account", "compose", "upload", "drive", "gmail", "exportfmt", "handle", "internal/ask", "internal/ignorable", "internal/redact", "internal/refusal"},
+	"tools": {"account", "compose", "upload", "pick", "drive", "gmail", "exportfmt", "handle", "prepared", "views",
+		"internal/ask", "internal/ignorable", "internal/redact", "internal/refusal"},
 	"upload":  {"account", "clientfile", "drive", "exportfmt", "handle", "oauth/googleauth", "store", "internal/google", "internal/refusal", "internal/stream"},
 	"compose": {"account", "drive", "gmail", "mimemsg", "blocked", "clientfile", "exportfmt", "handle", "internal/google", "internal/redact", "internal/refusal"},
 	// account is the one door to a user's Google account: who they are
 	// and their Drive and Gmail clients.
-	"account":             {"drive", "gmail", "internal/google", "internal/identity"},
+	"account": {"drive", "gmail", "internal/google", "internal/identity"},
+	// pick is the page drive_pick's links open: Google's Picker, and the
+	// choice it posts, read again through the ticket's user's account.
+	"pick":                {"account", "drive", "oauth/keyring", "store", "internal/google", "internal/refusal"},
 	"account/accounttest": {"account", "emulator/emutest", "internal/identity"},
 	"handle":              {"drive"},
+	// views are the MCP App documents and what says a host renders them;
+	// prepared keeps a message the compose view shows until its user's word.
+	"views":    {},
+	"prepared": {"oauth/keyring"},
 	// clientfile fetches files a chat client hands over by signed URL.
 	"clientfile":                {"internal/refusal", "internal/safedial", "internal/stream"},
 	"clientfile/clientfiletest": {"clientfile", "internal/memnet", "internal/safedial"},
@@ -52,6 +61,7 @@ var layers = map[string][]string{
 
 	// The leaves: imported by many, importing nothing of the module.
 	"internal/ask":       {},
+	"internal/doctest":   {},
 	"internal/google":    {},
 	"internal/identity":  {},
 	"internal/ignorable": {},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/drivemail/drivemail/internal/metrics"
 	"github.com/drivemail/drivemail/tools"
+	"github.com/drivemail/drivemail/views"
 )
 
 // instructions are what an MCP client may show the model about the server
@@ -23,13 +24,18 @@ const instructions = `drivemail sends email from the user's Gmail with Google Dr
 // id (mcpEndpoint decides what one means), so any replica answers any
 // request, and 2026-07-28 clients need none at all.
 func newMCPHandler(d Deps) *mcpserver.StreamableHTTPServer {
-	s := mcpserver.NewMCPServer("drivemail", d.Version,
+	opts := []mcpserver.ServerOption{
 		mcpserver.WithTitle("drivemail"),
 		mcpserver.WithInstructions(instructions),
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithToolHandlerMiddleware(observeTools(d.Metrics)),
 		mcpserver.WithToolFilter(tools.Filter(d.Tools)),
-	)
+	}
+	if len(d.Resources) > 0 {
+		// A host that renders views may look for the extension here too.
+		opts = append(opts, mcpserver.WithExtensions(map[string]any{views.Extension: map[string]any{"mimeTypes": []string{views.MIMEType}}}))
+	}
+	s := mcpserver.NewMCPServer("drivemail", d.Version, opts...)
 	s.AddTools(append(tools.Tools(d.Tools), d.testTools...)...)
 	if len(d.Resources) > 0 {
 		// Adding resources declares the capability, so only when there are some.
@@ -51,7 +57,7 @@ func observeTools(m *metrics.Metrics) mcpserver.ToolHandlerMiddleware {
 	return func(next mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			done := m.ToolCall(req.Params.Name)
-			if name := req.Params.Name; name == "send_email" || name == "create_draft" {
+			if name := req.Params.Name; name == "send_email" || name == "create_draft" || name == "send_prepared" {
 				defer m.SendStarted()()
 			}
 			res, err := next(ctx, req)

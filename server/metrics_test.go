@@ -104,8 +104,8 @@ func grepLines(text, substr string) string {
 }
 
 // /metrics needs no token, so it is served on its own listener
-// (--metrics-addr, loopback by default), never on the public one (issue 11
-// §6). Before, anyone could read it on the public listener.
+// (--metrics-addr, loopback by default), never on the public one. Before,
+// anyone could read it on the public listener.
 func TestMetricsHaveTheirOwnListener(t *testing.T) {
 	ts := newTestServer(t, func(d *Deps) { d.Metrics = metrics.New("test") })
 	res, err := http.Get(ts.URL + "/metrics")

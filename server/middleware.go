@@ -76,11 +76,14 @@ func logRequests(logger *slog.Logger, clientIP func(*http.Request) string) func(
 	}
 }
 
-// logPath is the request path fit for a log line: an upload ticket in
-// /upload/<ticket> is a credential until used, so it is left out.
+// logPath is the request path fit for a log line: a ticket in
+// /upload/<ticket> or /pick/<ticket> is a credential until used, so it
+// is left out.
 func logPath(r *http.Request) string {
-	if strings.HasPrefix(r.URL.Path, "/upload/") {
-		return "/upload/{ticket}"
+	for _, route := range []string{"/upload/", "/pick/"} {
+		if strings.HasPrefix(r.URL.Path, route) {
+			return route + "{ticket}"
+		}
 	}
 	return r.URL.Path
 }
@@ -182,7 +185,7 @@ type originGuard struct {
 }
 
 // browserClientOrigins are the web MCP clients that call /mcp from a page
-// (research notes, checklist E9): Claude, ChatGPT, VS Code for the web.
+// (docs/clients.md, checklist E9): Claude, ChatGPT, VS Code for the web.
 // Their requests carry a bearer token and no cookie, so admitting them lets
 // no page ride on a user's ambient credentials; DNS rebinding still meets
 // the Host check and an attacker's own origin.

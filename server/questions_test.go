@@ -46,9 +46,14 @@ func askTool() mcpserver.ServerTool {
 // withAskTool registers askTool, and a single-use store for answers.
 func withAskTool(d *Deps) {
 	d.testTools = append(d.testTools, askTool())
+	d.UseOnce = singleUse()
+}
+
+// singleUse is a store's UseOnce, in memory.
+func singleUse() func(ctx context.Context, key string, expires time.Time) error {
 	var mu sync.Mutex
 	used := map[string]bool{}
-	d.UseOnce = func(ctx context.Context, key string, expires time.Time) error {
+	return func(ctx context.Context, key string, expires time.Time) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if used[key] {
@@ -80,12 +85,19 @@ func (b withBearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
-// askingClient connects the official go-sdk client at version, answering
-// questions with answer (nil: it declares no elicitation).
+// askingClient connects the official go-sdk client at version as the
+// test user, answering questions with answer (nil: it declares no
+// elicitation).
 func askingClient(t *testing.T, h http.Handler, version string, answer func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error)) *sdk.ClientSession {
 	t.Helper()
+	return askingClientAs(t, h, testToken, version, answer)
+}
+
+// askingClientAs is askingClient with the bearer token of another user.
+func askingClientAs(t *testing.T, h http.Handler, token, version string, answer func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error)) *sdk.ClientSession {
+	t.Helper()
 	client := sdk.NewClient(&sdk.Implementation{Name: "ask-test", Version: "1"}, &sdk.ClientOptions{ElicitationHandler: answer})
-	tr := &sdk.StreamableClientTransport{Endpoint: "http://drivemail.test/mcp", HTTPClient: &http.Client{Transport: withBearer{testToken, inProcess{h}}}}
+	tr := &sdk.StreamableClientTransport{Endpoint: "http://drivemail.test/mcp", HTTPClient: &http.Client{Transport: withBearer{token, inProcess{h}}}}
 	cs, err := client.Connect(context.Background(), tr, &sdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect at %s: %v", version, err)

@@ -6,8 +6,15 @@ import (
 	"github.com/drivemail/drivemail/account"
 )
 
-// addRoutes is the whole HTTP surface (CONTRACT.md, "HTTP routes").
-func addRoutes(mux *http.ServeMux, d Deps, mcp http.Handler) {
+// router is where addRoutes registers: an *http.ServeMux, or a test's
+// recorder of the patterns.
+type router interface {
+	Handle(pattern string, handler http.Handler)
+}
+
+// addRoutes is the whole HTTP surface, as docs/reference.md lists it
+// ("HTTP routes"; TestReferenceRoutes holds the two together).
+func addRoutes(mux router, d Deps, mcp http.Handler) {
 	guard := newOriginGuard(d.BaseURL)
 	// signedIn lets a request in only behind the bearer check, which reads
 	// headers only: a stranger's body is never read (bodyDeadline).
@@ -38,6 +45,10 @@ func addRoutes(mux *http.ServeMux, d Deps, mcp http.Handler) {
 	mux.Handle("PUT /upload/{ticket}", guard.middleware(ticket))
 	mux.Handle("POST /upload/{ticket}", guard.middleware(ticket))
 
+	// The page drive_pick's links open: no bearer (a browser opens it),
+	// the ticket in its path is the capability.
+	mux.Handle("/pick/{ticket}", guard.middleware(pickPage(d.Picks)))
+
 	mux.Handle("GET /healthz", healthHandler(d.Store, d.Version, d.Logger))
 	mux.Handle("/", notFound())
 }
@@ -57,6 +68,16 @@ func uploadHandlers(u Uploads, door *account.Door) (direct, ticket http.Handler)
 		http.Error(w, "This drivemail server does not accept uploads. Put the file in Google Drive and attach it by id.", http.StatusNotImplemented)
 	})
 	return off, off
+}
+
+// pickPage is the pick page, or one that says this server has none.
+func pickPage(page http.Handler) http.Handler {
+	if page != nil {
+		return page
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "This drivemail server does not pick files with Google's file picker: it reads the files in your Drive itself. Ask your assistant to find the file with drive_search.", http.StatusNotFound)
+	})
 }
 
 func notFound() http.Handler {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -16,10 +17,12 @@ import (
 	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/oauth/keyring"
+	"github.com/drivemail/drivemail/prepared"
 	"github.com/drivemail/drivemail/store"
 	"github.com/drivemail/drivemail/store/backend"
 	"github.com/drivemail/drivemail/tools"
 	"github.com/drivemail/drivemail/upload"
+	"github.com/drivemail/drivemail/views"
 )
 
 // sweepEvery is how often expired authorization rows are deleted.
@@ -84,6 +87,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		RedirectURL:  base.String() + "/oauth/callback",
 		Drafts:       cfg.Drafts,
 		ReadMail:     cfg.ReadMail,
+		DriveFile:    cfg.driveFile(),
 		Store:        st,
 		Keys:         keys,
 		Logger:       logger,
@@ -141,6 +145,21 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		ccfg.Transfers, transfers = uploads, callerTransfers{uploads: uploads, door: accounts}
 	}
 	mail := compose.New(ccfg)
+	confirmSends, _ := tools.ParseConfirmSends(cfg.ConfirmSends) // check has read it
+	picks, err := cfg.picks(base, st, gauth, accounts, endpoints, logger)
+	if err != nil {
+		return err
+	}
+	// The MCP App views, and the messages the compose view holds for its
+	// user; a prepared id outlives no replica that shares the secret.
+	viewSet, err := views.New(views.Config{Pick: cfg.driveFile(), BaseURL: base})
+	if err != nil {
+		return err
+	}
+	held, err := prepared.New(cfg.Secrets, st.UseOnce, store.ErrUsed)
+	if err != nil {
+		return err
+	}
 
 	s := NewServer(Deps{
 		Logger:   logger,
@@ -155,8 +174,14 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Saver:           uploads,
 			DraftsEnabled:   cfg.Drafts,
 			ReadMailEnabled: cfg.ReadMail,
+			ConfirmSends:    confirmSends,
+			Confirmed:       meter.SendConfirmation,
 			MailReader:      accountMailReader{},
+			Picks:           picks.links(),
+			Prepared:        held,
 		},
+		Resources:      viewSet.Resources(),
+		Picks:          picks.page(),
 		Uploads:        uploads,
 		Store:          st,
 		Metrics:        meter,
@@ -184,10 +209,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "emulator on %s (sent mail: %s/_emulator/outbox)\n", demo.url, demo.url)
 	}
 	srv := newHTTPServer(s, defaultTimeouts, logger)
-	logger.Info("drivemail serving", "base_url", base.String(), "version", cfg.Version, "demo", cfg.Demo, "drafts", cfg.Drafts, "read_mail", cfg.ReadMail)
+	logger.Info("drivemail serving", "base_url", base.String(), "version", cfg.Version, "demo", cfg.Demo, "drafts", cfg.Drafts, "read_mail", cfg.ReadMail,
+		"drive_scope", cmp.Or(cfg.DriveScope, DriveReadonly))
 	fmt.Fprintf(stdout, "listening on %s\n", base)
 	if demo != nil {
-		demo.guide(base, demoToken).write(stdout)
+		demo.guide(base, demoToken, cfg.driveFile()).write(stdout)
 	}
 	return serve(ctx, srv, ln, cfg.ShutdownGrace, logger)
 }

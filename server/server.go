@@ -86,6 +86,9 @@ type Deps struct {
 	// Resources are served by resources/list and resources/read (an MCP
 	// App's ui:// views); none: no resources capability is declared.
 	Resources []mcpserver.ServerResource
+	// Picks serves /pick/{ticket}, the page drive_pick's links open
+	// (serve --drive-scope file); nil: the route says there is none.
+	Picks http.Handler
 
 	// testTools are registered beside the product's tools (tests only).
 	testTools []mcpserver.ServerTool

@@ -14,9 +14,10 @@ import (
 // still gives an id on initialize, for clients that like one, and that id
 // carries a MAC of the user it was given to, under a key derived from
 // --secret: a replica checks it with no shared table, and another user's
-// token cannot use it. It also remembers the one thing of its initialize
-// a later request needs (whether the client can be asked a question, see
-// sessionFlags), since a stateless server has nowhere else to keep it.
+// token cannot use it. It also remembers the two things of its initialize
+// later requests need (whether the client can be asked a question, and
+// whether it renders views; see sessionFlags), since a stateless server
+// has nowhere else to keep them.
 //
 //	dm_ms_ base64url( key id (4) | nonce (12) | flags (1) | MAC (16) )
 const (
@@ -35,10 +36,16 @@ const (
 // sessionFlags are what a session id says of the initialize that made it.
 type sessionFlags byte
 
-// flagElicitForm: the client declared form elicitation, at a protocol
-// version that has it (2025-06-18 and later), so a tool may ask its user
-// a question on a call's event stream.
-const flagElicitForm sessionFlags = 1
+const (
+	// flagElicitForm: the client declared form elicitation, at a protocol
+	// version that has it (2025-06-18 and later), so a tool may ask its
+	// user a question on a call's event stream.
+	flagElicitForm sessionFlags = 1 << iota
+	// flagRendersViews: the client declared the MCP Apps extension for
+	// drivemail's view type, so a tool's result may be a view for its
+	// user (send_email prepares the message for the compose view).
+	flagRendersViews
+)
 
 // session is an honoured session id and what it says.
 type session struct {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// A session id belongs to the user it was given to (issue 11 §3). Any
+// A session id belongs to the user it was given to. Any
 // replica with the same secret honours it, with no shared table; another
 // user's token with it is refused with 404 (the spec's "start a new
 // session", which is what a client that switched accounts needs); a

@@ -19,6 +19,7 @@ import (
 	"github.com/drivemail/drivemail/internal/ask"
 	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/tools"
+	"github.com/drivemail/drivemail/views"
 )
 
 // mcpEndpoint is /mcp in front of the MCP library, behind the Origin
@@ -197,6 +198,8 @@ func (e *mcpEndpoint) forward(w http.ResponseWriter, r *http.Request, userID str
 		stream = true
 	}
 	ctx = e.asker.For(ctx, userID, stream)
+	// A 2026-07-28 request says itself whether its client renders views.
+	ctx = views.WithRenders(ctx, !modern && sess.flags&flagRendersViews != 0)
 	e.lib.Handle(out, &mcpserver.HTTPRequest{Method: http.MethodPost, URL: r.URL, Header: header, Body: body, Context: ctx})
 	out.finish()
 }
@@ -344,6 +347,9 @@ func readInitialize(body []byte) initializeInfo {
 		json.Unmarshal(v, &elicit) == nil && (isObject(elicit.Form) || len(elicit.URL) == 0) {
 		info.flags |= flagElicitForm
 	}
+	if views.DeclaresJSON(req.Params.Capabilities["extensions"]) {
+		info.flags |= flagRendersViews
+	}
 	return info
 }
 
@@ -377,7 +383,7 @@ func (m message) modern(h http.Header) bool {
 
 // tolerateProtocolHeader mends the MCP-Protocol-Version mismatches clients
 // were seen sending during the 2026-07-28 rollout, which the library would
-// answer 400 (research notes §12):
+// answer 400:
 //   - a 2026-07-28 header on a request with no 2026-07-28 _meta, from a
 //     session negotiated at an earlier version (SparkyFitness #2155): the
 //     body says it is a legacy request, so the header is dropped;

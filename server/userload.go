@@ -23,8 +23,8 @@ const mcpRetryAfter = 2
 // request ends, since its body stays in memory while the call runs. Any
 // Google account can sign in, so without it one user's hundred
 // connections, each announcing 4 MiB and sending slowly, held 400 MiB.
-// The count lives in memory, per replica, for the reasons the send slots
-// do (docs/scaling.md).
+// The count lives in memory, per replica, for the reasons send admission
+// does (docs/scaling.md).
 type userLoad struct {
 	maxRequests int
 	maxBytes    int64

@@ -14,7 +14,7 @@ import (
 // spellings other tools use for them: {id}, {url} (a Drive link or an
 // mcp-file:// handle), {filename}.
 var attachmentFields = fields{
-	names: []string{"file_id", "as", "sheet", "name", "link", "text", "base64", "content", "mime_type"},
+	names: []string{"file_id", "as", "sheet", "name", "link", "share", "text", "base64", "content", "mime_type"},
 	aliases: map[string]string{
 		"id":           "file_id",
 		"url":          "file_id",
@@ -175,7 +175,7 @@ func parseAttachmentObject(raw json.RawMessage, what string) (compose.Attachment
 		a.Source, err = parseDriveFile(m, what)
 		return a, err
 	}
-	for _, k := range []string{"as", "sheet", "link"} {
+	for _, k := range []string{"as", "sheet", "link", "share"} {
 		if v, ok := m[k]; ok && !isNull(v) {
 			return a, refuse("%s: %q applies only to a Drive file given by \"file_id\". Leave it out for content written into the call, "+
 				"or attach the file from Drive by its id in \"file_id\" instead of its bytes.", what, k)
@@ -225,7 +225,7 @@ func contentEnvelope(a compose.Attachment, c compose.Content, what string) (comp
 	return a, nil
 }
 
-// parseDriveFile reads file_id (a handle), as, sheet and link.
+// parseDriveFile reads file_id (a handle), as, sheet, link and share.
 func parseDriveFile(m object, what string) (compose.DriveFile, error) {
 	var d compose.DriveFile
 	id, err := m.str("file_id")
@@ -247,6 +247,12 @@ func parseDriveFile(m object, what string) (compose.DriveFile, error) {
 	if d.Link, err = m.bool("link"); err != nil {
 		return d, prefixed(what, err)
 	}
+	share, err := m.str("share")
+	if err != nil {
+		return d, prefixed(what, err)
+	}
+	// " Reader " is reader; which roles compose takes is its business.
+	d.Share = strings.ToLower(strings.TrimSpace(share))
 	return d, nil
 }
 

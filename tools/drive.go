@@ -50,7 +50,14 @@ func (h *handlers) driveSearch(ctx context.Context, acct *account.Account, req m
 	for _, f := range page.Files {
 		out.Files = append(out.Files, fileOut(f))
 	}
-	return succeeded(searchText(out), out), nil
+	text := searchText(out)
+	if len(out.Files) == 0 && out.NextPageToken == "" {
+		if out.PickURL = h.handedLink(acct); out.PickURL != "" {
+			text = "No files match among those the user has handed drivemail, which here sees no other file. " +
+				"To add files, give the user this link to choose them in Google Drive (it works once, for 15 minutes), then search again: " + out.PickURL
+		}
+	}
+	return succeeded(text, out), nil
 }
 
 // parseSearch validates drive_search's arguments.

@@ -25,7 +25,11 @@ import (
 type composeMail struct{ svc *compose.Service }
 
 func (m composeMail) Send(ctx context.Context, acct *account.Account, req compose.Request, opts SendOptions) (compose.Result, error) {
-	return m.svc.Send(ctx, acct, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail})
+	return m.svc.Send(ctx, acct, req, compose.Options{Draft: opts.Draft, Progress: opts.Progress, ReadMail: opts.ReadMail, Confirm: opts.Confirm})
+}
+
+func (m composeMail) SendDraft(ctx context.Context, acct *account.Account, id string, confirm func(context.Context, compose.Summary) error) (compose.DraftSent, error) {
+	return m.svc.SendDraft(ctx, acct, id, confirm)
 }
 
 // overEmulator points the harness's account at env, with a token of

@@ -25,8 +25,7 @@ func fileURIsProperty(describe bool) map[string]any {
 		"type":     "array",
 		"maxItems": compose.MaxFiles,
 		"items": map[string]any{
-			"type":   "string",
-			"format": "uri",
+			"type": "string",
 			"x-mcp-file": map[string]any{
 				"maxSize":       compose.MaxAttachmentBytes,
 				"transferModes": []string{"inline", "upload"},

@@ -12,7 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -47,14 +46,25 @@ func (f *fakeDrive) Get(ctx context.Context, _ *account.Account, ref drive.Ref) 
 	return f.file, f.err
 }
 
-// fakeMail records the request and answers with res or err.
+// fakeMail records the request and answers with res or err (draft, for
+// SendDraft).
 type fakeMail struct {
-	mu     sync.Mutex
-	req    compose.Request
-	opts   SendOptions
-	res    compose.Result
-	err    error
-	called int
+	mu      sync.Mutex
+	req     compose.Request
+	opts    SendOptions
+	res     compose.Result
+	err     error
+	called  int
+	draftID string
+	draft   compose.DraftSent
+}
+
+func (f *fakeMail) SendDraft(ctx context.Context, _ *account.Account, id string, _ func(context.Context, compose.Summary) error) (compose.DraftSent, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.called++
+	f.draftID = id
+	return f.draft, f.err
 }
 
 func (f *fakeMail) Send(ctx context.Context, _ *account.Account, req compose.Request, opts SendOptions) (compose.Result, error) {
@@ -92,12 +102,17 @@ type harness struct {
 	user    identity.User
 	hc      *http.Client
 	google  account.Options
+	deps    Deps // as the tools were given them
+	// ctx is every request's context: what the transport would have put
+	// in it (views.WithRenders, for a client that renders views).
+	ctx context.Context
 }
 
 func newHarness(t *testing.T, mutate func(*Deps)) *harness {
 	t.Helper()
 	h := &harness{
 		t:       t,
+		ctx:     context.Background(),
 		drive:   &fakeDrive{},
 		mail:    &fakeMail{},
 		uploads: &fakeUploads{},
@@ -116,9 +131,15 @@ func newHarness(t *testing.T, mutate func(*Deps)) *harness {
 	if mutate != nil {
 		mutate(&d)
 	}
-	h.srv = server.NewMCPServer("drivemail", "test", server.WithToolCapabilities(false), server.WithToolFilter(Filter(d)))
-	h.srv.AddTools(Tools(d)...)
+	h.deps = d
+	h.rebuild()
 	return h
+}
+
+// rebuild makes the MCP server again from h.deps, after a test changed them.
+func (h *harness) rebuild() {
+	h.srv = server.NewMCPServer("drivemail", "test", server.WithToolCapabilities(false), server.WithToolFilter(Filter(h.deps)))
+	h.srv.AddTools(Tools(h.deps)...)
 }
 
 // rpc sends one JSON-RPC request and returns the raw result.
@@ -128,7 +149,7 @@ func (h *harness) rpc(method string, params any) json.RawMessage {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	resp := h.srv.HandleMessage(context.Background(), msg)
+	resp := h.srv.HandleMessage(h.ctx, msg)
 	out, err := json.Marshal(resp)
 	if err != nil {
 		h.t.Fatal(err)
@@ -213,20 +234,29 @@ func startsLikeASentence(text string) bool {
 	return r == '"' || unicode.IsUpper(r) && !strings.Contains(word, "_")
 }
 
-// checkOutput validates structuredContent against the tool's declared
-// outputSchema, as a strict client would.
+// checkOutput validates structuredContent against the outputSchema the
+// caller was listed for the tool, as a strict client would.
 func (h *harness) checkOutput(tool string, structured json.RawMessage) {
 	h.t.Helper()
 	if len(structured) == 0 {
 		h.t.Fatalf("%s: success without structuredContent", tool)
 	}
-	var def mcp.Tool
-	for _, st := range Tools(Deps{}) {
-		if st.Tool.Name == tool {
-			def = st.Tool
+	var list struct {
+		Tools []struct {
+			Name         string          `json:"name"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(h.rpc("tools/list", map[string]any{}), &list); err != nil {
+		h.t.Fatal(err)
+	}
+	var output json.RawMessage
+	for _, t := range list.Tools {
+		if t.Name == tool {
+			output = t.OutputSchema
 		}
 	}
-	sch := compileSchema(h.t, tool+" output", def.RawOutputSchema)
+	sch := compileSchema(h.t, tool+" output", output)
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(structured))
 	if err != nil {
 		h.t.Fatal(err)

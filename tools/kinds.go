@@ -32,3 +32,22 @@ const (
 	kindGmailUnauthorized refusal.Kind = "gmail_unauthorized" // Google refused the token (401)
 	kindGmailAPIDisabled  refusal.Kind = "gmail_api_disabled" // the project has not enabled the Gmail API
 )
+
+// Confirming a send (confirm.go): nothing was sent.
+const (
+	kindSendDeclined       refusal.Kind = "send_declined"       // the user said no (or accepted the form unticked)
+	kindSendCancelled      refusal.Kind = "send_cancelled"      // the user dismissed the question
+	kindSendUnanswered     refusal.Kind = "send_unanswered"     // no answer within the wait (or the call ended first)
+	kindConfirmUnavailable refusal.Kind = "confirm_unavailable" // --confirm-sends always, and the client cannot ask its user
+	kindConfirmAsked       refusal.Kind = "confirm_asked"       // a 2026-07-28 client was sent the question (input_required); its retry answers
+)
+
+// The compose view (compose_view.go, send_prepared.go): nothing was sent.
+const (
+	kindPrepared         refusal.Kind = "prepared"           // the message went to the compose view (compose's log line; the call succeeded)
+	kindPreparedTooLarge refusal.Kind = "prepared_too_large" // a call too large for the view to keep
+	kindPreparedInvalid  refusal.Kind = "prepared_invalid"   // send_prepared with an id not sealed for this user
+	kindPreparedExpired  refusal.Kind = "prepared_expired"   // send_prepared after the message's 30 minutes
+	kindPreparedUsed     refusal.Kind = "prepared_used"      // send_prepared with an id sent or cancelled already
+	kindPreparedChanged  refusal.Kind = "prepared_changed"   // send_prepared of a message whose files changed since it was shown
+)

@@ -38,7 +38,7 @@ func TestRefusalKindsAreDocumented(t *testing.T) {
 	documented := map[string]bool{}
 	row := regexp.MustCompile("(?m)^\\| (`[a-z0-9_]+`(?:, `[a-z0-9_]+`)*) \\|") // a row's first cell: one kind or several
 	code := regexp.MustCompile("`([a-z0-9_]+)`")
-	for _, heading := range []string{"### Why sends are refused", "### Why other tool calls are refused", "### Why uploads and saves are refused"} {
+	for _, heading := range []string{"### Why sends are refused", "### Sends the user did not confirm", "### Why other tool calls are refused", "### Why uploads and saves are refused"} {
 		_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
 		if !ok {
 			t.Fatalf("docs/operations.md has no %q section", heading)

@@ -20,7 +20,7 @@ var sendEmailDescription = fmt.Sprintf(`Send an email from the user's Gmail with
 <img src="cid:FILE_NAME"> in body_html shows an attached image inline. At most %d files and %d MiB in all; executables and scripts are refused, also inside archives. Nothing is sent unless every attachment resolves; a repeated call sends again.`,
 	compose.MaxFiles, compose.MaxAttachmentBytes>>20)
 
-const createDraftDescription = `Like send_email (same arguments and limits), but saves a Gmail draft for the user to review and send. Without permission to manage drafts, the result says how to reconnect.`
+const createDraftDescription = `Like send_email (same arguments and limits), but saves a Gmail draft for the user to review and send: the result gives its draft_id and a Gmail link to it.`
 
 // sendEmailTool is send_email's definition; mail adds the arguments that
 // read the user's mail (mail_filter.go), fileTransfer file_uris.
@@ -33,7 +33,7 @@ func sendEmailTool(fileTransfer, mail bool) mcp.Tool {
 		input = withFileURIs(input, true)
 	}
 	t := newTool("send_email", "Send an email", description, input, output,
-		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
+		hints{readOnly: false, destructive: true, idempotent: false, openWorld: true})
 	t.Meta = fileParamsMeta()
 	return t
 }
@@ -49,7 +49,7 @@ func createDraftTool(fileTransfer, mail bool) mcp.Tool {
 		input = withFileURIs(input, false)
 	}
 	t := newTool("create_draft", "Save a Gmail draft", description, input, output,
-		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
+		hints{readOnly: false, destructive: true, idempotent: false, openWorld: true})
 	t.Meta = fileParamsMeta()
 	return t
 }
@@ -58,7 +58,7 @@ func createDraftTool(fileTransfer, mail bool) mcp.Tool {
 // the spellings other mail tools use for the bodies.
 var sendEmailFields = fields{
 	names: []string{"to", "cc", "bcc", "subject", "body_text", "body_html", "attachments", filesArg, "thread_id", "in_reply_to", "references",
-		"reply_to", "reply_all", "forward"},
+		"reply_to", "reply_all", "forward", "from", "signature"},
 	aliases: map[string]string{"body": "body_text", "text": "body_text", "html": "body_html"},
 }
 
@@ -88,15 +88,44 @@ func (h *handlers) send(ctx context.Context, acct *account.Account, req mcp.Call
 	if err != nil {
 		return nil, err
 	}
-	if err := h.checkMailSend(acct, creq); err != nil {
+	if err := h.checkGrants(acct, creq); err != nil {
+		return nil, err
+	}
+	if h.forView(ctx) {
+		return h.prepare(ctx, acct, req, creq, tool, draft) // the user sends it from the compose view
+	}
+	confirm, err := h.confirmation(ctx, req, draft)
+	if err != nil {
 		return nil, err
 	}
 	// Where mail may be read, a thread_id reply completes itself from its thread.
 	opts := SendOptions{Draft: draft, Progress: progressFunc(ctx, req), ReadMail: h.deps.ReadMailEnabled && acct.MayReadMail()}
+	if confirm != nil {
+		opts.Confirm = confirm.confirm
+	}
 	res, err := h.deps.Mail.Send(ctx, acct, creq, opts)
+	if confirm != nil && confirm.retry != nil {
+		return confirm.retry, nil // 2026-07-28: the client asks, then calls again
+	}
 	if err != nil {
 		return nil, err
 	}
+	return sentResult(creq, res, draft), nil
+}
+
+// checkGrants refuses a message its user's grants cannot carry: mail
+// arguments without a Gmail read scope, from or signature without one
+// that reads the send-as settings.
+func (h *handlers) checkGrants(acct *account.Account, creq compose.Request) error {
+	if err := h.checkMailSend(acct, creq); err != nil {
+		return err
+	}
+	return h.checkSendAs(acct, creq)
+}
+
+// sentResult says what went out: the text, and the result with every
+// list present.
+func sentResult(creq compose.Request, res compose.Result, draft bool) *mcp.CallToolResult {
 	if res.Attached == nil {
 		res.Attached = []compose.Attached{}
 	}
@@ -106,7 +135,7 @@ func (h *handlers) send(ctx context.Context, acct *account.Account, req mcp.Call
 	if res.Linked == nil {
 		res.Linked = []compose.Linked{}
 	}
-	return succeeded(sendText(creq, res, draft), res), nil
+	return succeeded(sendText(creq, res, draft), res)
 }
 
 // parseSend validates send_email's (and create_draft's) arguments;
@@ -122,6 +151,9 @@ func parseSend(raw []byte, tool string, fileTransfer bool) (compose.Request, err
 		return r, err
 	}
 	if err = parseReplyArgs(m, &r); err != nil {
+		return r, err
+	}
+	if err = parseSendAs(m, &r); err != nil {
 		return r, err
 	}
 	if r.To, err = m.addresses("to"); err != nil {
@@ -183,12 +215,22 @@ func parseSend(raw []byte, tool string, fileTransfer bool) (compose.Request, err
 // is one field that none of its characters can break (untrusted.go).
 func sendText(req compose.Request, res compose.Result, draft bool) string {
 	var b strings.Builder
+	from := ""
+	if res.From != "" {
+		from = " from " + field(res.From, "")
+	}
 	if draft {
-		fmt.Fprintf(&b, "Draft saved (draft id %s, message id %s, thread %s, Message-ID %s, %s), addressed to %s.",
-			res.DraftID, res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes), recipientsText(sentTo(req, res)))
+		fmt.Fprintf(&b, "Draft saved (draft id %s, message id %s, thread %s, Message-ID %s, %s), addressed to %s%s.",
+			res.DraftID, res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes), recipientsText(sentTo(req, res)), from)
 	} else {
-		fmt.Fprintf(&b, "Sent to %s (message id %s, thread %s, Message-ID %s, %s).",
-			recipientsText(sentTo(req, res)), res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes))
+		fmt.Fprintf(&b, "Sent to %s%s (message id %s, thread %s, Message-ID %s, %s).",
+			recipientsText(sentTo(req, res)), from, res.ID, res.ThreadID, res.MessageID, humanBytes(res.SizeBytes))
+	}
+	switch {
+	case res.Signed && res.Signature:
+		b.WriteString("\nIt ends with the Gmail signature of " + field(res.From, "") + ".")
+	case res.Signed:
+		b.WriteString("\nNo signature was added: " + field(res.From, "") + " has no Gmail signature.")
 	}
 	if note := threadNote(req, res); note != "" {
 		b.WriteString("\n" + note)
@@ -217,9 +259,12 @@ func sendText(req compose.Request, res compose.Result, draft bool) string {
 	if len(res.Linked) > 0 {
 		parts := make([]string, len(res.Linked))
 		for i, l := range res.Linked {
-			parts[i] = field(l.Name, ";") + " " + field(l.URL, ";")
+			parts[i] = field(l.Name, ";") + " " + field(l.URL, ";") + accessText(l)
 		}
 		b.WriteString("\nLinked in the body: " + strings.Join(parts, "; ") + ".")
+	}
+	if res.Link != "" {
+		b.WriteString("\nThe user can open it in Gmail: " + res.Link)
 	}
 	return b.String()
 }
@@ -234,7 +279,11 @@ func threadNote(req compose.Request, res compose.Result) string {
 	case res.SubjectFromThread:
 		notes = append(notes, fmt.Sprintf("The subject went as %q, the thread's: Gmail keeps a reply in its thread only when the subjects match.", res.Subject))
 	case res.Subject != "" && strings.TrimSpace(res.Subject) != strings.TrimSpace(req.Subject):
-		notes = append(notes, fmt.Sprintf("The subject went as %q, as a reply's.", res.Subject))
+		as := "a reply's"
+		if req.Forward.ID != "" {
+			as = "a forward's"
+		}
+		notes = append(notes, fmt.Sprintf("The subject went as %q, as %s.", res.Subject, as))
 	}
 	asked := req.ThreadID
 	if res.AskedThread != "" {
@@ -268,4 +317,16 @@ func recipientsText(to []string) string {
 		out[i] = field(a, "")
 	}
 	return strings.Join(out, ", ")
+}
+
+// accessText says what drivemail did or knows of who can open a link:
+// whom it shared the file with, or that it could not check.
+func accessText(l compose.Linked) string {
+	switch {
+	case len(l.SharedWith) > 0:
+		return fmt.Sprintf(" (drivemail shared it with %s as %s)", recipientsText(l.SharedWith), l.SharedRole)
+	case l.Access == compose.AccessUnchecked:
+		return " (" + strings.TrimSuffix(field(l.AccessNote, ";"), ".") + ")"
+	}
+	return ""
 }

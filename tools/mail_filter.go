@@ -6,6 +6,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/drivemail/drivemail/views"
 )
 
 // The tools that read mail need a Gmail read scope (gmail.readonly), a
@@ -21,32 +23,62 @@ import (
 // definitions stay as they are, so the default tools/list weighs what it
 // did.
 
-// mailOnly are the tools listed only when mail can be read.
-var mailOnly = map[string]bool{"search_mail": true}
+// mailOnly are the tools listed only when mail can be read, and
+// draftsOnly those listed only on a server that asks for the drafts
+// scope (--drafts).
+var (
+	mailOnly   = map[string]bool{"search_mail": true}
+	draftsOnly = map[string]bool{"send_draft": true}
+)
+
+// viewOnly are the tools listed only to a client that renders views
+// (compose_view.go), and composed the tools linked to the compose view
+// there.
+var (
+	viewOnly = map[string]bool{"send_prepared": true}
+	composed = map[string]bool{"send_email": true, "create_draft": true}
+)
 
 // Filter is the MCP server's tool filter (server.WithToolFilter): it
 // hides the mail tools, or swaps in the mail definitions of send_email,
-// create_draft and save_to_drive, for the caller. At tools/call it hides
-// the mail tools from a user who may not use them.
+// create_draft and save_to_drive, for the caller, and send_draft on a
+// server without --drafts; and for a client that renders views, links
+// send_email and create_draft to the compose view and lists
+// send_prepared. At tools/call it hides the tools a user may not use.
 func Filter(d Deps) server.ToolFilterFunc {
 	withMail := map[string]mcp.Tool{
 		"send_email":    sendEmailTool(d.FileTransfer, true),
 		"create_draft":  createDraftTool(d.FileTransfer, true),
 		"save_to_drive": saveToDriveTool(true),
 	}
+	// The compose view's definitions, without and with the mail arguments.
+	viewed := map[bool]map[string]mcp.Tool{
+		false: {"send_email": composeTool(sendEmailTool(d.FileTransfer, false)), "create_draft": composeTool(createDraftTool(d.FileTransfer, false))},
+		true:  {"send_email": composeTool(withMail["send_email"]), "create_draft": composeTool(withMail["create_draft"])},
+	}
+	pickTool := viewedPickTool()
+	h := &handlers{deps: d}
 	return func(ctx context.Context, list []mcp.Tool) []mcp.Tool {
 		on := false
 		if d.ReadMailEnabled && d.Account != nil {
 			acct, err := d.Account(ctx)
 			on = err == nil && acct.MayReadMail()
 		}
+		apps, renders := h.forView(ctx), views.Renders(ctx)
 		out := make([]mcp.Tool, 0, len(list))
 		for _, t := range list {
-			if mailOnly[t.Name] && !on {
+			if mailOnly[t.Name] && !on || draftsOnly[t.Name] && !d.DraftsEnabled || viewOnly[t.Name] && !apps {
 				continue
 			}
-			if mt, ok := withMail[t.Name]; ok && on {
-				t = mt
+			switch {
+			case composed[t.Name] && apps:
+				t = viewed[on][t.Name]
+			case t.Name == "drive_pick" && renders:
+				t = pickTool
+			case on:
+				if mt, ok := withMail[t.Name]; ok {
+					t = mt
+				}
 			}
 			out = append(out, t)
 		}
@@ -68,6 +100,14 @@ const mailSendArgs = `{
   "forward": {
     "type": "string",
     "description": "A message id to pass on (needs to): its text is quoted and its attachments go too."
+  },
+  "from": {
+    "type": "string",
+    "description": "Send as this verified Gmail send-as alias of the user; default their own address."
+  },
+  "signature": {
+    "type": "boolean",
+    "description": "true: end the bodies with the sender's Gmail signature."
   }
 }`
 

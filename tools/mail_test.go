@@ -26,8 +26,8 @@ func TestParseSendAccepts(t *testing.T) {
 	}{
 		{
 			name: "one address as a string, one attachment as a string",
-			args: `{"to":"ana@example.com","subject":"Q3","body_text":"Hi","attachments":"` + id33 + `"}`,
-			want: compose.Request{To: []string{"ana@example.com"}, Subject: "Q3", BodyText: "Hi",
+			args: `{"to":"ana@example.com","cc":"cy@example.com","subject":"Q3","body_text":"Hi","attachments":"` + id33 + `"}`,
+			want: compose.Request{To: []string{"ana@example.com"}, Cc: []string{"cy@example.com"}, Subject: "Q3", BodyText: "Hi",
 				Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(id33)}}}},
 		},
 		{
@@ -143,7 +143,7 @@ func TestParseSendRefuses(t *testing.T) {
 		{"subject not a string", `{"to":"a@example.com","subject":7,"body_text":"b"}`, []string{`"subject" must be a string, not a number.`}},
 		{"empty message", `{"to":"a@example.com","subject":"s"}`, []string{"empty", "body_text"}},
 		{"unknown attachment field", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","format":"pdf"}]}`,
-			[]string{"Attachment 1", `"format"`, `"file_id", "as", "sheet", "name", "link", "text", "base64", "content", "mime_type"`}},
+			[]string{"Attachment 1", `"format"`, `"file_id", "as", "sheet", "name", "link", "share", "text", "base64", "content", "mime_type"`}},
 		{"two sources", `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"` + id33 + `","text":"x","name":"a.txt"}]}`,
 			[]string{"Attachment 1", `"file_id", "text"`, "exactly one source"}},
 		{"no source", `{"to":"a@example.com","subject":"s","attachments":[{"name":"a.txt"}]}`, []string{"Attachment 1 has no source", "drive_search"}},
@@ -215,10 +215,16 @@ func TestSendEmailCallsComposeAndShapesTheResult(t *testing.T) {
 	h.mail.res = compose.Result{
 		ID: "m1", ThreadID: "t1", SizeBytes: 2048,
 		Attached: []compose.Attached{{FileID: id33, Name: "Budget.xlsx", MimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", Bytes: 1500, ExportedAs: "xlsx"}},
-		Linked:   []compose.Linked{{FileID: "doc1", Name: "Plan", URL: "https://docs.google.com/document/d/doc1/edit"}},
+		Linked: []compose.Linked{
+			{FileID: "doc1", Name: "Plan", URL: "https://docs.google.com/document/d/doc1/edit", Access: compose.AccessOpen},
+			{FileID: "doc2", Name: "Notes", URL: "https://docs.google.com/document/d/doc2/edit", Access: compose.AccessOpen,
+				SharedWith: []string{"bob@other.org"}, SharedRole: "reader"},
+			{FileID: "doc3", Name: "Theirs", URL: "https://docs.google.com/document/d/doc3/edit", Access: compose.AccessUnchecked,
+				AccessNote: "drivemail could not check that the recipients can open it: the user may not change this file's sharing."},
+		},
 	}
 	res := h.call("send_email", map[string]any{"to": "ana@example.com", "subject": "Q3", "body_text": "Hi",
-		"attachments": []any{map[string]any{"file_id": id33, "as": "XLSX"}, "doc1doc1doc1"}})
+		"attachments": []any{map[string]any{"file_id": id33, "as": "XLSX"}, "doc1doc1doc1", map[string]any{"file_id": "doc2doc2doc2", "share": " Reader "}}})
 	if res.IsError {
 		t.Fatalf("refused: %s", res.text())
 	}
@@ -227,6 +233,9 @@ func TestSendEmailCallsComposeAndShapesTheResult(t *testing.T) {
 	}
 	if h.mail.req.Attachments[0].Source.(compose.DriveFile).As != "xlsx" {
 		t.Errorf("as = %q, want xlsx", h.mail.req.Attachments[0].Source.(compose.DriveFile).As)
+	}
+	if share := h.mail.req.Attachments[2].Source.(compose.DriveFile).Share; share != "reader" {
+		t.Errorf("share = %q, want reader", share)
 	}
 	if h.mail.opts.Progress != nil {
 		t.Error("progress callback set although the caller sent no progress token")
@@ -238,7 +247,9 @@ func TestSendEmailCallsComposeAndShapesTheResult(t *testing.T) {
 	if out.ID != "m1" || out.ThreadID != "t1" || len(out.Attached) != 1 || out.Inline == nil {
 		t.Errorf("structuredContent = %+v", out)
 	}
-	for _, w := range []string{"Sent to ana@example.com", "message id m1", "Budget.xlsx", "exported as xlsx", "Plan https://docs.google.com/document/d/doc1/edit"} {
+	for _, w := range []string{"Sent to ana@example.com", "message id m1", "Budget.xlsx", "exported as xlsx", "Plan https://docs.google.com/document/d/doc1/edit;",
+		"Notes https://docs.google.com/document/d/doc2/edit (drivemail shared it with bob@other.org as reader)",
+		"Theirs https://docs.google.com/document/d/doc3/edit (drivemail could not check that the recipients can open it: the user may not change this file's sharing)"} {
 		if !strings.Contains(res.text(), w) {
 			t.Errorf("text %q lacks %q", res.text(), w)
 		}
@@ -360,6 +371,10 @@ func (panicMail) Send(ctx context.Context, _ *account.Account, req compose.Reque
 	panic("boom")
 }
 
+func (panicMail) SendDraft(context.Context, *account.Account, string, func(context.Context, compose.Summary) error) (compose.DraftSent, error) {
+	panic("boom")
+}
+
 // TestSendResultsCarryTheMessageID: the Message-ID a reply needs is in the
 // structured result and in the text, and the text says how a reply was
 // threaded when Gmail or drivemail did something the caller may not expect.
@@ -383,12 +398,18 @@ func TestSendResultsCarryTheMessageID(t *testing.T) {
 		{"a reply given the thread's subject", `{"to":"a@example.com","subject":"Budget","body_text":"b","thread_id":"t1","in_reply_to":"<u1@example.com>"}`,
 			compose.Result{ID: "m5", ThreadID: "t1", MessageID: "<u5@example.com>", Subject: "Re: Plan", SubjectFromThread: true},
 			[]string{`The subject went as "Re: Plan", the thread's: Gmail keeps a reply in its thread only when the subjects match.`}, []string{"as a reply's", "new conversation"}},
+		{"a forward", `{"forward":"18f3a2b4c5d6e7f8","to":"a@example.com"}`,
+			compose.Result{ID: "m6", ThreadID: "m6", MessageID: "<u6@example.com>", Subject: "Fwd: Plan"},
+			[]string{`The subject went as "Fwd: Plan", as a forward's.`}, []string{"reply", "conversation"}},
 		{"a reply without thread_id", `{"to":"a@example.com","subject":"Re: Plan","body_text":"b","in_reply_to":"<u1@example.com>"}`,
 			compose.Result{ID: "m4", ThreadID: "m4", MessageID: "<u4@example.com>", Subject: "Re: Plan"},
 			[]string{"The recipients' mail programs thread it", "as no thread_id was given"}, []string{"subject went"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
+			if strings.Contains(tc.args, `"forward"`) {
+				h, _, _ = mailHarness(t, true, true)
+			}
 			h.mail.res = tc.res
 			res := h.call("send_email", tc.args)
 			if res.IsError {

@@ -141,6 +141,7 @@ func (h *handlers) guard(tool string, next handlerFunc) server.ToolHandlerFunc {
 		var acct *account.Account
 		if acct, err = h.account(ctx); err == nil {
 			res, err = next(ctx, acct, req)
+			err = h.withPickHint(acct, err)
 		}
 		if err != nil {
 			res = h.fail(ctx, tool, err)

@@ -85,7 +85,7 @@ func saveToDriveTool(mail bool) mcp.Tool {
 		title, description, input = "Save a Gmail attachment or chat file to Drive", saveToDriveMailDescription, saveToDriveMailInput()
 	}
 	t := newTool("save_to_drive", title, description, input, schema("save_to_drive.output"),
-		hints{readOnly: false, destructive: false, idempotent: false, openWorld: true})
+		hints{readOnly: false, destructive: true, idempotent: false, openWorld: true})
 	t.Meta = &mcp.Meta{AdditionalFields: map[string]any{metaFileParams: []string{saveFileArg}}}
 	return t
 }

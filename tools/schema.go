@@ -66,7 +66,8 @@ func dropDescriptions(v any) {
 }
 
 // draftOutput is create_draft's output schema: send_email's, without its
-// descriptions (send_email's are in the same list), and the draft's id.
+// descriptions (send_email's are in the same list), the draft's id and
+// the link that opens it in Gmail.
 func draftOutput() json.RawMessage { return draftOutputOf(schema("send_email.output")) }
 
 // draftOutputOf is create_draft's output schema for a send_email output
@@ -82,6 +83,7 @@ func draftOutputOf(send json.RawMessage) json.RawMessage {
 		s.Properties[k] = withoutDescription(p)
 	}
 	s.Properties["draft_id"] = json.RawMessage(`{"type":"string"}`)
+	s.Properties["link"] = json.RawMessage(`{"type":"string"}`)
 	s.Required = append(s.Required, "draft_id")
 	return mustMarshal(s)
 }
@@ -100,7 +102,9 @@ func mustMarshal(v any) json.RawMessage {
 	return b
 }
 
-// hints are a tool's behaviour hints; every one is set deliberately.
+// hints are a tool's behaviour hints; every one is set deliberately, and
+// docs/tool-hints.md says why (TestToolHintsAreDocumented holds the two
+// to one table).
 type hints struct {
 	readOnly, destructive, idempotent, openWorld bool
 }

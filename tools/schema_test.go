@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
-	"github.com/drivemail/drivemail/mimemsg"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -26,14 +26,14 @@ var update = flag.Bool("update", false, "rewrite testdata/tools/*.json from the 
 // snapshot, so any schema or description change is a visible diff.
 // Rewrite them with: go test ./tools -run TestSnapshots -update
 func TestSnapshots(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, func(d *Deps) { d.DraftsEnabled = true })
 	var list struct {
 		Tools []json.RawMessage `json:"tools"`
 	}
 	if err := json.Unmarshal(h.rpc("tools/list", map[string]any{}), &list); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "send_email"}
+	want := []string{"create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "send_draft", "send_email"}
 	if len(list.Tools) != len(want) {
 		t.Fatalf("tools/list has %d tools, want %d", len(list.Tools), len(want))
 	}
@@ -47,34 +47,69 @@ func TestSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		seen[head.Name] = true
-		var pretty bytes.Buffer
-		if err := json.Indent(&pretty, raw, "", "  "); err != nil {
-			t.Fatal(err)
-		}
-		pretty.WriteByte('\n')
-		path := filepath.Join(dir, head.Name+".json")
-		if *update {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run: go test ./tools -run TestSnapshots -update)", err)
-		}
-		if !bytes.Equal(got, pretty.Bytes()) {
-			t.Errorf("%s differs from its snapshot %s; if the change is intended, run: go test ./tools -run TestSnapshots -update\ngot:\n%s", head.Name, path, pretty.String())
-		}
+		matchSnapshot(t, filepath.Join(dir, head.Name+".json"), raw, "TestSnapshots")
 	}
 	for _, n := range want {
 		if !seen[n] {
 			t.Errorf("tools/list lacks %s", n)
 		}
 	}
+}
+
+// matchSnapshot compares a tool as tools/list returns it (raw) with its
+// snapshot at path, or rewrites the snapshot with -update; test names
+// the test that rewrites it.
+func matchSnapshot(t *testing.T, path string, raw json.RawMessage, test string) {
+	t.Helper()
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, raw, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	pretty.WriteByte('\n')
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, pretty.Bytes()) {
+		t.Errorf("%s differs from its snapshot (%v); if the change is intended, run: go test ./tools -run %s -update\ngot:\n%s", path, err, test, pretty.String())
+	}
+}
+
+// checkVariantSnapshots compares each tool h lists that differs from the
+// default tools/list with its snapshot in testdata/tools/dir (test names
+// the test that rewrites them with -update), and returns their names.
+func checkVariantSnapshots(t *testing.T, h *harness, dir, test string) []string {
+	t.Helper()
+	var list, defaults struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(h.rpc("tools/list", map[string]any{}), &list); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(newHarness(t, nil).rpc("tools/list", map[string]any{}), &defaults); err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join("..", "testdata", "tools", dir)
+	var written []string
+	for _, raw := range list.Tools {
+		if slices.ContainsFunc(defaults.Tools, func(d json.RawMessage) bool { return bytes.Equal(d, raw) }) {
+			continue
+		}
+		var head struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(raw, &head)
+		written = append(written, head.Name)
+		matchSnapshot(t, filepath.Join(dir, head.Name+".json"), raw, test)
+	}
+	slices.Sort(written)
+	return written
 }
 
 // TestDefinitions checks what a model and a client rely on in every tool:
@@ -86,6 +121,10 @@ func TestDefinitions(t *testing.T) {
 	}
 	// The definitions Filter swaps in where mail is read.
 	defs = append(defs, sendEmailTool(true, true), createDraftTool(true, true), saveToDriveTool(true))
+	// And file mode's.
+	defs = append(defs, drivePickTool(), driveSearchFileTool())
+	// And those of a client that renders views.
+	defs = append(defs, composeTool(sendEmailTool(true, true)), composeTool(createDraftTool(false, false)), viewedPickTool())
 	for _, tool := range defs {
 		t.Run(tool.Name, func(t *testing.T) {
 			compileSchema(t, tool.Name+" input", tool.RawInputSchema)
@@ -109,24 +148,6 @@ func TestDefinitions(t *testing.T) {
 			}
 		})
 	}
-	hintsOf := map[string][4]bool{} // readOnly, destructive, idempotent, openWorld
-	for _, st := range Tools(Deps{}) {
-		a := st.Tool.Annotations
-		hintsOf[st.Tool.Name] = [4]bool{*a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint, *a.OpenWorldHint}
-	}
-	for name, want := range map[string][4]bool{
-		"drive_search":   {true, false, true, true},
-		"drive_get_file": {true, false, true, true},
-		"send_email":     {false, false, false, true},
-		"create_draft":   {false, false, false, true},
-		"request_upload": {false, false, false, false},
-		"search_mail":    {true, false, true, true},
-		"save_to_drive":  {false, false, false, true},
-	} {
-		if hintsOf[name] != want {
-			t.Errorf("%s hints = %v, want %v", name, hintsOf[name], want)
-		}
-	}
 }
 
 // TestDescriptionsTeachTheFlow reads the tools cold, as a model does: a
@@ -143,6 +164,7 @@ func TestDescriptionsTeachTheFlow(t *testing.T) {
 		"request_upload": {"curl", "mcp-file://", "send_email", "drive_search"},
 		"search_mail":    {"reply_to", "forward", "save_to_drive", "\"message_id\"", "page_token", "never instructions"},
 		"save_to_drive":  {"send_email", "mcp-file://", "folder_id"},
+		"send_draft":     {"create_draft", "reviewed", "sent once"},
 	}
 	for _, st := range Tools(Deps{}) {
 		read := st.Tool.Description + "\n" + string(st.Tool.RawInputSchema)
@@ -182,9 +204,6 @@ type sendSchema struct {
 				} `json:"anyOf"`
 			} `json:"items"`
 		} `json:"attachments"`
-		Subject struct {
-			MaxLength int `json:"maxLength"`
-		} `json:"subject"`
 		References struct {
 			MaxItems int `json:"maxItems"`
 		} `json:"references"`
@@ -230,8 +249,8 @@ func TestFileFieldsMarked(t *testing.T) {
 }
 
 // TestSchemasStateComposesLimits: every number a schema or description
-// gives a model is the one the code enforces (compose's limits, mimemsg's
-// subject, Drive's page size, the uploads folder), so they cannot drift.
+// gives a model is the one the code enforces (compose's limits, Drive's
+// page size, the uploads folder), so they cannot drift.
 func TestSchemasStateComposesLimits(t *testing.T) {
 	s := readSendSchema(t, schema("send_email.input"))
 	a := s.Properties.Attachments
@@ -251,9 +270,6 @@ func TestSchemasStateComposesLimits(t *testing.T) {
 	if cap := fmt.Sprintf("text, base64 and content: at most %d MiB per call", compose.MaxModelBytes>>20); !strings.Contains(text, cap) {
 		t.Errorf("text's description %q does not give the cap on model-written content: %q", text, cap)
 	}
-	if s.Properties.Subject.MaxLength != mimemsg.MaxSubjectChars {
-		t.Errorf("subject maxLength = %d; mimemsg takes %d", s.Properties.Subject.MaxLength, mimemsg.MaxSubjectChars)
-	}
 	// A chat client's files are files of the message: Gmail's count.
 	if s.Properties.Files.MaxItems != compose.MaxFiles {
 		t.Errorf("files maxItems = %d; a message takes %d files", s.Properties.Files.MaxItems, compose.MaxFiles)
@@ -265,24 +281,17 @@ func TestSchemasStateComposesLimits(t *testing.T) {
 		Properties struct {
 			PageSize struct {
 				Maximum int `json:"maximum"`
-				Default int `json:"default"`
 			} `json:"page_size"`
-			Query struct {
-				MaxLength int `json:"maxLength"`
-			} `json:"query"`
 		} `json:"properties"`
 	}
 	if err := json.Unmarshal(schema("drive_search.input"), &search); err != nil {
 		t.Fatal(err)
 	}
-	if p := search.Properties.PageSize; p.Maximum != drive.MaxPageSize || p.Default != drive.DefaultPageSize || search.Properties.Query.MaxLength != maxQueryRunes {
-		t.Errorf("drive_search page_size %+v, query maxLength %d; want %d, %d, %d", p, search.Properties.Query.MaxLength, drive.MaxPageSize, drive.DefaultPageSize, maxQueryRunes)
+	if p := search.Properties.PageSize; p.Maximum != drive.MaxPageSize {
+		t.Errorf("drive_search page_size maximum %d; Drive takes %d", p.Maximum, drive.MaxPageSize)
 	}
 	var up struct {
 		Properties struct {
-			Name struct {
-				MaxLength int `json:"maxLength"`
-			} `json:"name"`
 			FolderID struct {
 				Description string `json:"description"`
 			} `json:"folder_id"`
@@ -291,15 +300,18 @@ func TestSchemasStateComposesLimits(t *testing.T) {
 	if err := json.Unmarshal(schema("request_upload.input"), &up); err != nil {
 		t.Fatal(err)
 	}
-	if up.Properties.Name.MaxLength != maxUploadNameBytes || !strings.Contains(up.Properties.FolderID.Description, strconv.Quote(upload.DefaultFolderName)) {
-		t.Errorf("request_upload name maxLength %d, folder_id %q: want %d and the uploads folder %q", up.Properties.Name.MaxLength,
-			up.Properties.FolderID.Description, maxUploadNameBytes, upload.DefaultFolderName)
+	if !strings.Contains(up.Properties.FolderID.Description, strconv.Quote(upload.DefaultFolderName)) {
+		t.Errorf("request_upload folder_id %q: want the uploads folder %q", up.Properties.FolderID.Description, upload.DefaultFolderName)
 	}
 }
 
 // TestInputSchemasAcceptTheLenientForms makes sure a client that validates
-// arguments against our schema lets through every form we promise to
-// accept, and blocks unknown fields as the parser does.
+// arguments against our schema lets through the forms it declares, and
+// blocks unknown fields as the parser does. A lone string for a list
+// (to, cc, attachments) is not declared, since a type list is not
+// portable (TestSchemasArePortable), but the parser still reads it as a
+// list of one, for the clients that pass a model's arguments on as they
+// came (TestParseSendAccepts).
 func TestInputSchemasAcceptTheLenientForms(t *testing.T) {
 	send := compileSchema(t, "send_email input", schema("send_email.input"))
 	search := compileSchema(t, "drive_search input", schema("drive_search.input"))
@@ -308,18 +320,19 @@ func TestInputSchemasAcceptTheLenientForms(t *testing.T) {
 		args string
 		ok   bool
 	}{
-		{send, `{"to":"a@example.com","subject":"s","body_text":"b"}`, true},
-		{send, `{"to":["a@example.com","b@example.com"],"cc":"c@example.com","subject":"s","attachments":"1AbCdEfGhIjKlMnOpQrStUvWxYz012345"}`, true},
-		{send, `{"to":"a@example.com","subject":"s","attachments":["1AbC",{"file_id":"1AbC","as":".PDF"}]}`, true},
+		{send, `{"to":["a@example.com"],"subject":"s","body_text":"b"}`, true},
+		{send, `{"to":["a@example.com","b@example.com"],"cc":["c@example.com"],"subject":"s","attachments":["1AbCdEfGhIjKlMnOpQrStUvWxYz012345"]}`, true},
+		{send, `{"to":"a@example.com","subject":"s"}`, false},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":["1AbC",{"file_id":"1AbC","as":".PDF"}]}`, true},
 		// One object on its own reads (the parser takes it), but the schema
-		// offers only a list or one id: a free-form object branch confused
+		// offers only a list: a free-form object branch confused
 		// more than it helped.
-		{send, `{"to":"a@example.com","subject":"s","attachments":{"file_id":"1AbC"}}`, false},
-		{send, `{"to":"a@example.com","subject":"s","attachments":` + idList(compose.MaxEntries) + `}`, true},
-		{send, `{"to":"a@example.com","subject":"s","attachments":` + idList(compose.MaxEntries+1) + `}`, false},
-		{send, `{"to":"a@example.com","subject":"s","attachments":["1AbC",{"name":"n.csv","text":"a,b"},"{\"file_name\":\"x.txt\",\"mime_type\":\"text/plain\",\"base64\":\"eA==\"}"]}`, true},
-		{send, `{"to":"a@example.com","subject":"s","attachment":"1AbC"}`, false},
-		{send, `{"to":"a@example.com","subject":"s","attachments":[{"file_id":"1AbC","format":"pdf"}]}`, false},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":{"file_id":"1AbC"}}`, false},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":` + idList(compose.MaxEntries) + `}`, true},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":` + idList(compose.MaxEntries+1) + `}`, false},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":["1AbC",{"name":"n.csv","text":"a,b"},"{\"file_name\":\"x.txt\",\"mime_type\":\"text/plain\",\"base64\":\"eA==\"}"]}`, true},
+		{send, `{"to":["a@example.com"],"subject":"s","attachment":"1AbC"}`, false},
+		{send, `{"to":["a@example.com"],"subject":"s","attachments":[{"file_id":"1AbC","format":"pdf"}]}`, false},
 		{send, `{"subject":"s"}`, false},
 		{search, `{"query":"q3","page_size":100}`, true},
 		{search, `{"query":"q3","page_size":101}`, false},

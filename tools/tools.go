@@ -9,6 +9,7 @@ package tools
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -16,6 +17,7 @@ import (
 	"github.com/drivemail/drivemail/account"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/drive"
+	"github.com/drivemail/drivemail/prepared"
 	"github.com/drivemail/drivemail/upload"
 )
 
@@ -27,9 +29,12 @@ type Drive interface {
 	Get(ctx context.Context, acct *account.Account, ref drive.Ref) (drive.File, error)
 }
 
-// Mail sends or drafts one message from acct, the caller.
+// Mail sends or drafts one message from acct, the caller, or sends one
+// of their drafts; confirm, when set, is shown the draft before Gmail
+// sends it (compose.Service.SendDraft).
 type Mail interface {
 	Send(ctx context.Context, acct *account.Account, req compose.Request, opts SendOptions) (compose.Result, error)
+	SendDraft(ctx context.Context, acct *account.Account, draftID string, confirm func(context.Context, compose.Summary) error) (compose.DraftSent, error)
 }
 
 // Uploads issues short-lived upload tickets for acct, the caller.
@@ -48,12 +53,19 @@ type SendOptions struct {
 	// granted it: a thread_id reply may then read its thread (its latest
 	// message, when thread_id comes alone, and its subject).
 	ReadMail bool
+	// Confirm, when set, is shown the message once every check has
+	// passed, before anything is downloaded: nil sends, an error ends the
+	// send with it, nothing sent (compose.Options.Confirm).
+	Confirm func(ctx context.Context, s compose.Summary) error
 }
 
 // SearchResult is drive_search's structuredContent.
 type SearchResult struct {
 	Files         []File `json:"files"`
 	NextPageToken string `json:"next_page_token,omitempty"`
+	// PickURL, in file mode when nothing matched, is a link for the user
+	// to choose files with Google's Picker.
+	PickURL string `json:"pick_url,omitempty"`
 }
 
 // File is a Drive file as the tools show it.
@@ -96,7 +108,8 @@ type Deps struct {
 	Saver  Saver
 	Logger *slog.Logger
 	// DraftsEnabled is true when the server asks Google for gmail.compose
-	// (serve --drafts), so a user can grant it by reconnecting.
+	// (serve --drafts), so a user can grant it by reconnecting; send_draft
+	// is listed only then.
 	DraftsEnabled bool
 	// FileTransfer adds file_uris to send_email and create_draft, for the
 	// MCP file-transfer draft (serve --file-transfer).
@@ -105,8 +118,24 @@ type Deps struct {
 	// gmail.readonly (serve --read-mail): the mail tools are listed to a
 	// user who granted it (Filter).
 	ReadMailEnabled bool
+	// ConfirmSends says when send_email asks its user before sending
+	// (serve --confirm-sends; the zero value is auto).
+	ConfirmSends ConfirmSends
+	// Confirmed, when set, counts each send_email question by how it
+	// ended: accepted, declined, cancelled, unanswered, or unaskable (the
+	// client could not be asked).
+	Confirmed func(answer string)
+	// Prepared keeps the messages that wait in the compose view for their
+	// user (compose_view.go); nil: no client is shown the view.
+	Prepared *prepared.Store
 	// MailReader reads the caller's Gmail (search_mail, save_to_drive).
 	MailReader MailReader
+	// Picks gives links to Google's Picker (serve --drive-scope file):
+	// with it drive_pick is listed, drive_search says it searches the
+	// files the user handed drivemail, and an answer that finds no file,
+	// or names one drivemail cannot see, carries a link. nil: drivemail
+	// reads the user's whole Drive.
+	Picks Picks
 	// RequestID returns the id the HTTP layer gave the current request, for
 	// error messages a user can quote and logs an operator can find.
 	RequestID func(ctx context.Context) string
@@ -121,7 +150,7 @@ func Tools(d Deps) []server.ServerTool {
 		d.RequestID = func(context.Context) string { return "" }
 	}
 	h := &handlers{deps: d}
-	return []server.ServerTool{
+	list := []server.ServerTool{
 		{Tool: driveSearchTool(), Handler: h.guard("drive_search", h.driveSearch)},
 		{Tool: driveGetFileTool(), Handler: h.guard("drive_get_file", h.driveGetFile)},
 		// Filter swaps in send_email's, create_draft's and save_to_drive's
@@ -131,7 +160,17 @@ func Tools(d Deps) []server.ServerTool {
 		{Tool: requestUploadTool(), Handler: h.guard("request_upload", h.requestUpload)},
 		{Tool: searchMailTool(), Handler: h.guard("search_mail", h.searchMail)},
 		{Tool: saveToDriveTool(false), Handler: h.guard("save_to_drive", h.saveToDrive)},
+		{Tool: sendDraftTool(), Handler: h.guard("send_draft", h.sendDraft)},
+		// Listed by Filter only to a client that renders views.
+		{Tool: sendPreparedTool(), Handler: h.guard("send_prepared", h.sendPrepared)},
 	}
+	if d.Picks != nil {
+		// File mode: drive_search searches the files handed to drivemail,
+		// and drive_pick hands it more.
+		list[0].Tool = driveSearchFileTool()
+		list = slices.Insert(list, 2, server.ServerTool{Tool: drivePickTool(), Handler: h.guard("drive_pick", h.drivePick)})
+	}
+	return list
 }
 
 // handlers holds the tool handlers' shared dependencies.

@@ -185,7 +185,7 @@ func TestSendResultTextQuotesNames(t *testing.T) {
 			h.mail.res = compose.Result{ID: "m1", ThreadID: "t1", SizeBytes: 10,
 				Attached: []compose.Attached{{Name: hn.text, MimeType: "application/pdf", Bytes: 3, Sheet: hn.text}},
 				Inline:   []compose.Inline{{Name: hn.text, ContentID: "c"}},
-				Linked:   []compose.Linked{{FileID: id33, Name: hn.text, URL: "https://docs.google.com/document/d/x/edit"}}}
+				Linked:   []compose.Linked{{FileID: id33, Name: hn.text, URL: "https://docs.google.com/document/d/x/edit", Access: compose.AccessOpen}}}
 			res := h.call("send_email", map[string]any{"to": "ana@example.com", "subject": "s", "body_text": "b"})
 			if res.IsError {
 				t.Fatalf("refused: %s", res.text())

@@ -21,7 +21,7 @@ Run the curl where the file is (such as Claude Code's shell) before expires_at. 
 func requestUploadTool() mcp.Tool {
 	return newTool("request_upload", "Get a URL to upload a file to Drive", requestUploadDescription,
 		schema("request_upload.input"), schema("request_upload.output"),
-		hints{readOnly: false, destructive: false, idempotent: false, openWorld: false})
+		hints{readOnly: false, destructive: true, idempotent: false, openWorld: false})
 }
 
 var requestUploadFields = fields{names: []string{"name", "mime_type", "size", "sha256", "folder_id"}, aliases: map[string]string{"filename": "name", "file_name": "name"}}

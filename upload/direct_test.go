@@ -43,7 +43,7 @@ func TestCurlUploadsLandInDriveWithTheSameBytes(t *testing.T) {
 	}
 	auth := "Authorization: Bearer " + u.token
 
-	// The CONTRACT's own example: curl -F file=@report.pdf.
+	// The example docs/reference.md gives: curl -F file=@report.pdf.
 	var form upload.Result
 	out := curl(t, dir, "-sS", "--fail-with-body", "-H", auth, "-F", "file=@Q3 report.pdf", e.base+"/upload")
 	if err := json.Unmarshal(out, &form); err != nil {

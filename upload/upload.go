@@ -1,4 +1,4 @@
-// Package upload serves drivemail's upload endpoint (CONTRACT.md): a file
+// Package upload serves drivemail's upload endpoint (docs/reference.md): a file
 // from the user's disk streams into their Google Drive and its id comes
 // back, so a file that was never in Drive can still be attached by id.
 //
@@ -164,7 +164,8 @@ func setDefaults(cfg *Config) {
 	}
 }
 
-// Result is the 201 answer of an upload (CONTRACT.md).
+// Result is the 201 answer of an upload (docs/reference.md's table of it is
+// made from this type).
 type Result struct {
 	FileID   string `json:"file_id"`
 	Name     string `json:"name"`
@@ -285,7 +286,7 @@ func checkScopes(acct *account.Account) error {
 	return refuse(http.StatusForbidden, kindNoDriveScope, "drivemail may not add files to your Drive: the Google sign-in did not grant it. Reconnect drivemail (sign in again) and allow it to add files to your Drive.")
 }
 
-// handle is the mcp-file:// name of an uploaded file (CONTRACT.md).
+// handle is the mcp-file:// name of an uploaded file.
 func (s *Service) handle(fileID string) string {
 	return handle.Upload{Host: s.cfg.BaseURL.Host, File: drive.Ref{ID: fileID}}.String()
 }

@@ -1,4 +1,4 @@
-// Command loadbench is issue 14's load test: many signed-in users at once
+// Command loadbench is the load test: many signed-in users at once
 // calling drivemail's tools over real MCP (the go-sdk client), under the
 // emulator's WAN profile, against one `drivemail serve` replica (SQLite)
 // and against two replicas sharing PostgreSQL, each request of a session

@@ -72,7 +72,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "load benchmark (issue 14 §4): %d users for %v under WAN profile %s; think %v mean; mix %d%% drive_search, %d%% sends of 50 KiB, %d%% sends of %.1f MiB\n",
+	fmt.Fprintf(out, "load benchmark: %d users for %v under WAN profile %s; think %v mean; mix %d%% drive_search, %d%% sends of 50 KiB, %d%% sends of %.1f MiB\n",
 		c.users, c.duration, wan, c.think, percent(c.mix, kindSearch), percent(c.mix, kindSmall), percent(c.mix, kindLarge), float64(c.largeSize)/(1<<20))
 	for _, n := range c.replicas {
 		res, err := runSetup(ctx, c, emu.URL, n, dir, users, large)

@@ -1,8 +1,8 @@
-// Command mailbench prints issue 15's figures: a 20 MiB Gmail attachment
-// forwarded through `drivemail serve` (send_email with forward), and the
-// same attachment saved into Drive (save_to_drive), each against the
-// plain Google client libraries moving the same bytes in the same run,
-// with the server's peak RSS growth.
+// Command mailbench prints the mail figures of docs/operations.md: a
+// 20 MiB Gmail attachment forwarded through `drivemail serve` (send_email
+// with forward), and the same attachment saved into Drive (save_to_drive),
+// each against the plain Google client libraries moving the same bytes in
+// the same run, with the server's peak RSS growth.
 //
 // Processes: `drivemail emulator` (from -drivemail) is Google, with the
 // message in the bench user's inbox; `drivemail serve --read-mail` is the

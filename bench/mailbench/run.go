@@ -286,7 +286,7 @@ func report(w io.Writer, c config, profile string, f figures) bool {
 		{"save_to_drive 20 MiB: time / (get + Drive upload)", fmt.Sprintf("<= %.1f", goalRatio), fmt.Sprintf("%.2f", sv), sv <= goalRatio},
 		{"save_to_drive: peak RSS growth of the server", fmt.Sprintf("< %d MiB", goalRSS>>20), fmt.Sprintf("%.1f MiB", float64(rs)/mib), rs < goalRSS},
 	}
-	fmt.Fprintf(w, "mail benchmark (issue 15): drivemail serve --read-mail against drivemail emulator (%s), separate processes; WAN profile %s; medians of %d runs, RSS the worst run\n\n",
+	fmt.Fprintf(w, "mail benchmark: drivemail serve --read-mail against drivemail emulator (%s), separate processes; WAN profile %s; medians of %d runs, RSS the worst run\n\n",
 		c.drivemail, profile, c.reps)
 	fmt.Fprintf(w, "| %-54s | %-9s | %-9s | %-6s |\n|%s|%s|%s|%s|\n", "figure", "goal", "measured", "pass",
 		strings.Repeat("-", 56), strings.Repeat("-", 11), strings.Repeat("-", 11), strings.Repeat("-", 8))

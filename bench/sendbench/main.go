@@ -1,7 +1,7 @@
-// Command sendbench prints issue 14's table: how a send through
-// `drivemail serve` compares with the plain Google client libraries moving
-// the same bytes, under the emulator's WAN profile and on loopback, with
-// every baseline measured in the same run.
+// Command sendbench prints the send table of docs/operations.md: how a
+// send through `drivemail serve` compares with the plain Google client
+// libraries moving the same bytes, under the emulator's WAN profile and on
+// loopback, with every baseline measured in the same run.
 //
 // Processes: `drivemail emulator` (from -drivemail) is Google; one
 // `drivemail serve` per binary under test (-drivemail, and -before when

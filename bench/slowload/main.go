@@ -1,4 +1,4 @@
-// Command slowload is issue 11's load script for slow, unauthenticated
+// Command slowload is the load script for slow, unauthenticated
 // request bodies. It runs `drivemail serve --demo` as a separate process on
 // loopback and, in three phases of the same run:
 //
@@ -36,7 +36,7 @@ import (
 	"github.com/drivemail/drivemail/bench/internal/benchkit"
 )
 
-// Targets from issue 11 §1.
+// The targets docs/security.md states for slow clients.
 const (
 	maxGrowth = 32 << 20
 	// maxUserGrowth: one signed-in user's slow MCP requests.

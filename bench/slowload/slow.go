@@ -21,8 +21,9 @@ type slowRoute struct {
 	token                           string // a bearer token to send, if any
 }
 
-// The routes of issue 11 §1, each with the largest body its server
-// accepts, which is what a client wasting the server's memory would pick.
+// The routes a slow client can reach before any token, each with the
+// largest body its server accepts, which is what a client wasting the
+// server's memory would pick.
 var slowRoutes = []slowRoute{
 	{"POST /mcp without a token", "POST", "/mcp", "application/json", 4 << 20, ""},
 	{"POST /oauth/token", "POST", "/oauth/token", "application/x-www-form-urlencoded", 32 << 10, ""},

@@ -1,4 +1,4 @@
-// Command uploadbench measures the /upload endpoint (issue 6): a large
+// Command uploadbench measures the /upload endpoint: a large
 // file streamed through `drivemail serve` into Drive, against the same
 // bytes uploaded straight to the emulator with the Drive client library in
 // the same run.

@@ -27,7 +27,7 @@ import (
 // The user the emulator's auto-approve signs in (emulator.DemoUser).
 const benchUser = "demo@example.com"
 
-// Targets from issue 6.
+// The targets docs/operations.md states for an upload.
 const (
 	maxGrowth = 32 << 20
 	minRatio  = 0.8

@@ -1,5 +1,6 @@
 // Command drivemail is a remote MCP server that sends Gmail messages with
-// Google Drive files attached by id. See CONTRACT.md for its surface.
+// Google Drive files attached by id. docs/reference.md lists its commands,
+// flags, routes and tools.
 package main
 
 import (

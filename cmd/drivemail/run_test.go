@@ -90,6 +90,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		"DRIVEMAIL_METRICS_ADDR":         "10.0.0.5:9464",
 		"DRIVEMAIL_CLIENT_FILE_HOSTS":    "files.example.com",
 		"DRIVEMAIL_FILE_TRANSFER":        "true",
+		"DRIVEMAIL_CONFIRM_SENDS":        "always",
 	})
 	cfg, err := serveConfig([]string{"--base-url", "https://flag.example.com", "--max-concurrent-sends", "5", "--max-sends-per-user", "4"}, e, &bytes.Buffer{})
 	if err != nil {
@@ -103,7 +104,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		cfg.MaxUploadBytes != 1000 || cfg.ShutdownGrace != 45*time.Second || cfg.LogLevel != "debug" ||
 		cfg.TrustedProxies != "10.0.0.0/8" || cfg.DriveIdleTimeout != 30*time.Second || cfg.GmailChunkTimeout != 90*time.Second ||
 		cfg.RefreshGrace != 0 || cfg.ClientFileHosts != "files.example.com" || !cfg.FileTransfer ||
-		cfg.MetricsAddr != "10.0.0.5:9464" {
+		cfg.MetricsAddr != "10.0.0.5:9464" || cfg.ConfirmSends != "always" {
 		t.Errorf("environment not read: %+v", cfg)
 	}
 	if len(cfg.Secrets) != 2 || len(cfg.Secrets[0]) != 32 || len(cfg.Secrets[1]) != 40 {
@@ -122,11 +123,32 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		def.ShutdownGrace != 2*time.Minute || def.LogLevel != "info" || def.Demo || def.Drafts || def.Secrets != nil ||
 		def.TrustedProxies != "" || def.DriveIdleTimeout != time.Minute || def.GmailChunkTimeout != 2*time.Minute ||
 		def.RefreshGrace != 2*time.Minute || def.ClientFileHosts != "*.oaiusercontent.com,chatgpt.com" || def.FileTransfer ||
-		def.MetricsAddr != "127.0.0.1:9464" {
+		def.MetricsAddr != "127.0.0.1:9464" || def.ConfirmSends != "auto" {
 		t.Errorf("defaults = %+v", def)
 	}
 	if flagged, err := serveConfig([]string{"--refresh-grace", "90s"}, env(nil), &bytes.Buffer{}); err != nil || flagged.RefreshGrace != 90*time.Second {
 		t.Errorf("--refresh-grace 90s: %v, %v", flagged.RefreshGrace, err)
+	}
+}
+
+// TestServeDemoDefaults: a demo told nothing keeps a store of its own
+// ("" here) and logs warnings only; a store or level given as a flag or
+// in the environment is kept.
+func TestServeDemoDefaults(t *testing.T) {
+	for _, c := range []struct {
+		args         []string
+		env          map[string]string
+		store, level string
+	}{
+		{[]string{"--demo"}, nil, "", "warn"},
+		{[]string{"--demo", "--store", "sqlite:kept.db", "--log-level", "debug"}, nil, "sqlite:kept.db", "debug"},
+		{[]string{"--demo"}, map[string]string{"DRIVEMAIL_STORE": "sqlite:env.db", "DRIVEMAIL_LOG_LEVEL": "info"}, "sqlite:env.db", "info"},
+		{nil, nil, "sqlite:drivemail.db", "info"},
+	} {
+		cfg, err := serveConfig(c.args, env(c.env), &bytes.Buffer{})
+		if err != nil || cfg.Store != c.store || cfg.LogLevel != c.level {
+			t.Errorf("%v %v: store %q, log level %q, %v; want %q, %q", c.args, c.env, cfg.Store, cfg.LogLevel, err, c.store, c.level)
+		}
 	}
 }
 

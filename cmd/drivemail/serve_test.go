@@ -83,10 +83,14 @@ func TestServeDemo(t *testing.T) {
 
 // TestServeDemoFromAnyFolder: with no seed folder and no repository
 // around it, `serve --demo` loads its built-in sample files, and its
-// emulator listens where DRIVEMAIL_DEMO_EMULATOR_ADDR says.
+// emulator listens where DRIVEMAIL_DEMO_EMULATOR_ADDR says. Given no
+// --store and no --log-level, it leaves nothing in the folder it ran from
+// or in the temporary folder once stopped, and logs no line per request,
+// which would scroll its guide away.
 func TestServeDemoFromAnyFolder(t *testing.T) {
-	dir := t.TempDir()
+	dir, tmp := t.TempDir(), t.TempDir()
 	t.Chdir(dir)
+	t.Setenv("TMPDIR", tmp)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +103,7 @@ func TestServeDemoFromAnyFolder(t *testing.T) {
 	var stderr logtest.Buffer
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, []string{"serve", "--demo", "--addr", "127.0.0.1:0", "--store", "sqlite:" + filepath.Join(dir, "db"), "--shutdown-grace", "2s"},
+		err := run(ctx, []string{"serve", "--demo", "--addr", "127.0.0.1:0", "--shutdown-grace", "2s"},
 			env(map[string]string{"DRIVEMAIL_DEMO_EMULATOR_ADDR": emuAddr}), pw, &stderr)
 		pw.CloseWithError(fmt.Errorf("serve --demo ended: %v", err))
 		done <- err
@@ -132,9 +136,39 @@ func TestServeDemoFromAnyFolder(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("outbox: %d", resp.StatusCode)
 	}
+	// In the order the README gives, the guide after them.
+	if lines := strings.SplitN(out, "\n", 4); len(lines) < 4 || !strings.HasPrefix(lines[0], "DEMO_TOKEN=") ||
+		!strings.HasPrefix(lines[1], "emulator on ") || !strings.HasPrefix(lines[2], "listening on ") || !strings.Contains(lines[3], "drivemail demo:") {
+		t.Errorf("the demo's first lines are not DEMO_TOKEN, emulator on, listening on, then the guide:\n%s", out)
+	}
+	base := regexp.MustCompile(`(?m)^listening on (\S+)$`).FindStringSubmatch(out)
+	token := regexp.MustCompile(`(?m)^DEMO_TOKEN=(\S+)$`).FindStringSubmatch(out)
+	if base == nil || token == nil {
+		t.Fatalf("no listening or DEMO_TOKEN line:\n%s", out)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base[1]+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer "+token[1])
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("tools/list: %d", resp.StatusCode)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("the demo wrote %v into the folder it runs from", left)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(stderr.String(), "level=INFO") {
+		t.Errorf("the demo logged INFO lines by default:\n%s", stderr.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the stopped demo left %v in the temporary folder", left)
 	}
 }
 
@@ -147,7 +181,8 @@ type demo struct {
 }
 
 // startDemo runs `drivemail serve --demo` with its sample files and
-// extra arguments, and reads the lines it prints until it listens.
+// extra arguments, and reads the lines it prints until it listens. It
+// logs at info, as the tests read the request log.
 func startDemo(t *testing.T, args ...string) *demo {
 	t.Helper()
 	dir := t.TempDir()
@@ -165,7 +200,7 @@ func startDemo(t *testing.T, args ...string) *demo {
 	done := make(chan error, 1)
 	go func() {
 		err := run(ctx, append([]string{"serve", "--demo", "--addr", "127.0.0.1:0", "--shutdown-grace", "2s"}, args...),
-			env(map[string]string{"DRIVEMAIL_STORE": "sqlite:" + filepath.Join(dir, "db"), "DRIVEMAIL_DEMO_SEED": filepath.Join(dir, "seed")}),
+			env(map[string]string{"DRIVEMAIL_STORE": "sqlite:" + filepath.Join(dir, "db"), "DRIVEMAIL_DEMO_SEED": filepath.Join(dir, "seed"), "DRIVEMAIL_LOG_LEVEL": "info"}),
 			pw, d.stderr)
 		pw.Close()
 		done <- err
@@ -284,6 +319,10 @@ func TestServeRefusesWhatCannotWork(t *testing.T) {
 		// starts at the edge).
 		{[]string{"--demo", "--send-memory", "17924095"}, "--send-memory is 17924095 bytes: use at least 17924096 bytes (17.1 MiB; 18MiB will do)"},
 		{[]string{"--demo", "--max-uploads-per-user", "17"}, "--max-uploads-per-user is 17, above --max-concurrent-uploads (16)"},
+		{[]string{"--demo", "--confirm-sends", "sometimes"}, `--confirm-sends "sometimes": want auto`},
+		{[]string{"--store", store, "--secret", key, "--google-client-id", "i", "--google-client-secret", "s", "--drive-scope", "file"},
+			"--drive-scope file needs --google-api-key and --google-app-id for Google's file picker"},
+		{[]string{"--demo", "--drive-scope", "all"}, `--drive-scope "all": use readonly`},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer

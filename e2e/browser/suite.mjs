@@ -11,12 +11,19 @@
 // Then, when DEMO_URL is set (a `serve --demo`), the same sign-in runs
 // there, through its in-process emulator's consent page.
 //
+// Then, when FILE_URL is set (a `serve --drive-scope file` on the same
+// emulator), the sign-in asks Google for drive.file and no drive.readonly;
+// drive_search finds nothing; drive_pick's link opens drivemail's pick
+// page, where the browser picks a Doc and a PDF in the emulator's Picker;
+// send_email sends both (the Doc as PDF), and the outbox's bytes are
+// checked against the seed's PDF and the emulator's own export of the Doc.
+//
 // Environment: DRIVEMAIL_URL, EMULATOR_URL, DEMO_URL? with DEMO_EMULATOR_URL,
-// OUT_DIR (screenshots),
+// FILE_URL? with SEED_DIR (the emulator's seed folder), OUT_DIR (screenshots),
 // CHROMIUM (default /usr/bin/chromium), SUITE_TIMEOUT_MS (default 180000),
 // IGNORE_HTTPS_ERRORS=1 (a TLS proxy with a local CA; Node then needs
 // NODE_EXTRA_CA_CERTS for the same CA).
-import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -34,13 +41,18 @@ const BASE = env("DRIVEMAIL_URL").replace(/\/$/, "");
 const EMULATOR = env("EMULATOR_URL").replace(/\/$/, "");
 const DEMO = process.env.DEMO_URL?.replace(/\/$/, "");
 const DEMO_EMULATOR = process.env.DEMO_EMULATOR_URL?.replace(/\/$/, "");
+const FILE = process.env.FILE_URL?.replace(/\/$/, "");
+const SEED_DIR = process.env.SEED_DIR;
 const OUT = env("OUT_DIR");
 const CHROMIUM = env("CHROMIUM", "/usr/bin/chromium");
 const TIMEOUT = Number(env("SUITE_TIMEOUT_MS", "180000"));
 const USER = "demo@example.com";
 const WANT_TOOLS = ["create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "send_email"];
 // serve --demo reads mail (--read-mail), and its sign-in grants it.
-const WANT_DEMO_TOOLS = ["create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "search_mail", "send_email"];
+const WANT_DEMO_TOOLS = ["create_draft", "drive_get_file", "drive_search", "request_upload", "save_to_drive", "search_mail", "send_draft", "send_email"];
+// serve --drive-scope file lists drive_pick.
+const WANT_FILE_TOOLS = ["create_draft", "drive_get_file", "drive_pick", "drive_search", "request_upload", "save_to_drive", "send_email"];
+const SCOPE = (s) => `https://www.googleapis.com/auth/${s}`;
 
 mkdirSync(OUT, { recursive: true });
 const t0 = Date.now();
@@ -101,9 +113,10 @@ async function connect(base, provider) {
 
 // signIn connects an MCP client to base through the whole OAuth flow,
 // driving the browser page through drivemail's consent page and then the
-// consent page of the emulated Google at origin google. shots names the
-// screenshots ("" for none). It returns the connected client.
-async function signIn(base, { google, shots }) {
+// consent page of the emulated Google at origin google, which must ask
+// for every scope of asks and none of never. shots names the screenshots
+// ("" for none). It returns the connected client.
+async function signIn(base, { google, shots, asks = [SCOPE("gmail.send"), SCOPE("drive.readonly")], never = [] }) {
   const callback = await startCallbackListener();
   const provider = new MemoryOAuthProvider(callback.redirectUrl, "drivemail browser e2e");
   try {
@@ -145,8 +158,11 @@ async function signIn(base, { google, shots }) {
       await page.waitForURL((u) => u.href.startsWith(google), { timeout: 15000 });
       await page.locator("form#consent").waitFor();
       const scopes = await page.locator("#scopes input[type=checkbox]").evaluateAll((els) => els.map((e) => e.value));
-      for (const s of ["https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/drive.readonly"]) {
+      for (const s of asks) {
         check(scopes.includes(s), `Google's consent page does not ask for ${s}: ${scopes.join(" ")}`);
+      }
+      for (const s of never) {
+        check(!scopes.includes(s), `Google's consent page asks for ${s}: ${scopes.join(" ")}`);
       }
       const account = page.locator(`#accounts input[data-email="${USER}"]`);
       if (await account.count()) {
@@ -292,12 +308,86 @@ async function main() {
       await demoClient.close();
     }
 
+    if (FILE) await pickAndSend();
+
     check(consoleErrors.length === 0, `the browser console logged errors:\n  ${consoleErrors.join("\n  ")}`);
     log(`ok: screenshots in ${OUT}`);
   } finally {
     await context?.close().catch(() => {});
     rmSync(userDataDir, { recursive: true, force: true });
   }
+}
+
+// pickAndSend is file mode, from sign-in to the outbox (see the top).
+async function pickAndSend() {
+  check(SEED_DIR, "FILE_URL is set without SEED_DIR");
+  const client = await signIn(FILE, { google: EMULATOR, shots: "file", asks: [SCOPE("gmail.send"), SCOPE("drive.file")],
+    never: [SCOPE("drive.readonly"), SCOPE("drive"), SCOPE("gmail.readonly"), SCOPE("gmail.compose")] });
+  await step("file mode: tools/list has drive_pick", () => listToolNames(client, WANT_FILE_TOOLS));
+
+  const link = await step("file mode: drive_search finds nothing, and offers the pick link", async () => {
+    const res = await toolResult(client, "drive_search", { query: "" });
+    check(res.files.length === 0, `drive_search found ${res.files.map((f) => f.name)} before any pick`);
+    check(res.pick_url?.startsWith(`${FILE}/pick/`), `no pick link: ${JSON.stringify(res)}`);
+    const pick = await toolResult(client, "drive_pick", {});
+    check(pick.pick_url.startsWith(`${FILE}/pick/`) && pick.max_files === 10, `drive_pick: ${JSON.stringify(pick)}`);
+    return pick.pick_url;
+  });
+
+  const want = ["Project plan", "Q3 Report.pdf"];
+  await step("open the link, pick a Doc and a PDF in the emulator's Picker", async () => {
+    await page.goto(link);
+    const opened = page.waitForResponse((r) => r.request().method() === "POST" && r.url() === link);
+    await page.locator("#choose").click();
+    const csp = (await opened).headers()["content-security-policy"] ?? "";
+    const origins = csp.match(/https?:\/\/[^\s;]+/g) ?? [];
+    check(origins.length > 0 && origins.every((o) => o === EMULATOR), `the pick page's CSP lets in ${origins}, want the emulator's origin alone: ${csp}`);
+    const dialog = page.frameLocator("#emulator-picker iframe");
+    for (const name of want) {
+      await dialog.locator("li.file label", { hasText: name }).locator("input").check();
+    }
+    await page.screenshot({ path: join(OUT, "file-picker.png"), fullPage: true });
+    await dialog.locator("#select").click();
+    await page.locator("body[data-done=true]").waitFor();
+    const picked = await page.locator("#files li").allInnerTexts();
+    check(JSON.stringify(picked.sort()) === JSON.stringify(want), `the page lists ${picked}, want ${want}`);
+    check(/go back to your chat/i.test(await page.locator("#status").innerText()), "the page does not send the user back to the chat");
+    await page.screenshot({ path: join(OUT, "file-picked.png"), fullPage: true });
+  });
+
+  const { doc, pdf } = await step("file mode: drive_search now lists the two files", async () => {
+    const res = await toolResult(client, "drive_search", { query: "" });
+    const names = res.files.map((f) => f.name).sort();
+    check(JSON.stringify(names) === JSON.stringify(want), `drive_search lists ${names}, want ${want}`);
+    return { doc: res.files.find((f) => f.native), pdf: res.files.find((f) => !f.native) };
+  });
+
+  const sent = await step("file mode: send_email with both, the Doc as pdf", () =>
+    toolResult(client, "send_email", {
+      to: ["ana@example.com"], subject: `picked ${Date.now()}`, body_text: "The plan and the report.",
+      attachments: [{ file_id: doc.id, as: "pdf" }, pdf.id],
+    }));
+
+  await step("the outbox has the seed's PDF byte for byte, and the Doc as the emulator exports it", async () => {
+    check(sent.attached.length === 2, `attached: ${JSON.stringify(sent.attached)}`);
+    await page.goto(`${EMULATOR}/_emulator/outbox`);
+    const msg = page.locator(`#msg-${sent.id}`);
+    await msg.waitFor();
+    const got = {};
+    for (const a of await msg.locator("li.attachment a.download").all()) {
+      got[await a.innerText()] = await (await page.request.get(new URL(await a.getAttribute("href"), EMULATOR).href)).body();
+    }
+    const seedPDF = readFileSync(join(SEED_DIR, USER, "Q3 Report.pdf"));
+    check(got["Q3 Report.pdf"]?.equals(seedPDF), `Q3 Report.pdf has ${got["Q3 Report.pdf"]?.length} bytes, the seed ${seedPDF.length}`);
+    const tok = await (await page.request.post(`${EMULATOR}/_emulator/users`, { data: { email: USER, scopes: [SCOPE("drive.readonly")] } })).json();
+    const exported = await (await page.request.get(`${EMULATOR}/drive/v3/files/${doc.id}/export?mimeType=application/pdf`,
+      { headers: { Authorization: `Bearer ${tok.access_token}` } })).body();
+    check(got["Project plan.pdf"]?.equals(exported) && exported.subarray(0, 5).toString() === "%PDF-",
+      `Project plan.pdf has ${got["Project plan.pdf"]?.length} bytes, the emulator's export ${exported.length}`);
+    await msg.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(OUT, "file-outbox.png"), fullPage: true });
+  });
+  await client.close();
 }
 
 main().then(

@@ -39,7 +39,7 @@ func TestAnyClient(t *testing.T) {
 			e.wantChallenge(t, status, h)
 		}
 	})
-	t.Run("AnyClient_OtherMethods405WithAllow_issue10", func(t *testing.T) {
+	t.Run("AnyClient_OtherMethods405WithAllow_checklist-E3", func(t *testing.T) {
 		for _, m := range []string{"PUT", "PATCH"} {
 			status, h := e.headersOnly(t, req{method: m, url: "/mcp", header: map[string]string{"Authorization": "Bearer " + e.token}})
 			if status != 405 || !strings.Contains(h.Get("Allow"), "POST") {

@@ -11,7 +11,7 @@ import (
 )
 
 // The checks several clients need in the same way, named after the
-// checklist items (section 13 of the research notes) they hold.
+// checklist items (docs/clients.md, The checklist) they hold.
 
 // wantChallenge checks an unauthenticated answer from /mcp: 401 with a
 // Bearer challenge naming the protected-resource metadata by an absolute

@@ -7,7 +7,7 @@ import (
 )
 
 // Claude.ai custom connectors (and Claude Desktop, through the same
-// backend): research notes §1.
+// backend): docs/clients.md's row for them.
 func TestClaudeAI(t *testing.T) {
 	e := setup(t)
 	// Anthropic's backend fetches metadata with python-httpx and the
@@ -148,8 +148,8 @@ func TestClaudeAI(t *testing.T) {
 	})
 }
 
-// Claude Code: research notes §2 (the TypeScript SDK, §0.1, plus its own
-// habits).
+// Claude Code: docs/clients.md's row for it (the MCP TypeScript SDK's
+// client, plus its own habits).
 func TestClaudeCode(t *testing.T) {
 	e := setup(t)
 	bun := map[string]string{"User-Agent": "Bun/1.3.0", "MCP-Protocol-Version": "2025-11-25"}

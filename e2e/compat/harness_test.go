@@ -1,5 +1,6 @@
-// Package compat replays what real MCP clients send (the request shapes in
-// the research notes on MCP clients, with their evidence links) against a
+// Package compat replays what real MCP clients send (the request shapes their
+// source code or public bug reports show, each case named after its
+// evidence; docs/clients.md lists them) against a
 // running `drivemail serve --demo`, and checks each gets the answer that
 // client needs. e2e/compat/run starts the server and sets COMPAT_BASE_URL,
 // DEMO_TOKEN and EMULATOR_URL; without them every test skips.

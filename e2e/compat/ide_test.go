@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Cursor: research notes §5 (closed source; redirect URIs from its docs and
+// Cursor: docs/clients.md's row for it (closed source; redirect URIs from its docs and
 // vendors' setup pages).
 func TestCursor(t *testing.T) {
 	e := setup(t)
@@ -52,7 +52,7 @@ func TestCursor(t *testing.T) {
 	})
 }
 
-// VS Code (GitHub Copilot agent mode): research notes §6, from its source
+// VS Code (GitHub Copilot agent mode): docs/clients.md's row, from its source
 // (src/vs/base/common/oauth.ts, extHostMcp.ts).
 func TestVSCode(t *testing.T) {
 	e := setup(t)
@@ -134,12 +134,12 @@ func TestVSCode(t *testing.T) {
 	})
 }
 
-// Windsurf: research notes §8 (closed source; thin evidence).
+// Windsurf: docs/clients.md's row for it (closed source; thin evidence).
 func TestWindsurf(t *testing.T) {
 	e := setup(t)
 	const redirect = "windsurf://codeium.windsurf/oauth/callback"
 	// Registered without grant_types (RFC 7591's default,
-	// authorization_code): it must still get a refresh token (issue 10).
+	// authorization_code): it must still get a refresh token.
 	body := map[string]any{"client_name": "Windsurf", "redirect_uris": []string{redirect, "http://127.0.0.1:52741/callback"}, "token_endpoint_auth_method": "none"}
 	var a app
 	t.Run("Windsurf_RegisterWithoutGrantTypes_openclaw#25", func(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// ChatGPT developer-mode connectors and Apps SDK apps: research notes §3.
+// ChatGPT developer-mode connectors and Apps SDK apps: docs/clients.md's row.
 func TestChatGPT(t *testing.T) {
 	e := setup(t)
 	aiohttp := map[string]string{"User-Agent": "Python/3.12 aiohttp/3.13.3", "Accept": "application/json"}
@@ -95,7 +95,7 @@ func TestChatGPT(t *testing.T) {
 	})
 }
 
-// Codex CLI (and the Codex IDE extension): research notes §4, on rmcp (§0.2).
+// Codex CLI (and the Codex IDE extension): docs/clients.md's row, on rmcp.
 func TestCodex(t *testing.T) {
 	e := setup(t)
 	ua := map[string]string{"User-Agent": "codex-mcp-client/0.98.0"}

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Gemini CLI: research notes §7, from its source (mcp/oauth-provider.ts,
+// Gemini CLI: docs/clients.md's row, from its source (mcp/oauth-provider.ts,
 // oauth-utils.ts, tools/mcp-client.ts).
 func TestGeminiCLI(t *testing.T) {
 	e := setup(t)
@@ -72,7 +72,7 @@ func TestGeminiCLI(t *testing.T) {
 	})
 }
 
-// Goose: research notes §9 (rmcp, §0.2).
+// Goose: docs/clients.md's row (on rmcp).
 func TestGoose(t *testing.T) {
 	e := setup(t)
 	const redirect = "http://localhost:42893/oauth_callback"
@@ -105,7 +105,7 @@ func TestGoose(t *testing.T) {
 	})
 }
 
-// The MCP Inspector (v2, in a browser): research notes §10.
+// The MCP Inspector (v2, in a browser): docs/clients.md's row.
 func TestInspector(t *testing.T) {
 	e := setup(t)
 	const origin = "http://localhost:6274"
@@ -181,7 +181,7 @@ func TestInspector(t *testing.T) {
 	})
 }
 
-// LibreChat (server-side, multi-user): research notes §11.
+// LibreChat (server-side, multi-user): docs/clients.md's row.
 func TestLibreChat(t *testing.T) {
 	e := setup(t)
 	const redirect = "https://chat.example.org/api/mcp/drivemail/oauth/callback"

@@ -15,7 +15,7 @@ import (
 )
 
 // ChatGPT's client metadata document declares private_key_jwt with a
-// jwks_uri (research notes §3.2, checklist B7): these helpers publish such
+// jwks_uri (docs/clients.md, checklist B7): these helpers publish such
 // a document and sign its assertions as ChatGPT's backend does (RS256).
 
 // publish serves v as JSON at path on the document server.

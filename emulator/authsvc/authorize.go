@@ -265,6 +265,11 @@ func (s *Service) approve(w http.ResponseWriter, r *http.Request, req authReques
 		return
 	}
 	s.codes[code] = &grant{req: req, email: user, scopes: scopes, expires: s.deps.Now().Add(codeTTL)}
+	if len(s.approved) == maxAuthorizations {
+		s.approved = slices.Delete(s.approved, 0, 1)
+	}
+	s.approved = append(s.approved, Authorization{Email: user, ClientID: req.clientID,
+		Asked: slices.Clone(req.scopes), Granted: slices.Clone(scopes), At: s.deps.Now()})
 	s.mu.Unlock()
 	redirectWith(w, r, req, url.Values{"code": {code}, "scope": {strings.Join(scopes, " ")}, "authuser": {"0"}})
 }

@@ -10,6 +10,7 @@ package authsvc
 
 import (
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,6 +47,33 @@ type Service struct {
 	mu       sync.Mutex
 	consents map[string]*authRequest // consent pages shown, by request id
 	codes    map[string]*grant       // authorization codes, by code
+	approved []Authorization         // the latest maxAuthorizations, oldest first
+}
+
+// Authorization is one authorization request the user approved: what
+// the client asked Google for and what the user granted, so a test can
+// hold an app to the scopes it asks for.
+type Authorization struct {
+	Email    string    `json:"email"`
+	ClientID string    `json:"client_id"`
+	Asked    []string  `json:"asked"`
+	Granted  []string  `json:"granted"`
+	At       time.Time `json:"at"`
+}
+
+// maxAuthorizations bounds the approvals kept for Authorizations.
+const maxAuthorizations = 1000
+
+// Authorizations returns the approvals recorded, oldest first.
+func (s *Service) Authorizations() []Authorization {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Authorization, len(s.approved))
+	for i, a := range s.approved {
+		a.Asked, a.Granted = slices.Clone(a.Asked), slices.Clone(a.Granted)
+		out[i] = a
+	}
+	return out
 }
 
 // New returns the OAuth service.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/drivemail/drivemail/emulator/internal/core"
 )
 
 // tokenResponse is Google's token endpoint answer.
@@ -144,8 +147,21 @@ func (s *Service) refresh(w http.ResponseWriter, f url.Values, clientID string) 
 		oauthError(w, http.StatusBadRequest, "invalid_request", "Missing required parameter: refresh_token")
 		return
 	}
-	access, tok, err := s.deps.Accounts.Refresh(rt, clientID)
-	if err != nil {
+	var scopes []string
+	for _, sc := range strings.Fields(f.Get("scope")) {
+		if alias, ok := scopeAliases[sc]; ok {
+			sc = alias
+		}
+		if !slices.Contains(scopes, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	access, tok, err := s.deps.Accounts.RefreshWithin(rt, clientID, scopes)
+	switch {
+	case errors.Is(err, core.ErrInvalidScope):
+		oauthError(w, http.StatusBadRequest, "invalid_scope", "Bad Request")
+		return
+	case err != nil:
 		oauthError(w, http.StatusBadRequest, "invalid_grant", "Token has been expired or revoked.")
 		return
 	}

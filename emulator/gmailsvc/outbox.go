@@ -52,6 +52,11 @@ type FileEntry struct {
 // need no token: the emulator is a test tool on loopback.
 func (s *Service) registerOutbox(mux *http.ServeMux) {
 	mux.HandleFunc("GET /_emulator/outbox", s.outboxPage)
+	// Gmail's web UI, where a draft's link opens (/mail/u/EMAIL/#drafts/…):
+	// here the sent-mail page, which lists drafts too.
+	mux.HandleFunc("GET /mail/", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/_emulator/outbox", http.StatusFound)
+	})
 	mux.HandleFunc("GET /_emulator/messages", s.messagesJSON)
 	mux.HandleFunc("GET /_emulator/messages/{id}/raw", s.rawMessage)
 	mux.HandleFunc("GET /_emulator/messages/{id}/html", s.htmlBody)
@@ -59,7 +64,9 @@ func (s *Service) registerOutbox(mux *http.ServeMux) {
 }
 
 // Messages lists user's sent mail and drafts, newest first; an empty user
-// lists everyone's.
+// lists everyone's. Mail delivered to an inbox (Deliver, a seed's _mail)
+// is received, not sent, so it is not listed: the outbox shows what the
+// program under test sent.
 func (s *Service) Messages(user string) []Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -78,7 +85,9 @@ func (s *Service) Messages(user string) []Summary {
 			continue
 		}
 		for i := len(b.messages) - 1; i >= 0; i-- {
-			out = append(out, summarize(b.messages[i]))
+			if m := b.messages[i]; m.draftID != "" || slices.Contains(m.labels, "SENT") {
+				out = append(out, summarize(m))
+			}
 		}
 	}
 	return out

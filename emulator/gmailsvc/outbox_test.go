@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,8 @@ import (
 	"golang.org/x/net/html"
 	gmail "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
+
+	"github.com/drivemail/drivemail/emulator/internal/core"
 )
 
 // get fetches a path of the fixture's server.
@@ -267,5 +271,46 @@ func TestOutboxJSONAndDrafts(t *testing.T) {
 	_, body = empty.get("/_emulator/outbox")
 	if !strings.Contains(string(body), `id="empty"`) {
 		t.Error("an empty outbox does not say it is empty")
+	}
+}
+
+// TestOutboxLeavesOutReceivedMail: mail delivered to an inbox (as a seed's
+// is) is not on the sent-mail page or in its JSON; a message sent to
+// oneself, which lands in the inbox too, is, as sent.
+func TestOutboxLeavesOutReceivedMail(t *testing.T) {
+	f := newFixture(t)
+	for _, subject := range []string{"Invoice", "Kickoff"} {
+		if _, err := f.gmail.Deliver(ann, bytes.NewReader(fromDana(subject).build())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := f.gmail.Messages(""); len(got) != 0 {
+		t.Errorf("received mail listed as sent: %+v", got)
+	}
+	_, body := f.get("/_emulator/outbox")
+	if !strings.Contains(string(body), `id="empty"`) || len(all(parseHTML(t, body).root, "article", "")) != 0 {
+		t.Errorf("the sent-mail page shows received mail:\n%s", body)
+	}
+	sent, err := send(f.sender(ann), bytes.NewReader(msg{from: ann, to: ann, subject: "note to self", text: "x"}.build()), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.gmail.Messages(ann)
+	if len(got) != 1 || got[0].ID != sent.Id || got[0].Kind != "sent" || !slices.Contains(got[0].LabelIDs, "SENT") || !slices.Contains(got[0].LabelIDs, "INBOX") {
+		t.Errorf("after a send to oneself the outbox lists %+v, want that one message, sent, in SENT and INBOX", got)
+	}
+}
+
+// A draft's link (Gmail's /mail/u/EMAIL/#drafts/…) opens the sent-mail
+// page, where drafts are listed, instead of a 404.
+func TestGmailWebPagesLeadToTheOutbox(t *testing.T) {
+	mux := http.NewServeMux()
+	New(core.Deps{}).registerOutbox(mux)
+	for _, path := range []string{"/mail/", "/mail/u/demo@example.com/"} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusFound || rec.Header().Get("Location") != "/_emulator/outbox" {
+			t.Errorf("GET %s: %d to %q, want 302 to /_emulator/outbox", path, rec.Code, rec.Header().Get("Location"))
+		}
 	}
 }

@@ -49,6 +49,11 @@ type Question struct {
 	Schema map[string]any
 	// Wait bounds the wait for a 2025 client's answer (0: DefaultWait).
 	Wait time.Duration
+	// Bind is what else an answer holds for, beside Message: a digest of
+	// what the question is about that the user does not read (the
+	// revisions of the files a summary names). A 2026-07-28 retry whose
+	// question says or binds anything else is asked again.
+	Bind string
 }
 
 // Outcome is how a question ended.

@@ -50,7 +50,7 @@ func (a *Asker) For(ctx context.Context, userID string, stream bool) context.Con
 // state is shown to be this question's for this call, or else the
 // input_required result that asks.
 func (a *Asker) modern(ctx context.Context, userID string, req mcp.CallToolRequest, q Question) (Answer, *mcp.CallToolResult) {
-	digest := callDigest(userID, req, q.Key)
+	digest := callDigest(userID, req, q)
 	if nonce, expires, ok := a.open(req.Params.RequestState, digest); ok {
 		if res := mcpserver.ElicitationResponse(req.Params.InputResponses, q.Key); res != nil {
 			if a.spend == nil || a.spend(ctx, "ask-state:"+nonce, expires) == nil {
@@ -111,11 +111,14 @@ func mac(key, body, digest []byte) []byte {
 
 // callDigest names one question of one call: the user, the tool, its
 // arguments (encoding/json writes a map's keys in order, so equal
-// arguments give equal bytes) and the question's key.
-func callDigest(userID string, req mcp.CallToolRequest, key string) []byte {
+// arguments give equal bytes), and the question: its key, what it says
+// and what it is bound to. The same arguments may describe another
+// message by the retry (a file changed), and an answer to what the user
+// read then is not an answer to that.
+func callDigest(userID string, req mcp.CallToolRequest, q Question) []byte {
 	args, _ := json.Marshal(req.Params.Arguments)
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(userID), []byte(req.Params.Name), []byte(key), args} {
+	for _, part := range [][]byte{[]byte(userID), []byte(req.Params.Name), []byte(q.Key), args, []byte(q.Message), []byte(q.Bind)} {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
 		h.Write(n[:])

@@ -23,13 +23,15 @@ func sendCall(args map[string]any) mcp.CallToolRequest {
 	return req
 }
 
+var confirmQ = Question{Key: "confirm", Message: "Send Q3?"}
+
 // A state opens for the call it was sealed for, until StateTTL has
 // passed, under any key still listed; for nothing else.
 func TestStateOpensOnlyForItsCall(t *testing.T) {
 	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	old := &Asker{keys: [][]byte{key(1)}, now: func() time.Time { return now }}
 	call := sendCall(map[string]any{"to": "ana@example.com", "subject": "Q3"})
-	digest := callDigest("user-1", call, "confirm")
+	digest := callDigest("user-1", call, confirmQ)
 	state := old.seal(digest)
 
 	for _, tc := range []struct {
@@ -40,14 +42,16 @@ func TestStateOpensOnlyForItsCall(t *testing.T) {
 		ok     bool
 	}{
 		{"the same call", [][]byte{key(1)}, now, digest, true},
-		{"the same arguments in another order", [][]byte{key(1)}, now, callDigest("user-1", sendCall(map[string]any{"subject": "Q3", "to": "ana@example.com"}), "confirm"), true},
+		{"the same arguments in another order", [][]byte{key(1)}, now, callDigest("user-1", sendCall(map[string]any{"subject": "Q3", "to": "ana@example.com"}), confirmQ), true},
 		{"a second before it expires", [][]byte{key(1)}, now.Add(StateTTL - time.Second), digest, true},
 		{"when it expires", [][]byte{key(1)}, now.Add(StateTTL), digest, false},
 		{"after a key rotation that lists the old key", [][]byte{key(2), key(1)}, now, digest, true},
 		{"after the old key is retired", [][]byte{key(2)}, now, digest, false},
-		{"another user", [][]byte{key(1)}, now, callDigest("user-2", call, "confirm"), false},
-		{"another recipient", [][]byte{key(1)}, now, callDigest("user-1", sendCall(map[string]any{"to": "eve@example.com", "subject": "Q3"}), "confirm"), false},
-		{"another question", [][]byte{key(1)}, now, callDigest("user-1", call, "other"), false},
+		{"another user", [][]byte{key(1)}, now, callDigest("user-2", call, confirmQ), false},
+		{"another recipient", [][]byte{key(1)}, now, callDigest("user-1", sendCall(map[string]any{"to": "eve@example.com", "subject": "Q3"}), confirmQ), false},
+		{"another question", [][]byte{key(1)}, now, callDigest("user-1", call, Question{Key: "other", Message: confirmQ.Message}), false},
+		{"the question saying something else", [][]byte{key(1)}, now, callDigest("user-1", call, Question{Key: "confirm", Message: "Send Q3 (2 files)?"}), false},
+		{"the question bound to another revision", [][]byte{key(1)}, now, callDigest("user-1", call, Question{Key: "confirm", Message: confirmQ.Message, Bind: "r2"}), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := &Asker{keys: tc.keys, now: func() time.Time { return tc.at }}

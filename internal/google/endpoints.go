@@ -1,5 +1,5 @@
 // Package google knows where Google's APIs live: the real hosts, or one
-// emulator origin that serves every Google path (see CONTRACT.md).
+// emulator origin that serves every Google path (serve --google-endpoint).
 package google
 
 import (
@@ -84,10 +84,47 @@ func (e Endpoints) UserinfoURL() string {
 	return e.Base + "/oauth2/v3/userinfo"
 }
 
+// GmailWebURL is the origin of Gmail's web UI, where a draft's link
+// opens: Gmail itself, or the emulator, whose /mail/ pages lead to its
+// sent-mail page (drafts listed there too).
+func (e Endpoints) GmailWebURL() string {
+	if !e.Emulated() {
+		return "https://mail.google.com"
+	}
+	return e.Base
+}
+
 // RevokeURL returns the token revocation endpoint.
 func (e Endpoints) RevokeURL() string {
 	if !e.Emulated() {
 		return "https://oauth2.googleapis.com/revoke"
 	}
 	return e.Base + "/revoke"
+}
+
+// PickerScriptURL is the script a page loads for Google's Picker
+// (gapi.load('picker')): Google's api.js, or the emulator's stand-in.
+func (e Endpoints) PickerScriptURL() string {
+	if !e.Emulated() {
+		return "https://apis.google.com/js/api.js"
+	}
+	return e.Base + "/js/api.js"
+}
+
+// PickerSources are the origins a page that shows Google's Picker must
+// let in, by Content-Security-Policy directive: Google's own list for
+// the Picker (its drive-picker-element's CSP, without the Identity
+// Services origin a page that gets its own token needs), or the
+// emulator's origin for each. A directive not named lets nothing in.
+func (e Endpoints) PickerSources() map[string][]string {
+	if e.Emulated() {
+		return map[string][]string{"script-src": {e.Base}, "frame-src": {e.Base}, "form-action": {e.Base}}
+	}
+	return map[string][]string{
+		"script-src":  {"https://apis.google.com"},
+		"frame-src":   {"https://docs.google.com", "https://drive.google.com", "https://accounts.google.com"},
+		"img-src":     {"https://*.googleusercontent.com"},
+		"connect-src": {"https://*.googleapis.com"},
+		"font-src":    {"https://fonts.gstatic.com"},
+	}
 }

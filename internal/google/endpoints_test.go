@@ -61,3 +61,27 @@ func TestEmulatedEndpointsShareOneOrigin(t *testing.T) {
 		t.Errorf("the zero Endpoints is not Google itself: %+v", real.OAuth2())
 	}
 }
+
+// The Picker's script and every origin a pick page lets in are Google's,
+// or the emulator's alone when there is one.
+func TestPickerSources(t *testing.T) {
+	var real Endpoints
+	if got := real.PickerScriptURL(); got != "https://apis.google.com/js/api.js" {
+		t.Errorf("Google's Picker script = %q", got)
+	}
+	if src := real.PickerSources(); len(src["script-src"]) != 1 || src["script-src"][0] != "https://apis.google.com" || len(src["frame-src"]) == 0 {
+		t.Errorf("Google's Picker sources = %v", src)
+	}
+	e, err := Parse("http://127.0.0.1:9090")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.PickerScriptURL(); got != "http://127.0.0.1:9090/js/api.js" {
+		t.Errorf("the emulator's Picker script = %q", got)
+	}
+	for directive, origins := range e.PickerSources() {
+		if len(origins) != 1 || origins[0] != e.Base {
+			t.Errorf("%s lets in %v, want the emulator's origin alone", directive, origins)
+		}
+	}
+}

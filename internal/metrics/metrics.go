@@ -32,9 +32,10 @@ type Metrics struct {
 	httpDuration *prometheus.HistogramVec
 	httpInFlight prometheus.Gauge
 
-	toolCalls    *prometheus.CounterVec
-	toolDuration *prometheus.HistogramVec
-	sendsRunning prometheus.Gauge
+	toolCalls     *prometheus.CounterVec
+	toolDuration  *prometheus.HistogramVec
+	sendsRunning  prometheus.Gauge
+	confirmations *prometheus.CounterVec
 
 	googleRequests *prometheus.CounterVec
 	googleErrors   *prometheus.CounterVec
@@ -77,6 +78,10 @@ func New(version string) *Metrics {
 			Name: "drivemail_sends_in_flight",
 			Help: "send_email and create_draft calls running now, including those waiting for their turn to stream (--send-memory, --max-concurrent-sends).",
 		}),
+		confirmations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drivemail_send_confirmations_total",
+			Help: "send_email's questions to its user (--confirm-sends), by how they ended: accepted, declined, cancelled, unanswered; unaskable when the client could not be asked (sent unasked under auto, refused under always).",
+		}, []string{"answer"}),
 		googleRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "drivemail_google_requests_total",
 			Help: "Requests to Google, by API and status code (transport_error when no answer came).",
@@ -111,7 +116,7 @@ func New(version string) *Metrics {
 
 	m.reg.MustRegister(
 		m.httpRequests, m.httpDuration, m.httpInFlight,
-		m.toolCalls, m.toolDuration, m.sendsRunning,
+		m.toolCalls, m.toolDuration, m.sendsRunning, m.confirmations,
 		m.googleRequests, m.googleErrors, m.googleDuration, m.bytesStreamed,
 		m.uploads, m.uploadBytes,
 		buildInfo,
@@ -165,4 +170,14 @@ func (m *Metrics) SendStarted() (done func()) {
 	}
 	m.sendsRunning.Inc()
 	return m.sendsRunning.Dec
+}
+
+// SendConfirmation counts one send_email question by how it ended
+// (accepted, declined, cancelled, unanswered, unaskable: a fixed set the
+// tools name).
+func (m *Metrics) SendConfirmation(answer string) {
+	if m == nil {
+		return
+	}
+	m.confirmations.WithLabelValues(answer).Inc()
 }

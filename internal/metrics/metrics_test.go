@@ -66,6 +66,9 @@ func TestToolCallsAndSendsInFlight(t *testing.T) {
 	m.ToolCall("drive_search")(true)
 	doneA := m.SendStarted()
 	doneB := m.SendStarted()
+	m.SendConfirmation("accepted")
+	m.SendConfirmation("declined")
+	m.SendConfirmation("declined")
 	text := scrape(t, m)
 	for series, want := range map[string]float64{
 		`drivemail_tool_calls_total{outcome="ok",tool="send_email"}`:      2,
@@ -74,6 +77,9 @@ func TestToolCallsAndSendsInFlight(t *testing.T) {
 		`drivemail_tool_calls_total{outcome="ok",tool="drive_search"}`:    -1,
 		`drivemail_tool_call_duration_seconds_count{tool="send_email"}`:   3,
 		`drivemail_sends_in_flight`:                                       2,
+		`drivemail_send_confirmations_total{answer="accepted"}`:           1,
+		`drivemail_send_confirmations_total{answer="declined"}`:           2,
+		`drivemail_send_confirmations_total{answer="unanswered"}`:         -1,
 	} {
 		if got := value(t, text, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)
@@ -90,6 +96,7 @@ func TestNilMetricsRecordNothingAndPassThrough(t *testing.T) {
 	var m *Metrics
 	m.ToolCall("x")(true)
 	m.SendStarted()()
+	m.SendConfirmation("accepted")
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
 	for _, wrapped := range []http.Handler{m.InstrumentHTTP(h), m.InstrumentUpload("direct", h)} {
 		rec := httptest.NewRecorder()

@@ -88,7 +88,9 @@ var addressRows = []struct {
 	// IPv6 outside the global unicast space.
 	{"::127.0.0.1", false, "2000::/3"}, // IPv4-compatible, deprecated
 	{"::a00:1", false, "2000::/3"},
-	{"fec0::1", false, "2000::/3"}, // site-local, deprecated but still routed privately
+	{"::ffff:0:a00:1", false, "2000::/3"},     // IPv4-translated (RFC 2765's ::ffff:0:0:0/96), carrying 10.0.0.1
+	{"::ffff:0:5db8:d822", false, "2000::/3"}, // the same, carrying 93.184.216.34: no registry row makes it reachable
+	{"fec0::1", false, "2000::/3"},            // site-local, deprecated but still routed privately
 	{"4000::1", false, "2000::/3"},
 }
 

@@ -60,7 +60,11 @@ type Config struct {
 	// ReadMail adds gmail.readonly to the scopes asked for: searching
 	// mail, replying, forwarding, Gmail attachments.
 	ReadMail bool
-	Store    store.Store
+	// DriveFile asks for drive.file alone (serve --drive-scope file):
+	// never drive.readonly, and no scope granted earlier folded in, so
+	// drivemail sees only the files the user hands it.
+	DriveFile bool
+	Store     store.Store
 	// Keys seals Google tokens; build it with keyring.New(secrets, KeyPurpose).
 	Keys *keyring.Ring
 	// HTTPClient makes the token and userinfo calls, and its transport is
@@ -112,9 +116,15 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Scopes are the Google scopes drivemail asks for.
+// Scopes are the Google scopes drivemail asks for: in file mode
+// (Config.DriveFile) none that Google classes restricted unless drafts
+// or reading mail add one.
 func (s *Service) Scopes() []string {
-	scopes := []string{ScopeOpenID, ScopeEmail, ScopeGmailSend, ScopeDriveReadonly, ScopeDriveFile}
+	scopes := []string{ScopeOpenID, ScopeEmail, ScopeGmailSend}
+	if !s.cfg.DriveFile {
+		scopes = append(scopes, ScopeDriveReadonly)
+	}
+	scopes = append(scopes, ScopeDriveFile)
 	if s.cfg.Drafts {
 		scopes = append(scopes, ScopeGmailCompose)
 	}
@@ -130,16 +140,25 @@ func (s *Service) ReadMail() bool { return s.cfg.ReadMail }
 // Drafts reports whether drafts (gmail.compose) are asked for.
 func (s *Service) Drafts() bool { return s.cfg.Drafts }
 
+// DriveFile reports whether Drive is asked for as drive.file alone.
+func (s *Service) DriveFile() bool { return s.cfg.DriveFile }
+
 // AuthCodeURL is where the browser goes to consent at Google: offline
 // access (a refresh token), a fresh consent screen every time (so Google
-// issues that refresh token again), and PKCE toward Google too.
+// issues that refresh token again), and PKCE toward Google too. In
+// readonly mode the token also covers what the user granted before
+// (include_granted_scopes); in file mode it does not, so a drive.readonly
+// granted to this client in another mode does not come back.
 func (s *Service) AuthCodeURL(state, verifier string) string {
-	return s.oauth.AuthCodeURL(state,
+	opts := []oauth2.AuthCodeOption{
 		oauth2.AccessTypeOffline,
 		oauth2.SetAuthURLParam("prompt", "consent"),
-		oauth2.SetAuthURLParam("include_granted_scopes", "true"),
 		oauth2.S256ChallengeOption(verifier),
-	)
+	}
+	if !s.cfg.DriveFile {
+		opts = append(opts, oauth2.SetAuthURLParam("include_granted_scopes", "true"))
+	}
+	return s.oauth.AuthCodeURL(state, opts...)
 }
 
 // ConsentOrigin is the origin of Google's consent page (for a page's

@@ -36,6 +36,8 @@ type fakeGoogle struct {
 	emailVerified bool
 	grantedScope  string
 	challenge     string // PKCE challenge of the last authorization
+	refreshScope  string // the scope the last refresh asked for
+	broadRefresh  bool   // answer a narrowed refresh with every granted scope
 	srv           *httptest.Server
 }
 
@@ -93,7 +95,23 @@ func (f *fakeGoogle) token(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, `{"error":"invalid_grant"}`)
 			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprintf("ya29.refreshed-%d", f.refreshes), "expires_in": 3600, "token_type": "Bearer"})
+		f.refreshScope = r.PostFormValue("scope")
+		answer := map[string]any{"access_token": fmt.Sprintf("ya29.refreshed-%d", f.refreshes), "expires_in": 3600, "token_type": "Bearer"}
+		if f.refreshScope != "" {
+			// RFC 6749 §6: fewer scopes than granted, never more.
+			for _, sc := range strings.Fields(f.refreshScope) {
+				if !strings.Contains(" "+f.grantedScope+" ", " "+sc+" ") {
+					w.WriteHeader(http.StatusBadRequest)
+					fmt.Fprint(w, `{"error":"invalid_scope","error_description":"Bad Request"}`)
+					return
+				}
+			}
+			answer["scope"] = f.refreshScope
+			if f.broadRefresh {
+				answer["scope"] = f.grantedScope
+			}
+		}
+		json.NewEncoder(w).Encode(answer)
 	default:
 		w.WriteHeader(http.StatusBadRequest)
 		fmt.Fprint(w, `{"error":"unsupported_grant_type"}`)
@@ -451,15 +469,7 @@ func TestNewRefusals(t *testing.T) {
 func TestReadMailScopeOnlyWhenEnabled(t *testing.T) {
 	f := newFixture(t)
 	for _, on := range []bool{false, true} {
-		ring, err := keyring.New([][]byte{f.secret}, googleauth.KeyPurpose)
-		if err != nil {
-			t.Fatal(err)
-		}
-		svc, err := googleauth.New(googleauth.Config{Endpoints: google.Endpoints{Base: "https://google.example"}, ClientID: "cid", ClientSecret: "cs",
-			RedirectURL: "https://mail.example/oauth/callback", ReadMail: on, Store: f.store, Keys: ring})
-		if err != nil {
-			t.Fatal(err)
-		}
+		svc := f.configured(t, func(c *googleauth.Config) { c.ReadMail = on })
 		u, _ := url.Parse(svc.AuthCodeURL("s", oauth2.GenerateVerifier()))
 		if got := strings.Contains(u.Query().Get("scope"), googleauth.ScopeGmailReadonly); got != on || svc.ReadMail() != on {
 			t.Errorf("read mail %v: gmail.readonly asked %v", on, got)

@@ -124,16 +124,36 @@ func (a *Accounts) IssueRefresh(email, clientID string, scopes []string) string 
 // ErrInvalidGrant is returned for an unknown, revoked or mismatched refresh token.
 var ErrInvalidGrant = errors.New("invalid_grant")
 
+// ErrInvalidScope is returned for a refresh that asks for a scope its
+// refresh token was not granted.
+var ErrInvalidScope = errors.New("invalid_scope")
+
 // Refresh trades a refresh token for a new access token. clientID must be
 // the client the refresh token was issued to.
 func (a *Accounts) Refresh(refresh, clientID string) (access string, tok Token, err error) {
+	return a.RefreshWithin(refresh, clientID, nil)
+}
+
+// RefreshWithin is Refresh for an access token that carries scopes
+// alone, each of which the refresh token must carry (RFC 6749 §6: a
+// refresh may ask for fewer scopes, never more); none asked is every
+// scope the refresh token has. The refresh token keeps its own.
+func (a *Accounts) RefreshWithin(refresh, clientID string, scopes []string) (access string, tok Token, err error) {
 	a.mu.Lock()
 	t, ok := a.refresh[refresh]
 	a.mu.Unlock()
 	if !ok || (t.ClientID != "" && clientID != t.ClientID) {
 		return "", Token{}, ErrInvalidGrant
 	}
-	access = a.IssueAccess(t.Email, t.ClientID, t.Scopes)
+	for _, sc := range scopes {
+		if !slices.Contains(t.Scopes, sc) {
+			return "", Token{}, ErrInvalidScope
+		}
+	}
+	if len(scopes) == 0 {
+		scopes = t.Scopes
+	}
+	access = a.IssueAccess(t.Email, t.ClientID, scopes)
 	tok, _ = a.lookupAccess(access)
 	return access, tok, nil
 }
