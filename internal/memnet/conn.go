@@ -17,6 +17,7 @@ type pipe struct {
 	changed chan struct{} // closed, and replaced, at each change
 	buf     []byte
 	eof     bool // the writing end closed: reads drain buf, then io.EOF
+	reset   bool // ... and it closed with bytes unread: ECONNRESET, not io.EOF
 	gone    bool // the reading end closed: writes fail, buf is dropped
 }
 
@@ -74,6 +75,9 @@ func (c *conn) Read(b []byte) (int, error) {
 			p.wake()
 			p.release()
 			return n, nil
+		case p.reset:
+			p.release()
+			return 0, c.opError("read", os.NewSyscallError("read", syscall.ECONNRESET))
 		case p.eof:
 			p.release()
 			return 0, io.EOF
@@ -101,6 +105,7 @@ func (c *conn) Write(b []byte) (int, error) {
 			return n, c.opError("write", net.ErrClosed)
 		case p.gone:
 			p.release()
+			c.in.resetIfEnded() // bytes sent to a closed end draw an RST
 			return n, c.opError("write", os.NewSyscallError("write", syscall.EPIPE))
 		case n == len(b):
 			p.release()
@@ -129,9 +134,15 @@ func (c *conn) Close() error {
 	return nil
 }
 
+// shut closes both directions. An end that closes with bytes unread
+// resets the connection, as TCP sends an RST then: the peer reads what
+// it was sent, then ECONNRESET rather than EOF.
 func (c *conn) shut() {
-	c.out.end()
-	c.in.drop()
+	unread := c.in.drop()
+	c.out.hold()
+	c.out.eof, c.out.reset = true, unread
+	c.out.wake()
+	c.out.release()
 }
 
 // CloseWrite ends this end's writing: the peer reads EOF after the bytes
@@ -156,12 +167,25 @@ func (p *pipe) end() {
 	p.release()
 }
 
-// drop is the reading end closing p.
-func (p *pipe) drop() {
+// resetIfEnded turns p's end, once its writer closed, into a reset.
+func (p *pipe) resetIfEnded() {
 	p.hold()
+	if p.eof && !p.reset {
+		p.reset = true
+		p.wake()
+	}
+	p.release()
+}
+
+// drop is the reading end closing p; it reports whether bytes were
+// left unread.
+func (p *pipe) drop() (unread bool) {
+	p.hold()
+	unread = len(p.buf) > 0
 	p.gone, p.buf = true, nil
 	p.wake()
 	p.release()
+	return unread
 }
 
 func (c *conn) LocalAddr() net.Addr  { return c.local }

@@ -162,3 +162,46 @@ func TestDialRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseWithBytesUnreadResets: an end that closes with bytes it never
+// read resets the connection, as TCP's RST does: its peer reads what it
+// was sent and then ECONNRESET, not EOF; so does a peer that writes to an
+// end already closed.
+func TestCloseWithBytesUnreadResets(t *testing.T) {
+	n := memnet.New()
+	l := n.Listen()
+	defer l.Close()
+	pair := func() (client, server net.Conn) {
+		t.Helper()
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			c, _ := l.Accept()
+			accepted <- c
+		}()
+		client, err := n.DialContext(context.Background(), "tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return client, <-accepted
+	}
+
+	client, server := pair()
+	client.Write([]byte("a request the server never reads"))
+	server.Write([]byte("an answer"))
+	server.Close()
+	got, err := io.ReadAll(client)
+	if string(got) != "an answer" || !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("after a close with bytes unread: read %q, %v; want the answer, then ECONNRESET", got, err)
+	}
+	client.Close()
+
+	client, server = pair()
+	server.Close() // nothing unread: a clean close
+	if _, err := client.Write([]byte("too late")); !errors.Is(err, syscall.EPIPE) {
+		t.Errorf("write to a closed end: %v, want EPIPE", err)
+	}
+	if _, err := client.Read(make([]byte, 1)); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("read after writing to a closed end: %v, want ECONNRESET", err)
+	}
+	client.Close()
+}
