@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/clientfile/clientfiletest"
+	"github.com/drivemail/drivemail/internal/memnet"
 )
 
 const limit = 1 << 20
@@ -247,8 +249,10 @@ func TestExpiredURLs(t *testing.T) {
 
 // TestStalledAndSlowBodies: a host that stops sending fails the read
 // after the idle timeout; one that trickles fails after the total time.
-func TestStalledAndSlowBodies(t *testing.T) {
-	h := clientfiletest.NewHost(t)
+func TestStalledAndSlowBodies(t *testing.T) { synctest.Test(t, testStalledAndSlowBodies) }
+
+func testStalledAndSlowBodies(t *testing.T) {
+	h := clientfiletest.NewHostOn(t, memnet.New())
 	h.Handle("/stall", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000")
 		_, _ = w.Write([]byte("abc"))

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/clientfile/clientfiletest"
+	"github.com/drivemail/drivemail/internal/memnet"
 )
 
 // The sentences the model sees, as upload's save_file words them.
@@ -57,6 +59,13 @@ func letGo(t *testing.T, closed <-chan struct{}) {
 	case <-time.After(letGoTimeout):
 		t.Fatalf("the connection was still open %v after the refusal", letGoTimeout)
 	}
+}
+
+// inBubble is test run inside a testing/synctest bubble, for t.Run: the
+// host's silences and the fetcher's timeouts pass at once on the
+// bubble's clock, and exactly.
+func inBubble(test func(t *testing.T)) func(t *testing.T) {
+	return func(t *testing.T) { synctest.Test(t, test) }
 }
 
 // stopBeforeClose is closed as the test ends, before the test host
@@ -150,8 +159,9 @@ func TestHostThatDoesNotAnswer(t *testing.T) {
 		{name: "hangs up before answering", hangUp: true, kind: clientfile.Unavailable, detail: "the host failed", says: sayFailed},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			h := clientfiletest.NewHost(t)
+		t.Run(tc.name, inBubble(func(t *testing.T) {
+			n := memnet.New()
+			h := clientfiletest.NewHostOn(t, n)
 			held := make(chan struct{})
 			stop := stopBeforeClose(t)
 			h.Handle("/held", func(w http.ResponseWriter, r *http.Request) {
@@ -164,7 +174,7 @@ func TestHostThatDoesNotAnswer(t *testing.T) {
 			url, closed := h.URL("", "/held?sig=abc"), (<-chan struct{})(held)
 			if tc.silent || tc.hangUp {
 				var port string
-				port, closed = rawHost(t, tc.hangUp)
+				port, closed = rawHost(t, n, tc.hangUp)
 				url = "https://files.example.com:" + port + "/f?sig=abc"
 			}
 			f := h.Fetcher(t, func(c *clientfile.Config) {
@@ -192,19 +202,16 @@ func TestHostThatDoesNotAnswer(t *testing.T) {
 				t.Errorf("Open gave up after %v, want about %v", took, wait)
 			}
 			letGo(t, closed)
-		})
+		}))
 	}
 }
 
-// rawHost listens on loopback and, for each connection, either closes it
-// at once or reads (the TLS ClientHello) without ever answering. closed
-// is signalled as each connection ends.
-func rawHost(t *testing.T, hangUp bool) (port string, closed <-chan struct{}) {
+// rawHost listens on n and, for each connection, either closes it at
+// once or reads (the TLS ClientHello) without ever answering. closed is
+// signalled as each connection ends.
+func rawHost(t *testing.T, n *memnet.Network, hangUp bool) (port string, closed <-chan struct{}) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := n.Listen()
 	t.Cleanup(func() { ln.Close() })
 	done := make(chan struct{}, 8)
 	go func() {

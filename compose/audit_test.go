@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/compose"
@@ -87,9 +88,11 @@ func TestRefusalLogNamesNoAddress(t *testing.T) {
 
 // TestRetryLogNamesNoFile: the line logged when a Drive failure restarts
 // the pass says why in kind, never the file name its error quotes.
-func TestRetryLogNamesNoFile(t *testing.T) {
+func TestRetryLogNamesNoFile(t *testing.T) { synctest.Test(t, testRetryLogNamesNoFile) }
+
+func testRetryLogNamesNoFile(t *testing.T) {
 	var logs bytes.Buffer
-	e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	e := newBubbleEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	f, b := e.putBytes("Secret merger.pdf", 2<<20)
 	e.Inject(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Times: 2, CutResponseAfter: ptr(int64(1 << 20))})
 	e.sendFileOnce("cut once", f, b)

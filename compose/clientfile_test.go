@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/account"
@@ -15,6 +16,7 @@ import (
 	"github.com/drivemail/drivemail/clientfile/clientfiletest"
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/handle"
+	"github.com/drivemail/drivemail/internal/memnet"
 	"github.com/drivemail/drivemail/internal/refusal"
 )
 
@@ -24,6 +26,15 @@ func clientEnv(t *testing.T, adjust func(*clientfile.Config)) (*env, *clientfile
 	t.Helper()
 	host := clientfiletest.NewHost(t)
 	e := newEnv(t, compose.Config{Files: host.Fetcher(t, adjust)}, account.Options{GmailChunkSize: 1 << 20})
+	return e, host
+}
+
+// clientBubbleEnv is clientEnv for a test inside a testing/synctest
+// bubble: the file host too is on an in-memory network.
+func clientBubbleEnv(t *testing.T, adjust func(*clientfile.Config)) (*env, *clientfiletest.Host) {
+	t.Helper()
+	host := clientfiletest.NewHostOn(t, memnet.New())
+	e := newBubbleEnv(t, compose.Config{Files: host.Fetcher(t, adjust)}, account.Options{GmailChunkSize: 1 << 20})
 	return e, host
 }
 
@@ -108,8 +119,10 @@ func TestClientFileRedirectToPrivateAddress(t *testing.T) {
 // TestClientFileStallSendsNothing: a host that stops part-way through
 // the body is given up on after the idle timeout, while the message
 // streams, and the message is abandoned: nothing sent.
-func TestClientFileStallSendsNothing(t *testing.T) {
-	e, host := clientEnv(t, func(c *clientfile.Config) { c.IdleTimeout = 500 * time.Millisecond })
+func TestClientFileStallSendsNothing(t *testing.T) { synctest.Test(t, testClientFileStallSendsNothing) }
+
+func testClientFileStallSendsNothing(t *testing.T) {
+	e, host := clientBubbleEnv(t, func(c *clientfile.Config) { c.IdleTimeout = 500 * time.Millisecond })
 	host.Handle("/stall", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "3000000")
 		_, _ = io.CopyN(w, zeros{}, 1<<20)
@@ -130,7 +143,11 @@ func TestClientFileStallSendsNothing(t *testing.T) {
 // TestClientFileTrickleSendsNothing: a host that keeps sending, too
 // slowly, is given up on after the total reading time.
 func TestClientFileTrickleSendsNothing(t *testing.T) {
-	e, host := clientEnv(t, func(c *clientfile.Config) { c.MaxDuration = time.Second })
+	synctest.Test(t, testClientFileTrickleSendsNothing)
+}
+
+func testClientFileTrickleSendsNothing(t *testing.T) {
+	e, host := clientBubbleEnv(t, func(c *clientfile.Config) { c.MaxDuration = time.Second })
 	host.Handle("/trickle", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "3000000")
 		for range 3000 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/account"
@@ -18,6 +19,7 @@ import (
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/handle"
 	"github.com/drivemail/drivemail/internal/identity"
+	"github.com/drivemail/drivemail/internal/memnet"
 )
 
 const (
@@ -41,7 +43,26 @@ type env struct {
 // cfg's logger unless it names its own, as serve gives both one logger.
 func newEnv(t *testing.T, cfg compose.Config, google ...account.Options) *env {
 	t.Helper()
-	e := &env{Env: emutest.Start(t), t: t}
+	return startEnv(t, emutest.Start(t), cfg, google...)
+}
+
+// newBubbleEnv is newEnv for a test inside a testing/synctest bubble
+// (call it there): the emulator serves on an in-memory network, so the
+// bubble's clock runs the send's timeouts and pauses, at once.
+func newBubbleEnv(t *testing.T, cfg compose.Config, google ...account.Options) *env {
+	t.Helper()
+	return startEnv(t, emutest.Start(t, emutest.OnNetwork(memnet.New())), cfg, google...)
+}
+
+// inBubble is test run inside a testing/synctest bubble, for t.Run or
+// as a test's whole body: its env comes from newBubbleEnv.
+func inBubble(test func(t *testing.T)) func(t *testing.T) {
+	return func(t *testing.T) { synctest.Test(t, test) }
+}
+
+func startEnv(t *testing.T, emu *emutest.Env, cfg compose.Config, google ...account.Options) *env {
+	t.Helper()
+	e := &env{Env: emu, t: t}
 	e.hc = e.Client(user, emutest.ScopeDriveReadonly, emutest.ScopeGmailSend, emutest.ScopeGmailCompose, emutest.ScopeGmailReadonly)
 	if len(google) > 0 {
 		e.google = google[0]

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"google.golang.org/api/googleapi"
@@ -150,9 +151,11 @@ func TestAQuietUserGoesBeforeABusyUsersQueue(t *testing.T) {
 // TestSmallSendsShareTheBudget: a send reserves what it holds, so a
 // budget of two small messages' buffers lets exactly two stream at once,
 // and a third, one past it, is refused in time with nothing sent.
-func TestSmallSendsShareTheBudget(t *testing.T) {
+func TestSmallSendsShareTheBudget(t *testing.T) { synctest.Test(t, testSmallSendsShareTheBudget) }
+
+func testSmallSendsShareTheBudget(t *testing.T) {
 	small := int64(googleapi.MinUploadChunkSize + mimemsg.StreamBuffers) // a body-only message: one upload unit, the writer's buffers
-	e := newEnv(t, compose.Config{SendMemory: 2 * small, SendQueueTimeout: 200 * time.Millisecond})
+	e := newBubbleEnv(t, compose.Config{SendMemory: 2 * small, SendQueueTimeout: 200 * time.Millisecond})
 	annHC, ann := gated(e, user)
 	bobHC, bob := gated(e, other)
 	a := sendAs(e, annHC, "ann", user)

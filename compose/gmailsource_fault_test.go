@@ -167,10 +167,10 @@ func TestGmailAttachmentFailsWhileItStreams(t *testing.T) {
 			want:   []string{label + ": Gmail is busy or unavailable right now, so message MSG could not be read. Nothing was sent. Try again in a minute."},
 			gets:   3},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, inBubble(func(t *testing.T) {
 			// The chunk is smaller than the Drive file, so Gmail holds bytes
 			// of the message when the attachment fails.
-			e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10, GmailIdleTimeout: 200 * time.Millisecond})
+			e := newBubbleEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10, GmailIdleTimeout: 200 * time.Millisecond})
 			f, _ := e.putBytes("a.pdf", 400_000)
 			id := e.deliver(user, "Scans", nil, inFile{"scans.bin", "application/octet-stream", randomBytes(size)})
 			for _, fault := range tc.faults {
@@ -204,7 +204,7 @@ func TestGmailAttachmentFailsWhileItStreams(t *testing.T) {
 			}
 			w.allClosed()
 			noGoroutinesLeft(t)
-		})
+		}))
 	}
 }
 
@@ -277,8 +277,8 @@ func TestGmailReadRateLimitRetried(t *testing.T) {
 		{name: "403 forbidden on messages.get", op: msgGet,
 			fault: emulator.Fault{Status: 403, Reason: "forbidden", Message: "Forbidden"}, tries: 1, kind: "gmail_forbidden"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, compose.Config{})
+		t.Run(tc.name, inBubble(func(t *testing.T) {
+			e := newBubbleEnv(t, compose.Config{})
 			data := randomBytes(100_000)
 			id := e.deliver(user, "Scans", nil, inFile{"scans.bin", "application/octet-stream", data})
 			req := compose.Request{To: []string{"zoe@example.org"}, Subject: "Scans", BodyText: "hi", Attachments: []compose.Attachment{gmailAtt(id, "scans.bin")}}
@@ -325,6 +325,6 @@ func TestGmailReadRateLimitRetried(t *testing.T) {
 			if len(at) >= 2 && at[1].Before(after) {
 				t.Errorf("tried again at %s, before the %s Gmail named", at[1].Format("15:04:05.000"), after.Format("15:04:05.000"))
 			}
-		})
+		}))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	gm "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/option"
@@ -361,8 +362,10 @@ func TestForwardQuotesAndAttaches(t *testing.T) {
 // TestGmailDownloadCutPartWay: a Gmail answer cut before Gmail has any
 // byte of the message is read again in a new pass (nothing can be sent
 // twice), and one that keeps failing is refused, with nothing sent.
-func TestGmailDownloadCutPartWay(t *testing.T) {
-	e := newEnv(t, compose.Config{})
+func TestGmailDownloadCutPartWay(t *testing.T) { synctest.Test(t, testGmailDownloadCutPartWay) }
+
+func testGmailDownloadCutPartWay(t *testing.T) {
+	e := newBubbleEnv(t, compose.Config{})
 	data := randomBytes(2 << 20)
 	id := e.deliver(user, "Scans", nil, inFile{"scans.bin", "application/octet-stream", data})
 	cut := func(times int) {

@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
@@ -89,8 +90,10 @@ func TestModelWrittenArchivesChecked(t *testing.T) {
 
 // TestDriveTransientErrorsRetried: 503s on metadata and on opening a
 // download are retried, and one message goes.
-func TestDriveTransientErrorsRetried(t *testing.T) {
-	e := newEnv(t, compose.Config{})
+func TestDriveTransientErrorsRetried(t *testing.T) { synctest.Test(t, testDriveTransientErrorsRetried) }
+
+func testDriveTransientErrorsRetried(t *testing.T) {
+	e := newBubbleEnv(t, compose.Config{})
 	f, b := e.putBytes("report.pdf", 50_000)
 	path := "/drive/v3/files/" + f.ID
 	e.Inject(

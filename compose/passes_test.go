@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/drivemail/drivemail/compose"
 	"github.com/drivemail/drivemail/emulator"
@@ -15,9 +16,11 @@ import (
 // Drive cut before Gmail had bytes) delivers the message under the
 // Message-ID it was validated with, the message_id the result reports: a
 // retry is the same message, not a new one.
-func TestRetriedPassKeepsMessageID(t *testing.T) {
+func TestRetriedPassKeepsMessageID(t *testing.T) { synctest.Test(t, testRetriedPassKeepsMessageID) }
+
+func testRetriedPassKeepsMessageID(t *testing.T) {
 	var logs bytes.Buffer
-	e := newEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	e := newBubbleEnv(t, compose.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	f, _ := e.putBytes("report.pdf", 2<<20)
 	// The first matching request is the metadata call; the second is the
 	// first pass's download, cut half way.

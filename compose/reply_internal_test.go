@@ -113,13 +113,13 @@ func TestReplyRefusals(t *testing.T) {
 		{"too large to read", fakeMail{err: gerr(gmail.ErrAnswerTooLarge)}, false, kindMailTooLarge, "too large for drivemail to read whole"},
 		{"Gmail busy", fakeMail{err: gerr(gmail.ErrUnavailable)}, false, kindMailUnavailable, "busy or unavailable right now, so message 18f3a2b4c5d6e7f8 could not be read"},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name, inBubble(func(t *testing.T) {
 			l := newMailLookup(tt.mail)
 			_, err := withOriginal(context.Background(), l, Request{ReplyTo: handle.Message{ID: id}, BodyText: "x"}, "ana@example.com", tt.draft)
 			r, ok := refusal.As(err)
 			if !ok || r.Kind != tt.kind || !strings.Contains(r.Text, tt.says) {
 				t.Errorf("err = %v; want %s saying %q", err, tt.kind, tt.says)
 			}
-		})
+		}))
 	}
 }

@@ -34,7 +34,7 @@ func TestRetryLoop(t *testing.T) {
 		{name: "context ends while it waits", again: func(error) (bool, time.Time) { return true, time.Time{} }, cancel: true,
 			wantCalls: 1, wantErr: context.Canceled},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, inBubble(func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var calls []time.Time
@@ -54,9 +54,9 @@ func TestRetryLoop(t *testing.T) {
 			if len(calls) >= 2 && calls[1].Sub(calls[0]) < tc.minGap {
 				t.Errorf("second try %v after the first, want at least %v", calls[1].Sub(calls[0]), tc.minGap)
 			}
-		})
+		}))
 	}
-	t.Run("success ends it", func(t *testing.T) {
+	t.Run("success ends it", inBubble(func(t *testing.T) {
 		calls := 0
 		v, err := retry(context.Background(), func(error) (bool, time.Time) { return true, time.Time{} }, func() (int, error) {
 			calls++
@@ -68,5 +68,5 @@ func TestRetryLoop(t *testing.T) {
 		if v != 7 || err != nil || calls != 2 {
 			t.Errorf("got %d, %v after %d calls; want 7, nil after 2", v, err, calls)
 		}
-	})
+	}))
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/account"
@@ -79,8 +80,10 @@ func TestDriveCutSendsNothing(t *testing.T) {
 
 // TestDriveCutOnceIsRetried: one cut before Gmail was contacted restarts
 // the pass, and exactly one whole message goes.
-func TestDriveCutOnceIsRetried(t *testing.T) {
-	e := newEnv(t, compose.Config{})
+func TestDriveCutOnceIsRetried(t *testing.T) { synctest.Test(t, testDriveCutOnceIsRetried) }
+
+func testDriveCutOnceIsRetried(t *testing.T) {
+	e := newBubbleEnv(t, compose.Config{})
 	f, b := e.putBytes("report.pdf", 2<<20)
 	// The first matching request is the metadata call; the second is the
 	// download, cut half way.
@@ -126,20 +129,22 @@ func TestGmailChunkFaultsSendOnce(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10})
+		t.Run(tt.name, inBubble(func(t *testing.T) {
+			e := newBubbleEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10})
 			// ~575 KB encoded: open, two 256 KiB chunks, a final one.
 			f, b := e.putBytes("report.pdf", 420_000)
 			e.Inject(tt.faults...)
 			e.sendFileOnce(tt.name, f, b)
-		})
+		}))
 	}
 }
 
 // TestConcurrencyCap: with one slot, sends queue instead of failing, and
 // a send waiting for a slot gives up with its context.
-func TestConcurrencyCap(t *testing.T) {
-	e := newEnv(t, compose.Config{MaxConcurrentSends: 1})
+func TestConcurrencyCap(t *testing.T) { synctest.Test(t, testConcurrencyCap) }
+
+func testConcurrencyCap(t *testing.T) {
+	e := newBubbleEnv(t, compose.Config{MaxConcurrentSends: 1})
 	f, _ := e.putBytes("a.pdf", 100_000)
 	req := compose.Request{To: []string{"zoe@example.org"}, Subject: "cap", BodyText: "hi", Attachments: []compose.Attachment{{Source: compose.DriveFile{Handle: handle.MustParse(f.ID)}}}}
 	var wg sync.WaitGroup
@@ -337,9 +342,11 @@ func TestGmailFailureStopsDriveReads(t *testing.T) {
 // idle timeout fails the pass; Gmail already holds the first chunk, so
 // the pass is not restarted, the refusal says Drive stalled, and the send
 // returns long before the stalled download would have answered.
-func TestDriveStallAbandonsSend(t *testing.T) {
+func TestDriveStallAbandonsSend(t *testing.T) { synctest.Test(t, testDriveStallAbandonsSend) }
+
+func testDriveStallAbandonsSend(t *testing.T) {
 	const driveDelayNS = 30_000_000_000 // 30 s
-	e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10, DriveIdleTimeout: 200 * time.Millisecond})
+	e := newBubbleEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10, DriveIdleTimeout: 200 * time.Millisecond})
 	// As in TestGmailFailureStopsDriveReads: a.pdf fills the first chunk,
 	// so Gmail has been contacted when b.pdf's download stalls.
 	a, _ := e.putBytes("a.pdf", 200_000)
@@ -374,7 +381,11 @@ func TestDriveStallAbandonsSend(t *testing.T) {
 // still filling (nothing reached Gmail) restarts the pass, and exactly
 // one whole message goes.
 func TestDriveStallBeforeGmailIsRetried(t *testing.T) {
-	e := newEnv(t, compose.Config{}, account.Options{DriveIdleTimeout: 200 * time.Millisecond})
+	synctest.Test(t, testDriveStallBeforeGmailIsRetried)
+}
+
+func testDriveStallBeforeGmailIsRetried(t *testing.T) {
+	e := newBubbleEnv(t, compose.Config{}, account.Options{DriveIdleTimeout: 200 * time.Millisecond})
 	f, b := e.putBytes("report.pdf", 100_000)
 	e.Inject(
 		emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/files/" + f.ID, Delay: 1_000_000}, // 1 ms: the metadata call passes
@@ -387,8 +398,12 @@ func TestDriveStallBeforeGmailIsRetried(t *testing.T) {
 // within the chunk timeout, even when retried, abandons the send with a
 // sentence that says Gmail stalled and nothing was sent.
 func TestGmailStallSaysNothingWasSent(t *testing.T) {
+	synctest.Test(t, testGmailStallSaysNothingWasSent)
+}
+
+func testGmailStallSaysNothingWasSent(t *testing.T) {
 	const path = "/upload/gmail/v1/users/me/messages/send"
-	e := newEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10, GmailChunkTimeout: 200 * time.Millisecond})
+	e := newBubbleEnv(t, compose.Config{}, account.Options{GmailChunkSize: 256 << 10, GmailChunkTimeout: 200 * time.Millisecond})
 	f, _ := e.putBytes("report.pdf", 600_000)
 	e.Inject(
 		emulator.Fault{Method: "POST", PathPrefix: path, Delay: 1_000_000}, // 1 ms: the session open passes

@@ -81,7 +81,7 @@ func TestWithThreadSubject(t *testing.T) {
 		{"no such thread", Request{Subject: "Budget", ThreadID: id, InReplyTo: "<p2@x.org>"}, fakeThread{err: gerr(404, gmail.ErrNotFound)}, 1, string(kindUnknownThread)},
 		{"Gmail busy, tried three times", Request{Subject: "Budget", ThreadID: id, InReplyTo: "<p2@x.org>"}, fakeThread{err: gerr(503, gmail.ErrUnavailable)}, 3, string(kindMailUnavailable)},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name, inBubble(func(t *testing.T) {
 			got, err := withThreadSubject(context.Background(), &tt.fake, tt.req, false)
 			if r, ok := refusal.As(err); ok {
 				if string(r.Kind) != tt.want || !strings.Contains(r.Text, "Nothing was sent.") {
@@ -93,7 +93,7 @@ func TestWithThreadSubject(t *testing.T) {
 			if tt.fake.reads != tt.reads {
 				t.Errorf("%d reads of the thread, want %d", tt.fake.reads, tt.reads)
 			}
-		})
+		}))
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
+	"github.com/drivemail/drivemail/internal/memnet"
 )
 
 const (
@@ -41,10 +42,26 @@ func newEnv(t *testing.T, scopes ...string) *env {
 	return newEnvAs(t, user, scopes...)
 }
 
+// newBubbleEnv is newEnv for a test inside a testing/synctest bubble
+// (call it there): the emulator on an in-memory network, so the bubble's
+// clock runs the client's idle timeouts and polls, at once.
+func newBubbleEnv(t *testing.T, scopes ...string) *env {
+	t.Helper()
+	if len(scopes) == 0 {
+		scopes = []string{emutest.ScopeDriveReadonly}
+	}
+	return startEnv(t, emutest.Start(t, emutest.OnNetwork(memnet.New())), user, scopes...)
+}
+
 // newEnvAs starts an emulator with email's Drive client.
 func newEnvAs(t *testing.T, email string, scopes ...string) *env {
 	t.Helper()
-	e := &env{Env: emutest.Start(t)}
+	return startEnv(t, emutest.Start(t), email, scopes...)
+}
+
+func startEnv(t *testing.T, emu *emutest.Env, email string, scopes ...string) *env {
+	t.Helper()
+	e := &env{Env: emu}
 	dc, err := drive.New(context.Background(), e.Client(email, scopes...), e.Endpoints)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/drive"
@@ -15,6 +16,7 @@ import (
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/internal/logtest"
+	"github.com/drivemail/drivemail/internal/memnet"
 )
 
 // fastPolls keeps tests of files.download's operation quick.
@@ -24,7 +26,19 @@ var fastPolls = drive.WithOperationPolling(5*time.Millisecond, 20*time.Milliseco
 // given options and drive.readonly.
 func newEnvWith(t *testing.T, opts ...drive.Option) *env {
 	t.Helper()
-	e := &env{Env: emutest.Start(t)}
+	return envWith(t, emutest.Start(t), opts...)
+}
+
+// newBubbleEnvWith is newEnvWith for a test inside a testing/synctest
+// bubble (see newBubbleEnv).
+func newBubbleEnvWith(t *testing.T, opts ...drive.Option) *env {
+	t.Helper()
+	return envWith(t, emutest.Start(t, emutest.OnNetwork(memnet.New())), opts...)
+}
+
+func envWith(t *testing.T, emu *emutest.Env, opts ...drive.Option) *env {
+	t.Helper()
+	e := &env{Env: emu}
 	dc, err := drive.New(context.Background(), e.Client(user, emutest.ScopeDriveReadonly), e.Endpoints, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +100,11 @@ func TestExportPastTheCapUsesFilesDownload(t *testing.T) {
 // is abandoned with ErrExportNotReady within the total, after a bounded
 // number of polls.
 func TestExportOperationPollingIsBounded(t *testing.T) {
-	e := newEnvWith(t, drive.WithOperationPolling(5*time.Millisecond, 20*time.Millisecond, 300*time.Millisecond))
+	synctest.Test(t, testExportOperationPollingIsBounded)
+}
+
+func testExportOperationPollingIsBounded(t *testing.T) {
+	e := newBubbleEnvWith(t, drive.WithOperationPolling(5*time.Millisecond, 20*time.Millisecond, 300*time.Millisecond))
 	e.Emu.Drive().SetDownloadPolls(1 << 20)
 	ctx := context.Background()
 	got := longDoc(t, e)
@@ -327,7 +345,11 @@ func TestSharedDriveExport(t *testing.T) {
 // TestExportOperationPollThatHangsIsBounded: a poll Google never answers
 // ends with the polling total, not with the send's own deadline.
 func TestExportOperationPollThatHangsIsBounded(t *testing.T) {
-	e := newEnvWith(t, drive.WithOperationPolling(5*time.Millisecond, 20*time.Millisecond, 300*time.Millisecond))
+	synctest.Test(t, testExportOperationPollThatHangsIsBounded)
+}
+
+func testExportOperationPollThatHangsIsBounded(t *testing.T) {
+	e := newBubbleEnvWith(t, drive.WithOperationPolling(5*time.Millisecond, 20*time.Millisecond, 300*time.Millisecond))
 	got := longDoc(t, e)
 	e.Inject(emulator.Fault{PathPrefix: "/drive/v3/operations/", Delay: 60_000_000_000})
 	start := time.Now()

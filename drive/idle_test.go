@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/drive"
@@ -52,10 +53,11 @@ func (b *stallingBody) Read(p []byte) (int, error) {
 func (b *stallingBody) Close() error { return b.rc.Close() }
 
 // stalledEnv is an emulator whose Drive bodies stall after `after` bytes,
-// and a client of it with a short idle timeout.
+// and a client of it with a short idle timeout, for a test inside a
+// synctest bubble.
 func stalledEnv(t *testing.T, after int) (*env, *drive.Client) {
 	t.Helper()
-	e := newEnv(t)
+	e := newBubbleEnv(t)
 	hc := *e.Client(user, emutest.ScopeDriveReadonly)
 	hc.Transport = stallingBodies{base: hc.Transport, after: after}
 	dc, err := drive.New(context.Background(), &hc, e.Endpoints, drive.WithIdleTimeout(idle))
@@ -76,7 +78,9 @@ func wantStalled(t *testing.T, what string, err error) {
 // TestStalledBodiesFail: a download, an export and a Range read whose
 // body stops mid-way fail with ErrStalled after the idle timeout instead
 // of waiting for the caller's context.
-func TestStalledBodiesFail(t *testing.T) {
+func TestStalledBodiesFail(t *testing.T) { synctest.Test(t, testStalledBodiesFail) }
+
+func testStalledBodiesFail(t *testing.T) {
 	e, dc := stalledEnv(t, 10_000)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -112,8 +116,10 @@ func TestStalledBodiesFail(t *testing.T) {
 
 // TestStalledAnswerFails: Drive not answering at all (headers never come)
 // is a stall too.
-func TestStalledAnswerFails(t *testing.T) {
-	e := newEnv(t)
+func TestStalledAnswerFails(t *testing.T) { synctest.Test(t, testStalledAnswerFails) }
+
+func testStalledAnswerFails(t *testing.T) {
+	e := newBubbleEnv(t)
 	dc, err := drive.New(context.Background(), e.Client(user, emutest.ScopeDriveReadonly), e.Endpoints, drive.WithIdleTimeout(idle))
 	if err != nil {
 		t.Fatal(err)
@@ -138,8 +144,10 @@ func TestStalledAnswerFails(t *testing.T) {
 // TestSlowReaderIsNotAStall: a caller that takes longer than the idle
 // timeout between reads (a Gmail chunk going out) gets the whole file:
 // only time spent waiting on Drive counts.
-func TestSlowReaderIsNotAStall(t *testing.T) {
-	e := newEnv(t)
+func TestSlowReaderIsNotAStall(t *testing.T) { synctest.Test(t, testSlowReaderIsNotAStall) }
+
+func testSlowReaderIsNotAStall(t *testing.T) {
+	e := newBubbleEnv(t)
 	dc, err := drive.New(context.Background(), e.Client(user, emutest.ScopeDriveReadonly), e.Endpoints, drive.WithIdleTimeout(idle))
 	if err != nil {
 		t.Fatal(err)

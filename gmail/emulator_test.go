@@ -13,11 +13,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/emutest"
 	"github.com/drivemail/drivemail/gmail"
+	"github.com/drivemail/drivemail/internal/memnet"
 )
 
 const (
@@ -35,10 +37,29 @@ type env struct {
 // readonly by default).
 func newEnv(t *testing.T, scopes ...string) *env {
 	t.Helper()
+	return startEnv(t, emutest.Start(t), scopes...)
+}
+
+// newBubbleEnv is newEnv for a test inside a testing/synctest bubble
+// (call it there): the emulator on an in-memory network, so the bubble's
+// clock runs the client's timeouts and retry pauses, at once.
+func newBubbleEnv(t *testing.T, scopes ...string) *env {
+	t.Helper()
+	return startEnv(t, emutest.Start(t, emutest.OnNetwork(memnet.New())), scopes...)
+}
+
+// inBubble is test run inside a testing/synctest bubble, for t.Run or as
+// a test's whole body: its env comes from newBubbleEnv.
+func inBubble(test func(t *testing.T)) func(t *testing.T) {
+	return func(t *testing.T) { synctest.Test(t, test) }
+}
+
+func startEnv(t *testing.T, emu *emutest.Env, scopes ...string) *env {
+	t.Helper()
 	if len(scopes) == 0 {
 		scopes = []string{emutest.ScopeGmailSend, emutest.ScopeGmailCompose, emutest.ScopeGmailReadonly}
 	}
-	e := &env{Env: emutest.Start(t)}
+	e := &env{Env: emu}
 	gc, err := gmail.New(context.Background(), e.Client(user, scopes...), e.Endpoints, chunk)
 	if err != nil {
 		t.Fatal(err)
@@ -287,8 +308,8 @@ func TestEarlyFailureCancelsWriter(t *testing.T) {
 // message sent, no answer) may have been sent.
 func TestUploadTimeouts(t *testing.T) {
 	// A stalled request's body is never read, so the emulator cannot see
-	// the client give up and holds it for the whole delay: keep it short,
-	// and run the cases side by side.
+	// the client give up and holds it for the whole delay: each case runs
+	// in a bubble, where that delay passes at once.
 	const (
 		path    = "/upload/gmail/v1/users/me/messages/send"
 		timeout = 200 * time.Millisecond
@@ -318,9 +339,8 @@ func TestUploadTimeouts(t *testing.T) {
 		}, true, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
+		t.Run(tt.name, inBubble(func(t *testing.T) {
+			e := newBubbleEnv(t)
 			gc, err := gmail.New(context.Background(), e.Client(user, emutest.ScopeGmailSend), e.Endpoints, chunk, gmail.WithChunkTimeout(timeout))
 			if err != nil {
 				t.Fatal(err)
@@ -347,7 +367,7 @@ func TestUploadTimeouts(t *testing.T) {
 			if st.MessagesSent != 0 || st.UploadsFinished != 0 {
 				t.Errorf("sent %d, uploads finished %d; want nothing", st.MessagesSent, st.UploadsFinished)
 			}
-		})
+		}))
 	}
 }
 

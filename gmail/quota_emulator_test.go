@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/emulator/emutest"
@@ -85,8 +86,10 @@ func TestSendingLimitIsNotRetried(t *testing.T) {
 // TestRateLimitedChunkRetried: a per-minute limit on the last chunk is
 // short; the upload is tried again (Gmail, asked how far it got, holds
 // every byte and completes it) and the message goes once.
-func TestRateLimitedChunkRetried(t *testing.T) {
-	e := newEnv(t)
+func TestRateLimitedChunkRetried(t *testing.T) { synctest.Test(t, testRateLimitedChunkRetried) }
+
+func testRateLimitedChunkRetried(t *testing.T) {
+	e := newBubbleEnv(t)
 	if err := e.Emu.Gmail().AddQuotaFault(gmailsvc.QuotaFault{Kind: gmailsvc.UserRateLimit, At: gmailsvc.AtEnd, Times: 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +107,9 @@ func TestRateLimitedChunkRetried(t *testing.T) {
 // TestRateLimitRetriesAreBounded: a per-minute limit that does not lift
 // is retried for the rate-limit wait only, not for the chunk retry
 // deadline, and is reported by kind.
-func TestRateLimitRetriesAreBounded(t *testing.T) {
+func TestRateLimitRetriesAreBounded(t *testing.T) { synctest.Test(t, testRateLimitRetriesAreBounded) }
+
+func testRateLimitRetriesAreBounded(t *testing.T) {
 	for _, tc := range []struct {
 		kind gmailsvc.QuotaKind
 		want error
@@ -112,7 +117,7 @@ func TestRateLimitRetriesAreBounded(t *testing.T) {
 		{gmailsvc.UserRateLimit, gmail.ErrUserRateLimit},
 		{gmailsvc.ProjectRateLimit, gmail.ErrProjectRateLimit},
 	} {
-		e := newEnv(t)
+		e := newBubbleEnv(t)
 		if err := e.Emu.Gmail().AddQuotaFault(gmailsvc.QuotaFault{Kind: tc.kind, At: gmailsvc.AtEnd, Times: 1000}); err != nil {
 			t.Fatal(err)
 		}

@@ -130,10 +130,9 @@ func TestChunkFaults(t *testing.T) {
 			if streamed {
 				name += ", chunks sent as written"
 			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
+			t.Run(name, inBubble(func(t *testing.T) {
 				tt.run(t, streamed)
-			})
+			}))
 		}
 	}
 }
@@ -153,7 +152,7 @@ type chunkFault struct {
 // run sends a message of 3 chunks and a short last one with the faults,
 // and checks the outcome; streamed sends the chunks as they are written.
 func (tt chunkFault) run(t *testing.T, streamed bool) {
-	e := newEnv(t)
+	e := newBubbleEnv(t)
 	hc := e.Client(user, emutest.ScopeGmailSend)
 	if tt.transport != nil {
 		hc.Transport = tt.transport(hc.Transport)

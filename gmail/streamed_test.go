@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/emulator/emutest"
@@ -60,9 +61,11 @@ func TestChunksGoWhileWritten(t *testing.T) {
 // inside a chunk sent as it was written; that chunk is then sent as the
 // last one and the message arrives whole, once, at each edge: ending a
 // byte into a chunk, a byte short of one, on its boundary.
-func TestAtLeastPastTheEnd(t *testing.T) {
+func TestAtLeastPastTheEnd(t *testing.T) { synctest.Test(t, testAtLeastPastTheEnd) }
+
+func testAtLeastPastTheEnd(t *testing.T) {
 	for _, size := range []int{chunk + 1, 2*chunk - 1, 2 * chunk} {
-		e := newEnv(t)
+		e := newBubbleEnv(t)
 		msg := exactMessage(size)
 		sent, err := e.gc.Send(context.Background(), "", func(_ context.Context, w io.Writer) error {
 			_, err := w.Write(msg)
@@ -95,8 +98,8 @@ func TestWriterFailureInAChunkSentAsWritten(t *testing.T) {
 		{"inside the first chunk", chunk / 2, true},
 		{"inside the second chunk", chunk + 100, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
+		t.Run(tc.name, inBubble(func(t *testing.T) {
+			e := newBubbleEnv(t)
 			_, msg := message(3 * chunk)
 			_, err := e.gc.Send(context.Background(), "", failingAfter(msg, tc.failAt), gmail.AtLeast(int64(len(msg))))
 			var we *gmail.WriteError
@@ -113,15 +116,17 @@ func TestWriterFailureInAChunkSentAsWritten(t *testing.T) {
 			if st.Paths[cancelPath] != st.Paths[openPath] {
 				t.Errorf("%d sessions opened, %d cancelled", st.Paths[openPath], st.Paths[cancelPath])
 			}
-		})
+		}))
 	}
 }
 
 // TestSlowWriterIsNotAGmailStall: a chunk sent as it is written waits on
 // the writer (Drive, with its own idle timeout); the chunk timeout counts
 // from its last byte, so a writer slower than the timeout is no stall.
-func TestSlowWriterIsNotAGmailStall(t *testing.T) {
-	e := newEnv(t)
+func TestSlowWriterIsNotAGmailStall(t *testing.T) { synctest.Test(t, testSlowWriterIsNotAGmailStall) }
+
+func testSlowWriterIsNotAGmailStall(t *testing.T) {
+	e := newBubbleEnv(t)
 	gc, started := chunkStarted(t, e, gmail.WithChunkTimeout(200*time.Millisecond))
 	_, msg := message(3 * chunk)
 	sent, err := gc.Send(context.Background(), "", func(_ context.Context, w io.Writer) error {
@@ -142,7 +147,11 @@ func TestSlowWriterIsNotAGmailStall(t *testing.T) {
 // timeout, though its last byte never left: the clock counts the time
 // spent on Gmail, not only the wait for its answer.
 func TestGmailNotReadingAChunkSentAsWritten(t *testing.T) {
-	e := newEnv(t)
+	synctest.Test(t, testGmailNotReadingAChunkSentAsWritten)
+}
+
+func testGmailNotReadingAChunkSentAsWritten(t *testing.T) {
+	e := newBubbleEnv(t)
 	base := e.Client(user, emutest.ScopeGmailSend).Transport
 	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if r.Method == http.MethodPut && r.ContentLength > 0 {

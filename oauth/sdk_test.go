@@ -185,6 +185,7 @@ func clientIDOf(t *testing.T, log *tokenLog) string {
 }
 
 func TestSDKClientWithDynamicRegistration(t *testing.T) {
+	t.Parallel() // its own server, store and Google: the SDK tests wait out their real second together
 	h := newHarness(t, options{accessTTL: 11 * time.Second})
 	h.mountMCP()
 
@@ -210,6 +211,7 @@ func TestSDKClientWithDynamicRegistration(t *testing.T) {
 }
 
 func TestSDKClientWithClientIDMetadataDocument(t *testing.T) {
+	t.Parallel() // its own server, store and Google: the SDK tests wait out their real second together
 	// The client publishes its metadata over https on loopback; the
 	// authorization server runs its fetcher in test mode to reach it.
 	var docURL string

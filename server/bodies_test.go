@@ -13,20 +13,18 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/tools"
 )
 
 // slowRequest writes a request head and the first bytes of its body to
-// addr, as a slow client does, then stops sending.
-func slowRequest(t *testing.T, addr, method, path string, headers map[string]string, bodyLength int, firstBytes string) net.Conn {
+// ts, as a slow client does, then stops sending.
+func slowRequest(t *testing.T, ts *testServer, method, path string, headers map[string]string, bodyLength int, firstBytes string) net.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := ts.dial(t)
+	addr := ts.Listener.Addr().String()
 	var b strings.Builder
 	b.WriteString(method + " " + path + " HTTP/1.1\r\nHost: " + addr + "\r\n")
 	for k, v := range headers {
@@ -79,8 +77,6 @@ func awaitAnswer(c net.Conn, limit time.Duration) answer {
 // POST /mcp read up to 4 MiB before the bearer check, and net/http read up
 // to 256 KiB of any unread body before it answered.
 func TestUnwantedBodiesAreNeverAwaited(t *testing.T) {
-	ts := newTestServer(t, func(d *Deps) { d.BodyTimeout, d.MCPBodyTimeout = time.Minute, time.Minute })
-	addr := ts.Listener.Addr().String()
 	jsonBody := map[string]string{"Content-Type": "application/json"}
 	for _, tc := range []struct {
 		name, method, path string
@@ -97,13 +93,14 @@ func TestUnwantedBodiesAreNeverAwaited(t *testing.T) {
 		{"an OAuth form too large to read", "POST", "/oauth/token", nil, maxFormBodyBytes + 1, 413},
 		{"a body sent to a route that takes none", "GET", "/healthz", nil, 1000, 200},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := slowRequest(t, addr, tc.method, tc.path, tc.headers, tc.length, `{"jsonrpc":`)
+		t.Run(tc.name, inBubble(func(t *testing.T) {
+			ts := newBubbleServer(t, func(d *Deps) { d.BodyTimeout, d.MCPBodyTimeout = time.Minute, time.Minute })
+			c := slowRequest(t, ts, tc.method, tc.path, tc.headers, tc.length, `{"jsonrpc":`)
 			a := awaitAnswer(c, 5*time.Second)
 			if a.err != nil || a.status != tc.status {
 				t.Fatalf("got %d after %v (%v), want %d and the connection closed at once", a.status, a.closed, a.err, tc.status)
 			}
-		})
+		}))
 	}
 }
 
@@ -111,8 +108,6 @@ func TestUnwantedBodiesAreNeverAwaited(t *testing.T) {
 // and the connection closed.
 func TestSlowBodiesAreCut(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	ts := newTestServer(t, func(d *Deps) { d.BodyTimeout, d.MCPBodyTimeout = timeout, timeout })
-	addr := ts.Listener.Addr().String()
 	for _, tc := range []struct {
 		name, method, path string
 		headers            map[string]string
@@ -123,8 +118,9 @@ func TestSlowBodiesAreCut(t *testing.T) {
 		{"a registration", "POST", "/oauth/register", map[string]string{"Content-Type": "application/json"}, 408, "took longer than 300ms"},
 		{"a signed-in MCP request", "POST", "/mcp", map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + testToken}, 408, `"code":-32600`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := slowRequest(t, addr, tc.method, tc.path, tc.headers, 1000, "grant_type=")
+		t.Run(tc.name, inBubble(func(t *testing.T) {
+			ts := newBubbleServer(t, func(d *Deps) { d.BodyTimeout, d.MCPBodyTimeout = timeout, timeout })
+			c := slowRequest(t, ts, tc.method, tc.path, tc.headers, 1000, "grant_type=")
 			a := awaitAnswer(c, 5*time.Second)
 			if a.err != nil || a.status != tc.status || !strings.Contains(a.body, tc.body) {
 				t.Fatalf("got %d %q, closed after %v (%v); want %d with %q and the connection closed", a.status, a.body, a.closed, a.err, tc.status, tc.body)
@@ -132,16 +128,20 @@ func TestSlowBodiesAreCut(t *testing.T) {
 			if a.closed < timeout-50*time.Millisecond || a.closed > timeout+2*time.Second {
 				t.Errorf("closed after %v, want about %v", a.closed, timeout)
 			}
-		})
+		}))
 	}
 }
 
 // A body's deadline ends with the body: a send that runs far longer than
 // the deadline, on a connection that stays open, is not cancelled by it.
 func TestTheBodyDeadlineEndsWithTheBody(t *testing.T) {
+	synctest.Test(t, testTheBodyDeadlineEndsWithTheBody)
+}
+
+func testTheBodyDeadlineEndsWithTheBody(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	mail := &fakeMail{release: make(chan struct{})}
-	ts := newTestServer(t, func(d *Deps) {
+	ts := newBubbleServer(t, func(d *Deps) {
 		d.BodyTimeout, d.MCPBodyTimeout = timeout, timeout
 		d.Tools.Mail = mail
 	})

@@ -40,7 +40,7 @@ var layers = map[string][]string{
 	"prepared": {"oauth/keyring"},
 	// clientfile fetches files a chat client hands over by signed URL.
 	"clientfile":                {"internal/refusal", "internal/safedial", "internal/stream"},
-	"clientfile/clientfiletest": {"clientfile", "internal/safedial"},
+	"clientfile/clientfiletest": {"clientfile", "internal/memnet", "internal/safedial"},
 	"drive":                     {"exportfmt", "internal/google", "internal/stream"},
 	"gmail":                     {"internal/google", "internal/stream"},
 	"mimemsg":                   {},
@@ -66,6 +66,7 @@ var layers = map[string][]string{
 	"internal/identity":  {},
 	"internal/ignorable": {},
 	"internal/logtest":   {},
+	"internal/memnet":    {},
 	"internal/metrics":   {},
 	"internal/redact":    {},
 	"internal/refusal":   {},
@@ -78,7 +79,7 @@ var layers = map[string][]string{
 	"emulator/…": {"emulator/…"},
 	// emutest starts an emulator for the product's tests, with the
 	// product's view of its endpoints.
-	"emulator/emutest": {"emulator", "emulator/…", "internal/google"},
+	"emulator/emutest": {"emulator", "emulator/…", "internal/google", "internal/memnet"},
 
 	// Tools around the product, which drive it as a client would.
 	"bench/…":            {"bench/…", "emulator", "emulator/…", "internal/…", "account", "account/accounttest", "clientfile", "compose", "drive", "gmail", "handle", "mimemsg", "internal/google", "oauth/googleauth", "store", "store/storetest"},

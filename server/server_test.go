@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/drivemail/drivemail/internal/logtest"
+	"github.com/drivemail/drivemail/internal/memnet"
 	"github.com/drivemail/drivemail/internal/metrics"
 	"github.com/drivemail/drivemail/tools"
 )
@@ -26,12 +29,40 @@ type testServer struct {
 	logs  *logtest.Buffer
 	srv   *Server
 	meter *metrics.Metrics
+	net   *memnet.Network // nil: loopback
+	hc    *http.Client    // reaches the server
 }
 
 func newTestServer(t *testing.T, mutate func(*Deps)) *testServer {
 	t.Helper()
-	ts := &testServer{mail: &fakeMail{}, logs: &logtest.Buffer{}}
-	ts.Server = httptest.NewUnstartedServer(nil)
+	return startTestServer(t, nil, mutate)
+}
+
+// newBubbleServer is newTestServer for a test inside a testing/synctest
+// bubble (call it there): served on an in-memory network, reached through
+// ts.hc and ts.dial, so the bubble's clock runs the server's deadlines.
+func newBubbleServer(t *testing.T, mutate func(*Deps)) *testServer {
+	t.Helper()
+	return startTestServer(t, memnet.New(), mutate)
+}
+
+// inBubble is test run inside a testing/synctest bubble, for t.Run or as
+// a test's whole body: its server comes from newBubbleServer.
+func inBubble(test func(t *testing.T)) func(t *testing.T) {
+	return func(t *testing.T) { synctest.Test(t, test) }
+}
+
+// startTestServer is newTestServer on network n, or on loopback when n is
+// nil.
+func startTestServer(t *testing.T, n *memnet.Network, mutate func(*Deps)) *testServer {
+	t.Helper()
+	ts := &testServer{mail: &fakeMail{}, logs: &logtest.Buffer{}, net: n, hc: http.DefaultClient}
+	if n != nil {
+		ts.Server = n.NewUnstartedServer(nil)
+		ts.hc = n.Client(t)
+	} else {
+		ts.Server = httptest.NewUnstartedServer(nil)
+	}
 	base, err := url.Parse("http://" + ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +84,24 @@ func newTestServer(t *testing.T, mutate func(*Deps)) *testServer {
 	ts.Start()
 	t.Cleanup(ts.Close)
 	return ts
+}
+
+// dial opens a connection to the server, for a request written by hand.
+func (ts *testServer) dial(t *testing.T) net.Conn {
+	t.Helper()
+	addr := ts.Listener.Addr().String()
+	var c net.Conn
+	var err error
+	if ts.net != nil {
+		c, err = ts.net.DialContext(context.Background(), "tcp", addr)
+	} else {
+		c, err = net.Dial("tcp", addr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // bearerTransport adds the test token to every request.

@@ -54,7 +54,7 @@ func TestSessionIDsBelongToTheirUser(t *testing.T) {
 // Absurd ids are refused before the body is read; two ids are refused.
 func TestMalformedSessionIDsAreRefusedEarly(t *testing.T) {
 	ts := newTestServer(t, func(d *Deps) { d.BodyTimeout, d.MCPBodyTimeout = time.Minute, time.Minute })
-	c := slowRequest(t, ts.Listener.Addr().String(), "POST", "/mcp", map[string]string{
+	c := slowRequest(t, ts, "POST", "/mcp", map[string]string{
 		"Authorization": "Bearer " + testToken, "Content-Type": "application/json",
 		"Mcp-Session-Id": strings.Repeat("x", 5000)}, 1000, "")
 	if a := awaitAnswer(c, 5*time.Second); a.err != nil || a.status != 400 || !strings.Contains(a.body, "without it") {

@@ -33,7 +33,7 @@ func post(t *testing.T, ts *testServer, token, body string, extra map[string]str
 			req.Header.Set(k, v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := ts.hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

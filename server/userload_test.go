@@ -39,7 +39,7 @@ func awaitHeld(t *testing.T, ts *testServer, userID string, requests int) {
 func holdSlowly(t *testing.T, ts *testServer, length int) net.Conn {
 	t.Helper()
 	n, _ := ts.srv.mcp.load.held("user-1")
-	c := slowRequest(t, ts.Listener.Addr().String(), "POST", "/mcp",
+	c := slowRequest(t, ts, "POST", "/mcp",
 		map[string]string{"Authorization": "Bearer " + testToken, "Content-Type": "application/json"}, length, `{"jsonrpc":`)
 	awaitHeld(t, ts, "user-1", n+1)
 	return c

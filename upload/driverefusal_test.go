@@ -162,7 +162,7 @@ func (e *env) mustTell(got told, u user, kind string, status int, says ...string
 // pendingFaults is how many injected faults no request has met yet.
 func (e *env) pendingFaults() int {
 	e.t.Helper()
-	resp, err := http.Get(e.google.URL + "/_emulator/faults")
+	resp, err := e.hc.Get(e.google.URL + "/_emulator/faults")
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -369,8 +369,8 @@ func TestDriveTooSlowTookTooLong(t *testing.T) {
 	}
 	for _, tt := range cases {
 		for _, v := range vias {
-			t.Run(tt.name+"/"+v.name, func(t *testing.T) {
-				e, host := saveEnv(t, func(c *upload.Config) { c.MaxDuration = time.Second })
+			t.Run(tt.name+"/"+v.name, inBubble(func(t *testing.T) {
+				e, host := saveBubbleEnv(t, func(c *upload.Config) { c.MaxDuration = time.Second })
 				u := e.signIn("ann@example.com")
 				for _, f := range tt.faults {
 					if err := e.emu.InjectFault(f); err != nil {
@@ -384,7 +384,7 @@ func TestDriveTooSlowTookTooLong(t *testing.T) {
 				}
 				e.mustTell(got, u, "took_too_long", http.StatusRequestTimeout, "took longer than 1 second", "nothing was saved")
 				e.mustLeaveNothing(u, len(tt.data) > chunk)
-			})
+			}))
 		}
 	}
 }
@@ -537,7 +537,7 @@ func TestStillArrivingTookTooLong(t *testing.T) {
 		put  func(e *env, host *clientfiletest.Host, u user) told
 	}{
 		{"POST /upload", func(e *env, _ *clientfiletest.Host, u user) told {
-			req, _ := http.NewRequest(http.MethodPost, e.base+"/upload?name=report.bin", &trickle{ctx: context.Background(), data: data})
+			req, _ := http.NewRequest(http.MethodPost, e.base+"/upload?name=report.bin", &trickle{ctx: e.t.Context(), data: data})
 			req.Header.Set("Authorization", "Bearer "+u.token)
 			a := e.do(req)
 			return told{kind: e.loggedRefusal("upload refused", u), status: a.status, text: a.errMsg, all: a.raw}
@@ -567,12 +567,12 @@ func TestStillArrivingTookTooLong(t *testing.T) {
 		}},
 	}
 	for _, tt := range cases {
-		t.Run(tt.name, func(t *testing.T) {
-			e, host := saveEnv(t, func(c *upload.Config) { c.MaxDuration = 500 * time.Millisecond })
+		t.Run(tt.name, inBubble(func(t *testing.T) {
+			e, host := saveBubbleEnv(t, func(c *upload.Config) { c.MaxDuration = 500 * time.Millisecond })
 			u := e.signIn("ann@example.com")
 			e.mustTell(tt.put(e, host, u), u, "took_too_long", http.StatusRequestTimeout, "took longer than 500ms", "nothing was saved")
 			e.mustLeaveNothing(u, false)
-		})
+		}))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -26,6 +27,7 @@ import (
 	"github.com/drivemail/drivemail/internal/google"
 	"github.com/drivemail/drivemail/internal/identity"
 	"github.com/drivemail/drivemail/internal/logtest"
+	"github.com/drivemail/drivemail/internal/memnet"
 	"github.com/drivemail/drivemail/oauth"
 	"github.com/drivemail/drivemail/oauth/googleauth"
 	"github.com/drivemail/drivemail/oauth/keyring"
@@ -57,6 +59,9 @@ type env struct {
 	base   string
 	logs   *logtest.Buffer
 	cfg    upload.Config
+	// hc reaches the server and the emulated Google: net/http's default
+	// client, or the in-memory network's in a bubble.
+	hc *http.Client
 }
 
 // user is a signed-in drivemail user, and their account as the bearer
@@ -71,24 +76,57 @@ func newEnv(t *testing.T, tune ...func(*upload.Config)) *env {
 	return startEnv(t, nil, tune...)
 }
 
+// newBubbleEnv is newEnv for a test inside a testing/synctest bubble
+// (call it there): the server and the emulated Google on an in-memory
+// network, reached through e.hc, so the bubble's clock runs the upload's
+// timeouts.
+func newBubbleEnv(t *testing.T, tune ...func(*upload.Config)) *env {
+	t.Helper()
+	return startEnvOn(t, memnet.New(), nil, tune...)
+}
+
+// inBubble is test run inside a testing/synctest bubble, for t.Run or as
+// a test's whole body: its env comes from newBubbleEnv or saveBubbleEnv.
+func inBubble(test func(t *testing.T)) func(t *testing.T) {
+	return func(t *testing.T) { synctest.Test(t, test) }
+}
+
 // startEnv is newEnv with the users' Google clients made by wrap(the
 // stored tokens), when wrap is given: a test's own transport under them.
 func startEnv(t *testing.T, wrap func(account.Tokens) account.Tokens, tune ...func(*upload.Config)) *env {
 	t.Helper()
-	e := &env{t: t, clock: storetest.NewClock(), logs: &logtest.Buffer{}}
+	return startEnvOn(t, nil, wrap, tune...)
+}
+
+// startEnvOn is startEnv with the server and the emulator on network n,
+// or on loopback when n is nil.
+func startEnvOn(t *testing.T, n *memnet.Network, wrap func(account.Tokens) account.Tokens, tune ...func(*upload.Config)) *env {
+	t.Helper()
+	e := &env{t: t, clock: storetest.NewClock(), logs: &logtest.Buffer{}, hc: http.DefaultClient}
 	emu, err := emulator.New(emulator.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { emu.Close() })
 	e.emu = emu
-	e.google = httptest.NewServer(emu.Handler())
+	var googleHC *http.Client // googleauth's default
+	if n != nil {
+		e.hc = n.Client(t)
+		googleHC = &http.Client{Timeout: 30 * time.Second, Transport: e.hc.Transport}
+		e.google = n.NewServer(emu.Handler())
+	} else {
+		e.google = httptest.NewServer(emu.Handler())
+	}
 	t.Cleanup(e.google.Close)
 	e.store = storetest.SQLite(t).Open(t, store.Options{Now: e.clock.Now})
 	t.Cleanup(func() { e.store.Close() })
 
 	mux := http.NewServeMux()
-	e.srv = httptest.NewUnstartedServer(mux)
+	if n != nil {
+		e.srv = n.NewUnstartedServer(mux)
+	} else {
+		e.srv = httptest.NewUnstartedServer(mux)
+	}
 	t.Cleanup(e.srv.Close)
 	e.base = "http://" + e.srv.Listener.Addr().String()
 	base, _ := url.Parse(e.base)
@@ -99,7 +137,7 @@ func startEnv(t *testing.T, wrap func(account.Tokens) account.Tokens, tune ...fu
 		t.Fatal(err)
 	}
 	e.ga, err = googleauth.New(googleauth.Config{Endpoints: endpoints, ClientID: "drivemail-test", ClientSecret: "test-secret",
-		RedirectURL: e.base + "/oauth/callback", Store: e.store, Keys: ring})
+		RedirectURL: e.base + "/oauth/callback", Store: e.store, Keys: ring, HTTPClient: googleHC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +240,7 @@ type answer struct {
 
 func (e *env) do(req *http.Request) answer {
 	e.t.Helper()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.hc.Do(req)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/drive"
@@ -109,7 +110,7 @@ func (e *env) slowUpload(path, token string) (*io.PipeWriter, <-chan answer) {
 	}
 	done := make(chan answer, 1)
 	go func() {
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.hc.Do(req)
 		if err != nil {
 			done <- answer{raw: err.Error()}
 			return
@@ -162,18 +163,24 @@ func TestConcurrentUploadsPerUserAreCapped(t *testing.T) {
 	}
 }
 
-func TestSlowClientTimesOut(t *testing.T) {
-	e := newEnv(t, func(c *upload.Config) { c.IdleTimeout = 300 * time.Millisecond; c.MinBytes = 1 << 10 })
+func TestSlowClientTimesOut(t *testing.T) { synctest.Test(t, testSlowClientTimesOut) }
+
+func testSlowClientTimesOut(t *testing.T) {
+	e := newBubbleEnv(t, func(c *upload.Config) { c.IdleTimeout = 300 * time.Millisecond; c.MinBytes = 1 << 10 })
 	u := e.signIn("ann@example.com")
 	pw, done := e.slowUpload("/upload?name=slow.txt", u.token)
 	defer pw.Close()
 	start := time.Now()
 	go func() {
 		// A trickle: 100 bytes, then 10 bytes now and then, never 1 KiB a
-		// window. The sleeps are the slow client under test, not waits.
+		// window. The pauses are the slow client under test, not waits.
 		pw.Write(pattern(100))
 		for i := 0; i < 50; i++ {
-			time.Sleep(100 * time.Millisecond)
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-t.Context().Done():
+				return
+			}
 			if _, err := pw.Write(pattern(10)); err != nil {
 				return
 			}
@@ -312,7 +319,11 @@ func TestDriveFailureIsA502WithoutGooglesWords(t *testing.T) {
 // that takes longer than the idle timeout to store the file must not cut
 // the upload (the server's read deadline would cancel the request).
 func TestSlowDriveAfterTheLastByteIsNotATimeout(t *testing.T) {
-	e := newEnv(t, func(c *upload.Config) { c.IdleTimeout = 300 * time.Millisecond; c.MinBytes = 1 })
+	synctest.Test(t, testSlowDriveAfterTheLastByteIsNotATimeout)
+}
+
+func testSlowDriveAfterTheLastByteIsNotATimeout(t *testing.T) {
+	e := newBubbleEnv(t, func(c *upload.Config) { c.IdleTimeout = 300 * time.Millisecond; c.MinBytes = 1 })
 	u := e.signIn("ann@example.com")
 	for _, size := range []int{1000, chunk + 1000} {
 		data := pattern(size)

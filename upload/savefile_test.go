@@ -14,23 +14,37 @@ import (
 	"github.com/drivemail/drivemail/clientfile"
 	"github.com/drivemail/drivemail/clientfile/clientfiletest"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/internal/memnet"
 	"github.com/drivemail/drivemail/upload"
 )
 
 func saveEnv(t *testing.T, tune ...func(*upload.Config)) (*env, *clientfiletest.Host) {
 	t.Helper()
-	return saveEnvOver(t, nil, tune...)
+	return saveEnvOn(t, nil, nil, tune...)
+}
+
+// saveBubbleEnv is saveEnv for a test inside a testing/synctest bubble
+// (see newBubbleEnv): the file host too is on the in-memory network.
+func saveBubbleEnv(t *testing.T, tune ...func(*upload.Config)) (*env, *clientfiletest.Host) {
+	t.Helper()
+	return saveEnvOn(t, memnet.New(), nil, tune...)
 }
 
 // saveEnvOver is saveEnv with the users' Google clients made by wrap (see
 // startEnv).
 func saveEnvOver(t *testing.T, wrap func(account.Tokens) account.Tokens, tune ...func(*upload.Config)) (*env, *clientfiletest.Host) {
 	t.Helper()
-	host := clientfiletest.NewHost(t)
+	return saveEnvOn(t, nil, wrap, tune...)
+}
+
+// saveEnvOn is saveEnvOver with everything on network n (nil: loopback).
+func saveEnvOn(t *testing.T, n *memnet.Network, wrap func(account.Tokens) account.Tokens, tune ...func(*upload.Config)) (*env, *clientfiletest.Host) {
+	t.Helper()
+	host := clientfiletest.NewHostOn(t, n)
 	tune = append([]func(*upload.Config){func(c *upload.Config) {
 		c.Files = host.Fetcher(t, func(fc *clientfile.Config) { fc.IdleTimeout = 500 * time.Millisecond })
 	}}, tune...)
-	return startEnv(t, wrap, tune...), host
+	return startEnvOn(t, n, wrap, tune...), host
 }
 
 func wantSaveRefusal(t *testing.T, err error, kind string, says string) {

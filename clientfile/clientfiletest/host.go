@@ -1,8 +1,9 @@
 // Package clientfiletest stands in for a chat client's file host in
 // tests: an HTTPS server with a certificate only the test trusts, whose
 // names (*.example.com) resolve to loopback through the Fetcher's test
-// policy. Nothing here is reachable from a server's flags: the loopback
-// and CA seams are set only by the Fetcher this package builds.
+// policy, on loopback or on an in-memory network (NewHostOn). Nothing
+// here is reachable from a server's flags: the loopback, CA and
+// connection seams are set only by the Fetcher this package builds.
 package clientfiletest
 
 import (
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/drivemail/drivemail/clientfile"
+	"github.com/drivemail/drivemail/internal/memnet"
 	"github.com/drivemail/drivemail/internal/safedial"
 )
 
@@ -29,6 +31,7 @@ const PrivateHost = "private.example.com"
 type Host struct {
 	srv  *httptest.Server
 	port string
+	net  *memnet.Network // nil: loopback
 	mu   sync.Mutex
 	// Requests records each request's headers, by path.
 	requests []*http.Request
@@ -38,13 +41,28 @@ type Host struct {
 // NewHost starts a file host; handlers are added with Handle.
 func NewHost(tb testing.TB) *Host {
 	tb.Helper()
-	h := &Host{mux: http.NewServeMux()}
-	h.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return NewHostOn(tb, nil)
+}
+
+// NewHostOn starts a file host on n, an in-memory network, so that a test
+// inside a testing/synctest bubble (which starts it there) fetches from
+// it in the bubble; the Fetcher of Config connects through n. A nil n is
+// NewHost's loopback.
+func NewHostOn(tb testing.TB, n *memnet.Network) *Host {
+	tb.Helper()
+	h := &Host{mux: http.NewServeMux(), net: n}
+	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		h.requests = append(h.requests, r.Clone(context.Background()))
 		h.mu.Unlock()
 		h.mux.ServeHTTP(w, r)
-	}))
+	})
+	if n != nil {
+		h.srv = n.NewUnstartedServer(record)
+		h.srv.StartTLS()
+	} else {
+		h.srv = httptest.NewTLSServer(record)
+	}
 	tb.Cleanup(h.srv.Close)
 	h.port = h.srv.URL[strings.LastIndex(h.srv.URL, ":")+1:]
 	return h
@@ -80,7 +98,7 @@ func (h *Host) Roots() *x509.CertPool {
 // *.example.com, names resolving to loopback (PrivateHost to 10.0.0.5),
 // loopback allowed, the host's certificate trusted, short timeouts.
 func (h *Host) Config() clientfile.Config {
-	return clientfile.Config{
+	cfg := clientfile.Config{
 		Hosts: []string{"*.example.com"},
 		Policy: safedial.Policy{AllowLoopback: true, LookupNetIP: func(_ context.Context, host string) ([]netip.Addr, error) {
 			if host == PrivateHost {
@@ -93,6 +111,10 @@ func (h *Host) Config() clientfile.Config {
 		IdleTimeout:   2 * time.Second,
 		MaxDuration:   20 * time.Second,
 	}
+	if h.net != nil {
+		cfg.Policy.Connect = h.net.DialContext
+	}
+	return cfg
 }
 
 // Fetcher is a Fetcher with Config, changed by adjust when given.

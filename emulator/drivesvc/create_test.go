@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
@@ -48,7 +49,7 @@ func (h *hooked) RoundTrip(r *http.Request) (*http.Response, error) {
 func (e *env) hookedDrive(tok string, hooks map[int]func()) *drive.Service {
 	e.t.Helper()
 	svc, err := drive.NewService(context.Background(), option.WithEndpoint(e.srv.URL+"/drive/v3/"),
-		option.WithHTTPClient(&http.Client{Transport: &hooked{bearer: bearer{token: tok}, hooks: hooks}}))
+		option.WithHTTPClient(&http.Client{Transport: &hooked{bearer: bearer{base: e.hc.Transport, token: tok}, hooks: hooks}}))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -122,7 +123,11 @@ func TestResumableAtTheDiscoveryPath(t *testing.T) {
 }
 
 func TestResumableCreateSurvivesInjected503sAndCuts(t *testing.T) {
-	e := newEnv(t)
+	synctest.Test(t, testResumableCreateSurvivesInjected503sAndCuts)
+}
+
+func testResumableCreateSurvivesInjected503sAndCuts(t *testing.T) {
+	e := newBubbleEnv(t)
 	path := "/upload/drive/v3/files"
 	fault := func(f emulator.Fault) func() {
 		return func() {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
+	"github.com/drivemail/drivemail/internal/memnet"
 )
 
 // env is one emulator behind an httptest server.
@@ -25,6 +26,7 @@ type env struct {
 	t     testing.TB
 	emu   *emulator.Emulator
 	srv   *httptest.Server
+	hc    *http.Client // reaches srv
 	drive *drivesvc.Service
 }
 
@@ -35,14 +37,32 @@ func newEnv(t testing.TB) *env {
 
 func newEnvWith(t testing.TB, cfg emulator.Config) *env {
 	t.Helper()
+	e := emulatorEnv(t, cfg)
+	e.srv = httptest.NewServer(e.emu.Handler())
+	e.hc = e.srv.Client()
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// newBubbleEnv is newEnv for a test inside a testing/synctest bubble
+// (call it there): served on an in-memory network, so the clients' retry
+// pauses and net/http's half-second pause before closing a connection
+// whose body was refused pass at once.
+func newBubbleEnv(t testing.TB) *env {
+	t.Helper()
+	e := emulatorEnv(t, emulator.Config{})
+	e.srv, e.hc = memnet.New().Serve(t, e.emu.Handler())
+	return e
+}
+
+func emulatorEnv(t testing.TB, cfg emulator.Config) *env {
+	t.Helper()
 	emu, err := emulator.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = emu.Close() })
-	srv := httptest.NewServer(emu.Handler())
-	t.Cleanup(srv.Close)
-	return &env{t: t, emu: emu, srv: srv, drive: emu.Drive()}
+	return &env{t: t, emu: emu, drive: emu.Drive()}
 }
 
 // token mints a token for email; no scopes means full Drive and Sheets.
@@ -55,6 +75,7 @@ func (e *env) token(email string, scopes ...string) string {
 
 // bearer adds a token to every request, as an oauth2 transport would.
 type bearer struct {
+	base  http.RoundTripper
 	token string
 	// header, when set, is added to every request (resource keys).
 	header http.Header
@@ -66,13 +87,13 @@ func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	for k, v := range b.header {
 		r.Header[k] = v
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return b.base.RoundTrip(r)
 }
 
 func (e *env) driveClient(tok string) *drive.Service {
 	e.t.Helper()
 	svc, err := drive.NewService(context.Background(), option.WithEndpoint(e.srv.URL+"/drive/v3/"),
-		option.WithHTTPClient(&http.Client{Transport: &bearer{token: tok}}))
+		option.WithHTTPClient(&http.Client{Transport: &bearer{base: e.hc.Transport, token: tok}}))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -82,7 +103,7 @@ func (e *env) driveClient(tok string) *drive.Service {
 func (e *env) sheetsClient(tok string) *sheets.Service {
 	e.t.Helper()
 	svc, err := sheets.NewService(context.Background(), option.WithEndpoint(e.srv.URL+"/"),
-		option.WithHTTPClient(&http.Client{Transport: &bearer{token: tok}}))
+		option.WithHTTPClient(&http.Client{Transport: &bearer{base: e.hc.Transport, token: tok}}))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -104,7 +125,7 @@ func (e *env) do(method, url, tok string, header map[string]string, body []byte)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := e.srv.Client().Do(req.WithContext(ctx))
+	res, err := e.hc.Do(req.WithContext(ctx))
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, url, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
@@ -20,8 +21,10 @@ func metaOfSize(n int) []byte {
 	return []byte(prefix + strings.Repeat("d", n-len(prefix)-len(suffix)) + suffix)
 }
 
-func TestCreateMetadataRefusals(t *testing.T) {
-	e := newEnv(t)
+func TestCreateMetadataRefusals(t *testing.T) { synctest.Test(t, testCreateMetadataRefusals) }
+
+func testCreateMetadataRefusals(t *testing.T) {
+	e := newBubbleEnv(t)
 	tok := e.token(ann)
 	url := e.srv.URL + "/drive/v3/files"
 	json := map[string]string{"Content-Type": "application/json"}
@@ -235,8 +238,10 @@ func TestControlRouteRefusals(t *testing.T) {
 	}
 }
 
-func TestJSONBodyLimitAtTheEdge(t *testing.T) {
-	e := newEnv(t)
+func TestJSONBodyLimitAtTheEdge(t *testing.T) { synctest.Test(t, testJSONBodyLimitAtTheEdge) }
+
+func testJSONBodyLimitAtTheEdge(t *testing.T) {
+	e := newBubbleEnv(t)
 	body := func(n int) []byte {
 		prefix, suffix := `{"owner":"ann@example.com","name":"pad.txt","content_text":"`, `"}`
 		return []byte(prefix + strings.Repeat("p", n-len(prefix)-len(suffix)) + suffix)

@@ -20,6 +20,7 @@ import (
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/internal/google"
+	"github.com/drivemail/drivemail/internal/memnet"
 )
 
 // The Google scopes tests grant.
@@ -39,34 +40,57 @@ type Env struct {
 	Emu       *emulator.Emulator
 	URL       string           // the emulator's origin, http://127.0.0.1:PORT
 	Endpoints google.Endpoints // every Google API and OAuth URL on URL
+	// Transport reaches URL: net/http's default over loopback, the
+	// network's under OnNetwork.
+	Transport http.RoundTripper
 
 	t testing.TB
 }
 
-// Option tunes the emulator's configuration before it starts.
-type Option func(*emulator.Config)
+// Option tunes the emulator before it starts.
+type Option func(*settings)
+
+type settings struct {
+	cfg emulator.Config
+	net *memnet.Network
+}
 
 // WithConfig starts the emulator with cfg (a clock, a token lifetime,
 // auto-approval) instead of the zero Config.
 func WithConfig(cfg emulator.Config) Option {
-	return func(c *emulator.Config) { *c = cfg }
+	return func(s *settings) { s.cfg = cfg }
+}
+
+// OnNetwork serves the emulator on n, an in-memory network, instead of a
+// loopback socket, so that a test started inside a testing/synctest
+// bubble runs whole in it: Start the Env inside the bubble, and reach it
+// through Client or Transport.
+func OnNetwork(n *memnet.Network) Option {
+	return func(s *settings) { s.net = n }
 }
 
 // Start runs an emulator with no users until the test ends.
 func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()
-	var cfg emulator.Config
+	var s settings
 	for _, o := range opts {
-		o(&cfg)
+		o(&s)
 	}
-	emu, err := emulator.New(cfg)
+	emu, err := emulator.New(s.cfg)
 	if err != nil {
 		t.Fatalf("start the emulator: %v", err)
 	}
 	t.Cleanup(func() { emu.Close() })
-	srv := httptest.NewServer(emu.Handler())
+	var srv *httptest.Server
+	var transport http.RoundTripper = http.DefaultTransport
+	if s.net != nil {
+		srv = s.net.NewServer(emu.Handler())
+		transport = s.net.Client(t).Transport
+	} else {
+		srv = httptest.NewServer(emu.Handler())
+	}
 	t.Cleanup(srv.Close)
-	return &Env{Emu: emu, URL: srv.URL, Endpoints: google.Endpoints{Base: srv.URL}, t: t}
+	return &Env{Emu: emu, URL: srv.URL, Endpoints: google.Endpoints{Base: srv.URL}, Transport: transport, t: t}
 }
 
 // Token mints an access token for email with scopes, as if the user had
@@ -79,7 +103,7 @@ func (e *Env) Token(email string, scopes ...string) string {
 // on every request, as the per-user clients of drivemail do.
 func (e *Env) Client(email string, scopes ...string) *http.Client {
 	tok := &oauth2.Token{AccessToken: e.Token(email, scopes...), TokenType: "Bearer"}
-	return oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(tok))
+	return &http.Client{Transport: &oauth2.Transport{Source: oauth2.StaticTokenSource(tok), Base: e.Transport}}
 }
 
 // Put stores a Drive file owned by owner, registering owner as a user.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	gm "google.golang.org/api/gmail/v1"
@@ -20,6 +21,7 @@ import (
 	"github.com/drivemail/drivemail/emulator"
 	"github.com/drivemail/drivemail/emulator/drivesvc"
 	"github.com/drivemail/drivemail/emulator/emutest"
+	"github.com/drivemail/drivemail/internal/memnet"
 	"github.com/drivemail/drivemail/store/storetest"
 )
 
@@ -216,4 +218,22 @@ func TestWithConfig(t *testing.T) {
 	if code, _ := aboutUser(t, hc, env); code != http.StatusUnauthorized {
 		t.Errorf("a token past the configured one-minute lifetime = %d, want 401", code)
 	}
+}
+
+// TestOnNetworkRunsInABubble: an Env on an in-memory network serves the
+// same emulator inside a synctest bubble, and an injected delay of ten
+// minutes passes there at once, exactly as long as it was told.
+func TestOnNetworkRunsInABubble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		env := emutest.Start(t, emutest.OnNetwork(memnet.New()))
+		hc := env.Client(user, emutest.ScopeDriveReadonly)
+		env.Inject(emulator.Fault{Method: "GET", PathPrefix: "/drive/v3/about", Delay: 600_000_000_000}) // ten minutes
+		start := time.Now()
+		if status, email := aboutUser(t, hc, env); status != http.StatusOK || email != user {
+			t.Fatalf("about: %d %q, want 200 and %s", status, email, user)
+		}
+		if d := time.Since(start); d != 10*time.Minute {
+			t.Errorf("the delayed answer came after %v on the bubble's clock, want the ten minutes injected", d)
+		}
+	})
 }

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/drivemail/drivemail/emulator/internal/core"
+	"github.com/drivemail/drivemail/internal/memnet"
 )
 
 const (
@@ -32,6 +33,7 @@ const (
 type fixture struct {
 	t      *testing.T
 	srv    *httptest.Server
+	hc     *http.Client // reaches srv
 	deps   core.Deps
 	faults *core.Faults
 	gmail  *Service
@@ -51,6 +53,21 @@ func (f *fixture) blobCount() int {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return startFixture(t, nil)
+}
+
+// newBubbleFixture is newFixture for a test inside a testing/synctest
+// bubble (call it there): served on an in-memory network, so the
+// clients' retry pauses and net/http's half-second pause before closing
+// a connection whose body was refused pass at once.
+func newBubbleFixture(t *testing.T) *fixture {
+	t.Helper()
+	return startFixture(t, memnet.New())
+}
+
+// startFixture is newFixture on network n, or on loopback when n is nil.
+func startFixture(t *testing.T, n *memnet.Network) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	blobs, err := core.NewBlobs(dir)
 	if err != nil {
@@ -61,7 +78,12 @@ func newFixture(t *testing.T) *fixture {
 	f.gmail = New(f.deps)
 	mux := http.NewServeMux()
 	f.gmail.Register(mux)
+	if n != nil {
+		f.srv, f.hc = n.Serve(t, f.faults.Middleware(mux))
+		return f
+	}
 	f.srv = httptest.NewServer(f.faults.Middleware(mux))
+	f.hc = &http.Client{Transport: http.DefaultTransport}
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -69,6 +91,7 @@ func newFixture(t *testing.T) *fixture {
 // transport adds a bearer token and runs hooks before the Nth request on
 // an upload session (1-based), so a test can aim a fault at one chunk.
 type transport struct {
+	base  http.RoundTripper
 	token string
 	mu    sync.Mutex
 	n     int
@@ -87,7 +110,7 @@ func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			hook()
 		}
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return tr.base.RoundTrip(r)
 }
 
 // client is the real gmail/v1 client for user with scopes.
@@ -97,7 +120,7 @@ func (f *fixture) client(user string, scopes ...string) *gmail.Service {
 
 func (f *fixture) clientWithHooks(token string, hooks map[int]func()) *gmail.Service {
 	f.t.Helper()
-	hc := &http.Client{Transport: &transport{token: token, hooks: hooks}}
+	hc := &http.Client{Transport: &transport{base: f.hc.Transport, token: token, hooks: hooks}}
 	svc, err := gmail.NewService(context.Background(), option.WithEndpoint(f.srv.URL+"/"), option.WithHTTPClient(hc))
 	if err != nil {
 		f.t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	gmail "google.golang.org/api/gmail/v1"
@@ -51,8 +52,10 @@ func bigMessage(subject string) []byte {
 // 429 Too Many Requests "User-rate limit exceeded" "(Mail sending)" error
 // is returned with time to retry"), whatever the upload protocol, and
 // nothing is sent. Drafts and other accounts are not limited.
-func TestSendingLimit(t *testing.T) {
-	f := newFixture(t)
+func TestSendingLimit(t *testing.T) { synctest.Test(t, testSendingLimit) }
+
+func testSendingLimit(t *testing.T) {
+	f := newBubbleFixture(t)
 	if err := f.gmail.AddQuotaFault(QuotaFault{Kind: SendingLimit, User: "Ann@Example.com", For: core.Duration(3 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +177,10 @@ func checkQuotaDetails(t *testing.T, details []any, unit string) {
 // TestRateLimitAtTheEnd: a rate limit on the request that completes a
 // resumable upload is a 429 the Go client retries: the session keeps the
 // message, and it goes once.
-func TestRateLimitAtTheEnd(t *testing.T) {
-	f := newFixture(t)
+func TestRateLimitAtTheEnd(t *testing.T) { synctest.Test(t, testRateLimitAtTheEnd) }
+
+func testRateLimitAtTheEnd(t *testing.T) {
+	f := newBubbleFixture(t)
 	if err := f.gmail.AddQuotaFault(QuotaFault{Kind: UserRateLimit, At: AtEnd, Times: 2, User: ann}); err != nil {
 		t.Fatal(err)
 	}

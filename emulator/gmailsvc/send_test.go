@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	gmail "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
@@ -86,7 +87,11 @@ func TestSendMultipartAndReadBack(t *testing.T) {
 }
 
 func TestSendResumableWithRetriedChunks(t *testing.T) {
-	f := newFixture(t)
+	synctest.Test(t, testSendResumableWithRetriedChunks)
+}
+
+func testSendResumableWithRetriedChunks(t *testing.T) {
+	f := newBubbleFixture(t)
 	m := basic("big")
 	m.attach = []file{{"data.bin", "application/octet-stream", pattern(750 << 10)}} // ~1 MiB encoded
 	raw := m.build()
@@ -180,8 +185,10 @@ func (r *repeater) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func TestMessageSizeCap(t *testing.T) {
-	f := newFixture(t)
+func TestMessageSizeCap(t *testing.T) { synctest.Test(t, testMessageSizeCap) }
+
+func testMessageSizeCap(t *testing.T) {
+	f := newBubbleFixture(t)
 	svc := f.sender(ann)
 	sent, err := send(svc, sizedMessage(MaxMessageSize), "")
 	if err != nil {
@@ -201,8 +208,10 @@ func TestMessageSizeCap(t *testing.T) {
 	}
 }
 
-func TestSendRawJSON(t *testing.T) {
-	f := newFixture(t)
+func TestSendRawJSON(t *testing.T) { synctest.Test(t, testSendRawJSON) }
+
+func testSendRawJSON(t *testing.T) {
+	f := newBubbleFixture(t)
 	svc := f.sender(ann)
 	raw := basic("raw path").build()
 	for _, enc := range []*base64.Encoding{base64.URLEncoding, base64.RawURLEncoding} {
@@ -383,8 +392,10 @@ func TestStoredMessagesKeepTheirMessageID(t *testing.T) {
 	}
 }
 
-func TestResumableProtocolByHand(t *testing.T) {
-	f := newFixture(t)
+func TestResumableProtocolByHand(t *testing.T) { synctest.Test(t, testResumableProtocolByHand) }
+
+func testResumableProtocolByHand(t *testing.T) {
+	f := newBubbleFixture(t)
 	tok := f.deps.Accounts.IssueAccess(ann, "test", []string{scopeSend, scopeReadonly})
 	do := func(method, url string, hdr map[string]string, body []byte) *http.Response {
 		req, _ := http.NewRequest(method, url, bytes.NewReader(body))
@@ -392,7 +403,7 @@ func TestResumableProtocolByHand(t *testing.T) {
 		for k, v := range hdr {
 			req.Header.Set(k, v)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := f.hc.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,6 +32,12 @@ type Policy struct {
 	// Logger gets a line for each refused address, naming it and its
 	// block (default: no log).
 	Logger *slog.Logger
+	// Connect, for tests only, opens the connection to the address the
+	// policy checked (an IP and a port) in place of the net.Dialer
+	// that re-checks it as it connects: a test serves its hosts on an
+	// in-memory network, which no real dialer reaches. The check before
+	// it is the same.
+	Connect func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // ErrNoAddress: the host does not resolve (or resolves to nothing).
@@ -156,6 +162,10 @@ func (p Policy) DialContext(ctx context.Context, network, addr string) (net.Conn
 	if err != nil {
 		return nil, err
 	}
+	address := net.JoinHostPort(ip.String(), port)
+	if p.Connect != nil {
+		return p.Connect(ctx, network, address)
+	}
 	d := &net.Dialer{ControlContext: p.ControlContext}
-	return d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+	return d.DialContext(ctx, network, address)
 }

@@ -118,3 +118,25 @@ func TestControlRechecksTheDialledAddress(t *testing.T) {
 		t.Fatal("ControlContext allowed garbage")
 	}
 }
+
+// TestConnectGetsOnlyTheCheckedAddress: a test's Connect is handed the
+// address the policy checked, never the host's name, and is not called
+// for a host whose address the policy refuses.
+func TestConnectGetsOnlyTheCheckedAddress(t *testing.T) {
+	var got []string
+	connect := func(_ context.Context, _, address string) (net.Conn, error) {
+		got = append(got, address)
+		return nil, errors.New("no network here")
+	}
+	p := safedial.Policy{LookupNetIP: resolveTo("93.184.216.34"), Connect: connect}
+	if _, err := p.DialContext(context.Background(), "tcp", "files.example:443"); err == nil {
+		t.Fatal("Connect's error was lost")
+	}
+	p.LookupNetIP = resolveTo("10.0.0.7")
+	if _, err := p.DialContext(context.Background(), "tcp", "files.example:443"); err == nil {
+		t.Fatal("a host resolving to a private address was connected to")
+	}
+	if len(got) != 1 || got[0] != "93.184.216.34:443" {
+		t.Errorf("Connect was called with %q, want only the checked public address", got)
+	}
+}

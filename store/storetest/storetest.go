@@ -78,6 +78,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Backend) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each on a fresh store: its own file or schema
 			tc.fn(t, fresh(t))
 		})
 	}

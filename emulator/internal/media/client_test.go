@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	gmail "google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
@@ -24,6 +25,7 @@ const chunk = googleapi.MinUploadChunkSize // 256 KiB keeps the tests fast
 // bearer adds the token and, before the Nth chunk request (1-based), runs
 // the hook registered for it: the way a test aims a fault at one chunk.
 type bearer struct {
+	base  http.RoundTripper
 	token string
 	mu    sync.Mutex
 	n     int
@@ -44,12 +46,12 @@ func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 			hook()
 		}
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return b.base.RoundTrip(r)
 }
 
 func (h *harness) gmailClient(t *testing.T, hooks map[int]func()) (*gmail.Service, *bearer) {
 	t.Helper()
-	b := &bearer{token: h.token, hooks: hooks}
+	b := &bearer{base: h.hc.Transport, token: h.token, hooks: hooks}
 	svc, err := gmail.NewService(context.Background(), option.WithEndpoint(h.srv.URL+"/"), option.WithHTTPClient(&http.Client{Transport: b}))
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +88,11 @@ func TestRealClientMultipartAndResumable(t *testing.T) {
 }
 
 func TestRealClientRetriesChunksAfterFaults(t *testing.T) {
-	h := newHarness(t, harnessOptions{accept: []string{"message/*"}})
+	synctest.Test(t, testRealClientRetriesChunksAfterFaults)
+}
+
+func testRealClientRetriesChunksAfterFaults(t *testing.T) {
+	h := newBubbleHarness(t, harnessOptions{accept: []string{"message/*"}})
 	path := "/upload/gmail/v1/users/me/messages/send"
 	cut := int64(1000)
 	fault := func(f core.Fault) func() {

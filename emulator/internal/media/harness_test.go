@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/emulator/internal/core"
+	"github.com/drivemail/drivemail/internal/memnet"
 )
 
 // uploadPath is where the harness mounts its endpoint: Gmail's send path,
@@ -23,6 +25,7 @@ const uploadPath = "/upload/gmail/v1/users/{userId}/messages/send"
 type harness struct {
 	t      *testing.T
 	srv    *httptest.Server
+	hc     *http.Client // reaches srv
 	deps   core.Deps
 	faults *core.Faults
 	token  string
@@ -45,6 +48,27 @@ type harnessOptions struct {
 }
 
 func newHarness(t *testing.T, ho harnessOptions) *harness {
+	t.Helper()
+	return startHarness(t, nil, ho)
+}
+
+// newBubbleHarness is newHarness for a test inside a testing/synctest
+// bubble (call it there): served on an in-memory network, where the
+// server's pause before closing a connection whose body it refused
+// (half a second in net/http) passes at once.
+func newBubbleHarness(t *testing.T, ho harnessOptions) *harness {
+	t.Helper()
+	return startHarness(t, memnet.New(), ho)
+}
+
+// inBubble is test run inside a testing/synctest bubble, for t.Run or as
+// a test's whole body: its harness comes from newBubbleHarness.
+func inBubble(test func(t *testing.T)) func(t *testing.T) {
+	return func(t *testing.T) { synctest.Test(t, test) }
+}
+
+// startHarness is newHarness on network n, or on loopback when n is nil.
+func startHarness(t *testing.T, n *memnet.Network, ho harnessOptions) *harness {
 	t.Helper()
 	ended := &core.EndedUploads{}
 	h := &harness{t: t, faults: &core.Faults{Uploads: ended}, now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
@@ -78,7 +102,12 @@ func newHarness(t *testing.T, ho harnessOptions) *harness {
 	mux := http.NewServeMux()
 	mux.Handle(uploadPath, s.Handler(ep))
 	mux.Handle("/upload/gmail/v1/users/{userId}/drafts", s.Handler(ep))
+	if n != nil {
+		h.srv, h.hc = n.Serve(t, h.faults.Middleware(mux))
+		return h
+	}
 	h.srv = httptest.NewServer(h.faults.Middleware(mux))
+	h.hc = h.srv.Client()
 	t.Cleanup(h.srv.Close)
 	return h
 }
@@ -129,7 +158,7 @@ func (h *harness) do(method, url string, header map[string]string, body []byte) 
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := h.srv.Client().Do(req)
+	resp, err := h.hc.Do(req)
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", method, url, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drivemail/drivemail/emulator/internal/core"
@@ -25,7 +26,11 @@ func chunkHeader(first, last int, total string) map[string]string {
 }
 
 func TestResumableChunksWithNo308Header(t *testing.T) {
-	h := newHarness(t, harnessOptions{accept: []string{"message/*"}})
+	synctest.Test(t, testResumableChunksWithNo308Header)
+}
+
+func testResumableChunksWithNo308Header(t *testing.T) {
+	h := newBubbleHarness(t, harnessOptions{accept: []string{"message/*"}})
 	loc := h.open(nil, `{"threadId":"t1"}`)
 	content := pattern(3 * u)
 
@@ -159,8 +164,8 @@ func TestResumableRefusals(t *testing.T) {
 		{"middle chunk of 256 KiB plus one", chunkHeader(u, 2*u, "*"), pattern(u + 1), "must be a multiple of 262144.  The received request contained 262145 bytes"},
 		{"short chunk before the declared total", r(u, u+9, fmt.Sprint(3*u)), pattern(10), "contained 10 bytes"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, harnessOptions{})
+		t.Run(tc.name, inBubble(func(t *testing.T) {
+			h := newBubbleHarness(t, harnessOptions{})
 			loc := h.open(nil, "")
 			h.do("PUT", loc, chunkHeader(0, u-1, fmt.Sprint(3*u)), pattern(u)) // the session holds u of 3u bytes
 			code, _, body := h.do("PUT", loc, tc.header, tc.body)
@@ -179,7 +184,7 @@ func TestResumableRefusals(t *testing.T) {
 			if n := len(h.uploads()); n != 0 {
 				t.Errorf("%d uploads finished from a refused session", n)
 			}
-		})
+		}))
 	}
 }
 
@@ -277,7 +282,7 @@ func TestResumableMaxSizeAtTheEdge(t *testing.T) {
 	// A whole body of unknown length over the limit.
 	loc = h.open(nil, "")
 	req, _ := http.NewRequest("PUT", loc, struct{ *bytes.Reader }{bytes.NewReader(pattern(max + 1))}) // hides the length
-	resp, err := h.srv.Client().Do(req)
+	resp, err := h.hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
