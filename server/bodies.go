@@ -33,7 +33,8 @@ const (
 // Gmail). Handlers that allow longer (uploads pace themselves, MCP bodies
 // have their own limit) move the deadline themselves. A body the handler
 // did not read to its end is abandoned when the handler returns: the
-// connection closes after the answer instead of waiting for the rest.
+// connection closes after the answer instead of waiting for the rest,
+// lingering only on a small rest (lingerOnUnreadBody).
 func bodyDeadline(d time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -47,29 +48,94 @@ func bodyDeadline(d time.Duration) func(http.Handler) http.Handler {
 				return
 			}
 			body := &liftAtEOF{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+			length := r.ContentLength
 			r = r.WithContext(r.Context())
 			r.Body = body
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(&closeUnlessRead{ResponseWriter: w, body: body}, r)
 			if !body.atEOF.Load() {
-				_ = rc.SetReadDeadline(time.Now())
+				lingerOnUnreadBody(rc, body, length)
 			}
 		})
 	}
 }
 
+// What is read, after the answer, of a body the handler left unread. A
+// client that writes its whole body before it reads the answer (any that
+// sends no "Expect: 100-continue", Go's own among them) would otherwise
+// meet a connection reset under its write and never see the refusal. The
+// answer goes out first, so no one waits for it; then at most lingerBytes
+// are read and dropped, for at most lingerTime, and the connection closes.
+// A body with more than that still to come is not waited for at all.
+const (
+	lingerBytes = 256 << 10
+	lingerTime  = time.Second
+)
+
+// lingerOnUnreadBody sends the answer, then reads what may remain of a
+// body of length bytes (-1 when unknown) within lingerBytes and
+// lingerTime. The answer said "Connection: close" (closeUnlessRead), so
+// net/http ends the connection after it, reading nothing more itself.
+func lingerOnUnreadBody(rc *http.ResponseController, body *liftAtEOF, length int64) {
+	_ = rc.SetReadDeadline(time.Now().Add(lingerTime))
+	_ = rc.Flush()
+	if length < 0 || length-body.read.Load() <= lingerBytes {
+		_, _ = io.CopyBuffer(io.Discard, io.LimitReader(body, lingerBytes), make([]byte, 4<<10))
+	}
+	_ = rc.SetReadDeadline(time.Now())
+}
+
+// closeUnlessRead marks an answer begun before its request's body was
+// read to the end "Connection: close": the rest of that body is not
+// waited for, so the connection cannot carry another request. It keeps
+// Flush (server-sent events) and Unwrap (http.ResponseController).
+type closeUnlessRead struct {
+	http.ResponseWriter
+	body    *liftAtEOF
+	started bool
+}
+
+func (w *closeUnlessRead) WriteHeader(code int) {
+	if !w.started && code >= 200 {
+		w.started = true
+		if !w.body.atEOF.Load() {
+			w.Header().Set("Connection", "close")
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *closeUnlessRead) Write(p []byte) (int, error) {
+	if !w.started {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *closeUnlessRead) Flush() {
+	if !w.started {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *closeUnlessRead) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func hasBody(r *http.Request) bool {
 	return r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
 }
 
-// liftAtEOF runs lift once, when the body it wraps reaches its end.
+// liftAtEOF runs lift once, when the body it wraps reaches its end, and
+// counts the bytes read.
 type liftAtEOF struct {
 	io.ReadCloser
 	atEOF atomic.Bool
+	read  atomic.Int64
 	lift  func()
 }
 
 func (b *liftAtEOF) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	b.read.Add(int64(n))
 	if err == io.EOF && !b.atEOF.Swap(true) {
 		b.lift()
 	}

@@ -224,3 +224,40 @@ func TestBodyMemoryFollowsTheBytes(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// A client that writes its whole body before it reads the answer (as any
+// client without "Expect: 100-continue" does) reads the refusal, rather
+// than a connection reset under its write: the server answers at once,
+// then reads and drops what remains of a small body before it closes.
+// A body too large to wait for is not read: the connection ends at once.
+func TestRefusalsReachClientsThatWriteTheirWholeBodyFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		length int
+		reads  bool // the client can write it all and read the answer
+	}{
+		{"a small body", 100_000, true},
+		{"a body at the linger limit", lingerBytes, true},
+		{"a body past the linger limit", lingerBytes + 64<<10, false},
+	} {
+		t.Run(tc.name, inBubble(func(t *testing.T) {
+			ts := newBubbleServer(t, func(d *Deps) { d.BodyTimeout, d.MCPBodyTimeout = time.Minute, time.Minute })
+			c := slowRequest(t, ts, "POST", "/upload", nil, tc.length, "")
+			time.Sleep(100 * time.Millisecond) // the 401 is written, and (before the fix) the connection closed
+			_, werr := c.Write(bytes.Repeat([]byte("x"), tc.length))
+			a := awaitAnswer(c, 5*time.Second)
+			if !tc.reads {
+				if werr == nil && a.err == nil {
+					t.Fatalf("the whole %d-byte body was taken in: want the connection ended", tc.length)
+				}
+				return
+			}
+			if werr != nil || a.err != nil || a.status != http.StatusUnauthorized {
+				t.Fatalf("write: %v; answer %d (%v), want 401 read after the whole body", werr, a.status, a.err)
+			}
+			if a.closed > lingerTime {
+				t.Errorf("the connection closed after %v, past the %v linger", a.closed, lingerTime)
+			}
+		}))
+	}
+}
